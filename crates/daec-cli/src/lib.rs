@@ -1,0 +1,1 @@
+//! The `daec` command-line driver.

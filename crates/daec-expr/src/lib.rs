@@ -1,0 +1,1 @@
+//! The symbolic core of daec: hash-consed expression DAG, derivatives, tapes, printing.

@@ -1,0 +1,1 @@
+//! Lowering of the .dae AST to a flat scalar DAE.

@@ -1,0 +1,1 @@
+//! Numerical integration of (overdetermined) DAEs: Radau IIA order 5.

@@ -1,0 +1,1 @@
+//! Lexer (logos), parser (lalrpop) and spanned AST of the .dae model language.
