@@ -1,0 +1,46 @@
+//! Σ-method + canonical offsets + coarse/fine BTF on the pendulum chain
+//! (`daec_structure::generators::pendulum_chain`) and the scaling spring chain, 10^3 .. 10^5
+//! equations, plus Pantelides' algorithm on the pendulum chain.
+//! The 10^6 case is timed by `cargo run --release --example scaling`.
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use daec_structure::generators::{pendulum_chain, spring_chain};
+use daec_structure::{analyze, pantelides};
+
+fn sigma_method(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sigma_method_pendulum_chain");
+    g.sample_size(10);
+    for links in [200usize, 2_000, 20_000] {
+        let s = pendulum_chain(links);
+        g.throughput(Throughput::Elements(s.n_rows() as u64));
+        g.bench_with_input(BenchmarkId::from_parameter(s.n_rows()), &s, |b, s| {
+            b.iter(|| analyze(black_box(s)).map(|a| a.dof))
+        });
+    }
+    g.finish();
+    let mut g = c.benchmark_group("sigma_method_spring_chain");
+    g.sample_size(10);
+    for masses in [500usize, 5_000, 50_000] {
+        let s = spring_chain(masses);
+        g.throughput(Throughput::Elements(s.n_rows() as u64));
+        g.bench_with_input(BenchmarkId::from_parameter(s.n_rows()), &s, |b, s| {
+            b.iter(|| analyze(black_box(s)).map(|a| a.dof))
+        });
+    }
+    g.finish();
+    let mut g = c.benchmark_group("pantelides_pendulum_chain");
+    g.sample_size(10);
+    for links in [200usize, 2_000, 20_000] {
+        let s = pendulum_chain(links);
+        g.throughput(Throughput::Elements(s.n_rows() as u64));
+        g.bench_with_input(BenchmarkId::from_parameter(s.n_rows()), &s, |b, s| {
+            b.iter(|| pantelides(black_box(s)).map(|p| p.rounds))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, sigma_method);
+criterion_main!(benches);
