@@ -1,1 +1,67 @@
-//! Numerical integration of (overdetermined) DAEs: Radau IIA order 5.
+//! Numerical integration of (overdetermined) quasi-linear DAEs with the
+//! 3-stage Radau IIA method of order 5.
+//!
+//! * [`QuasiLinearDae`] — the problem interface `E(t,z)ż = k(t,z)`,
+//!   `g(t,z) = 0` with analytic sparse Jacobians (square or overdetermined);
+//! * [`Radau5`] — the integrator, designed like Hairer & Wanner's RADAU5
+//!   (Solving ODEs II, IV.8): transformed simplified Newton, embedded error
+//!   estimate, Gustafsson step control, Jacobian reuse, dense output,
+//!   index-aware error scaling;
+//! * [`selection`] — the QUALIDAES-style reduction of overdetermined
+//!   systems (Steinbrecher 2016, section 4);
+//! * [`events`] — root finding for event functions on the dense output;
+//! * [`solve`] — convenience driver returning the solution on a grid.
+//!
+//! This crate depends on no other `daec` crate.
+//!
+//! # Example
+//!
+//! The index-1 DAE `y' = −y`, `0 = x − 2y` (unknowns `z = (y, x)`):
+//!
+//! ```
+//! use daec_solve::{Options, QuasiLinearDae, solve};
+//!
+//! struct Decay;
+//!
+//! impl QuasiLinearDae for Decay {
+//!     fn n_vars(&self) -> usize { 2 }
+//!     fn n_diff(&self) -> usize { 1 }
+//!     fn n_constraints(&self) -> usize { 1 }
+//!     fn diff_residual(&self, _t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
+//!         out[0] = zdot[0] + z[0]; // E ż − k
+//!     }
+//!     fn constraints(&self, _t: f64, z: &[f64], out: &mut [f64]) {
+//!         out[0] = z[1] - 2.0 * z[0];
+//!     }
+//!     fn mass_pattern(&self) -> Vec<(usize, usize)> { vec![(0, 0)] }
+//!     fn mass_values(&self, _t: f64, _z: &[f64], out: &mut [f64]) { out[0] = 1.0; }
+//!     fn diff_jacobian_pattern(&self) -> Vec<(usize, usize)> { vec![(0, 0)] }
+//!     fn diff_jacobian_values(&self, _t: f64, _z: &[f64], _zd: &[f64], out: &mut [f64]) {
+//!         out[0] = 1.0;
+//!     }
+//!     fn constraint_jacobian_pattern(&self) -> Vec<(usize, usize)> { vec![(0, 0), (0, 1)] }
+//!     fn constraint_jacobian_values(&self, _t: f64, _z: &[f64], out: &mut [f64]) {
+//!         out.copy_from_slice(&[-2.0, 1.0]);
+//!     }
+//! }
+//!
+//! let opts = Options { rtol: 1e-8, atol: 1e-8, ..Options::default() };
+//! let out = solve(&Decay, 0.0, &[1.0, 2.0], 1.0, &[0.5, 1.0], opts).unwrap();
+//! assert_eq!(out.t, vec![0.5, 1.0]);
+//! assert!((out.z[1][0] - (-1.0f64).exp()).abs() < 1e-8);
+//! assert!((out.z[1][1] - 2.0 * out.z[1][0]).abs() < 1e-12);
+//! println!("{} steps", out.stats.steps_accepted);
+//! ```
+
+pub mod error;
+pub mod events;
+pub mod linalg;
+pub mod problem;
+pub mod radau5;
+pub mod selection;
+pub mod tableau;
+
+pub use error::SolveError;
+pub use events::locate_event;
+pub use problem::QuasiLinearDae;
+pub use radau5::{Options, Radau5, SolveFailure, Stats, Step, StepControl, Trajectory, solve};

@@ -1,0 +1,345 @@
+//! Dense LU factorisations (partial pivoting) of the real and the complex
+//! iteration matrices of the Radau IIA simplified Newton method.
+//!
+//! The systems are small for most models (a handful to a few dozen
+//! unknowns), where an allocation-free row-major LU is several times faster
+//! than a general library call; larger systems go through `faer`
+//! ([`crate::linalg::FAER_THRESHOLD`]).
+
+use faer::Mat;
+use faer::c64;
+use faer::linalg::solvers::{PartialPivLu, Solve};
+
+/// Systems with more unknowns than this are factorised by `faer`.
+pub const FAER_THRESHOLD: usize = 24;
+
+/// Error of a factorisation: the matrix is (numerically) singular; the
+/// payload is the column (variable) whose pivot vanished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Singular(pub usize);
+
+/// LU factorisation of a real `n × n` matrix.
+#[derive(Debug, Clone)]
+pub struct RealLu {
+    n: usize,
+    lu: Vec<f64>,
+    piv: Vec<usize>,
+    faer: Option<PartialPivLu<f64>>,
+}
+
+impl RealLu {
+    /// An empty factorisation for matrices of order `n`.
+    pub fn new(n: usize) -> Self {
+        Self {
+            n,
+            lu: vec![0.0; n * n],
+            piv: vec![0; n],
+            faer: None,
+        }
+    }
+
+    /// Factorises the row-major matrix `a` (`n·n` entries).
+    pub fn factor(&mut self, a: &[f64]) -> Result<(), Singular> {
+        let n = self.n;
+        if n > FAER_THRESHOLD {
+            let m = Mat::<f64>::from_fn(n, n, |i, j| a[i * n + j]);
+            let lu = m.partial_piv_lu();
+            let u = lu.U();
+            for k in 0..n {
+                let d = u[(k, k)];
+                if d == 0.0 || !d.is_finite() {
+                    return Err(Singular(k));
+                }
+            }
+            self.faer = Some(lu);
+            return Ok(());
+        }
+        self.lu.copy_from_slice(a);
+        let lu = &mut self.lu;
+        for k in 0..n {
+            let mut p = k;
+            let mut best = lu[k * n + k].abs();
+            for i in k + 1..n {
+                let v = lu[i * n + k].abs();
+                if v > best {
+                    best = v;
+                    p = i;
+                }
+            }
+            if best == 0.0 || !best.is_finite() {
+                return Err(Singular(k));
+            }
+            self.piv[k] = p;
+            if p != k {
+                for j in 0..n {
+                    lu.swap(k * n + j, p * n + j);
+                }
+            }
+            let inv = 1.0 / lu[k * n + k];
+            for i in k + 1..n {
+                let f = lu[i * n + k] * inv;
+                lu[i * n + k] = f;
+                if f != 0.0 {
+                    for j in k + 1..n {
+                        lu[i * n + j] -= f * lu[k * n + j];
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Solves `A x = b` in place (`b` becomes `x`).
+    pub fn solve(&self, b: &mut [f64]) {
+        let n = self.n;
+        if let Some(lu) = &self.faer {
+            let mut rhs = Mat::<f64>::from_fn(n, 1, |i, _| b[i]);
+            lu.solve_in_place(rhs.as_mut());
+            for (i, bi) in b.iter_mut().enumerate() {
+                *bi = rhs[(i, 0)];
+            }
+            return;
+        }
+        let lu = &self.lu;
+        // rows were swapped in full (L included), so apply P first
+        for k in 0..n {
+            let p = self.piv[k];
+            if p != k {
+                b.swap(k, p);
+            }
+        }
+        // row-oriented substitutions (contiguous rows of the row-major LU)
+        for i in 1..n {
+            let row = &lu[i * n..i * n + i];
+            let s: f64 = row.iter().zip(&b[..i]).map(|(l, x)| l * x).sum();
+            b[i] -= s;
+        }
+        for k in (0..n).rev() {
+            let row = &lu[k * n..(k + 1) * n];
+            let s: f64 = row[k + 1..]
+                .iter()
+                .zip(&b[k + 1..])
+                .map(|(u, x)| u * x)
+                .sum();
+            b[k] = (b[k] - s) / row[k];
+        }
+    }
+}
+
+/// LU factorisation of a complex `n × n` matrix stored as separate real and
+/// imaginary parts.
+#[derive(Debug, Clone)]
+pub struct ComplexLu {
+    n: usize,
+    re: Vec<f64>,
+    im: Vec<f64>,
+    piv: Vec<usize>,
+    faer: Option<PartialPivLu<c64>>,
+}
+
+impl ComplexLu {
+    /// An empty factorisation for matrices of order `n`.
+    pub fn new(n: usize) -> Self {
+        Self {
+            n,
+            re: vec![0.0; n * n],
+            im: vec![0.0; n * n],
+            piv: vec![0; n],
+            faer: None,
+        }
+    }
+
+    /// Factorises the row-major matrix `re + i·im`.
+    pub fn factor(&mut self, re: &[f64], im: &[f64]) -> Result<(), Singular> {
+        let n = self.n;
+        if n > FAER_THRESHOLD {
+            let m = Mat::<c64>::from_fn(n, n, |i, j| c64::new(re[i * n + j], im[i * n + j]));
+            let lu = m.partial_piv_lu();
+            let u = lu.U();
+            for k in 0..n {
+                let d = u[(k, k)];
+                let a = d.re.hypot(d.im);
+                if a == 0.0 || !a.is_finite() {
+                    return Err(Singular(k));
+                }
+            }
+            self.faer = Some(lu);
+            return Ok(());
+        }
+        self.re.copy_from_slice(re);
+        self.im.copy_from_slice(im);
+        let (ar, ai) = (&mut self.re, &mut self.im);
+        for k in 0..n {
+            let mut p = k;
+            let mut best = ar[k * n + k].abs() + ai[k * n + k].abs();
+            for i in k + 1..n {
+                let v = ar[i * n + k].abs() + ai[i * n + k].abs();
+                if v > best {
+                    best = v;
+                    p = i;
+                }
+            }
+            if best == 0.0 || !best.is_finite() {
+                return Err(Singular(k));
+            }
+            self.piv[k] = p;
+            if p != k {
+                for j in 0..n {
+                    ar.swap(k * n + j, p * n + j);
+                    ai.swap(k * n + j, p * n + j);
+                }
+            }
+            let (pr, pi) = (ar[k * n + k], ai[k * n + k]);
+            let den = pr * pr + pi * pi;
+            let (ir, ii) = (pr / den, -pi / den);
+            for i in k + 1..n {
+                let (xr, xi) = (ar[i * n + k], ai[i * n + k]);
+                let fr = xr * ir - xi * ii;
+                let fi = xr * ii + xi * ir;
+                ar[i * n + k] = fr;
+                ai[i * n + k] = fi;
+                if fr != 0.0 || fi != 0.0 {
+                    for j in k + 1..n {
+                        let (ur, ui) = (ar[k * n + j], ai[k * n + j]);
+                        ar[i * n + j] -= fr * ur - fi * ui;
+                        ai[i * n + j] -= fr * ui + fi * ur;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Solves `A x = b` in place, `b = br + i·bi`.
+    pub fn solve(&self, br: &mut [f64], bi: &mut [f64]) {
+        let n = self.n;
+        if let Some(lu) = &self.faer {
+            let mut rhs = Mat::<c64>::from_fn(n, 1, |i, _| c64::new(br[i], bi[i]));
+            lu.solve_in_place(rhs.as_mut());
+            for i in 0..n {
+                br[i] = rhs[(i, 0)].re;
+                bi[i] = rhs[(i, 0)].im;
+            }
+            return;
+        }
+        let (ar, ai) = (&self.re, &self.im);
+        for k in 0..n {
+            let p = self.piv[k];
+            if p != k {
+                br.swap(k, p);
+                bi.swap(k, p);
+            }
+        }
+        for i in 1..n {
+            let (lr, li) = (&ar[i * n..i * n + i], &ai[i * n..i * n + i]);
+            let (mut sr, mut si) = (0.0, 0.0);
+            for j in 0..i {
+                sr += lr[j] * br[j] - li[j] * bi[j];
+                si += lr[j] * bi[j] + li[j] * br[j];
+            }
+            br[i] -= sr;
+            bi[i] -= si;
+        }
+        for k in (0..n).rev() {
+            let (ur, ui) = (&ar[k * n..(k + 1) * n], &ai[k * n..(k + 1) * n]);
+            let (mut sr, mut si) = (br[k], bi[k]);
+            for j in k + 1..n {
+                sr -= ur[j] * br[j] - ui[j] * bi[j];
+                si -= ur[j] * bi[j] + ui[j] * br[j];
+            }
+            let (pr, pi) = (ur[k], ui[k]);
+            let den = pr * pr + pi * pi;
+            br[k] = (sr * pr + si * pi) / den;
+            bi[k] = (si * pr - sr * pi) / den;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matvec(a: &[f64], x: &[f64], n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| (0..n).map(|j| a[i * n + j] * x[j]).sum())
+            .collect()
+    }
+
+    fn test_matrix(n: usize) -> Vec<f64> {
+        (0..n * n)
+            .map(|k| {
+                let (i, j) = (k / n, k % n);
+                if i == j {
+                    0.1 // small diagonal forces pivoting
+                } else {
+                    ((i * 7 + j * 3) % 11) as f64 - 5.0
+                }
+            })
+            .collect()
+    }
+
+    fn check_real(n: usize) {
+        let a = test_matrix(n);
+        let x: Vec<f64> = (0..n).map(|i| i as f64 - 2.5).collect();
+        let mut b = matvec(&a, &x, n);
+        let mut lu = RealLu::new(n);
+        lu.factor(&a).unwrap();
+        lu.solve(&mut b);
+        for i in 0..n {
+            assert!(
+                (b[i] - x[i]).abs() < 1e-9,
+                "n={n} i={i}: {} vs {}",
+                b[i],
+                x[i]
+            );
+        }
+    }
+
+    #[test]
+    fn real_lu_solves_small_and_faer_sized_systems() {
+        check_real(5);
+        check_real(FAER_THRESHOLD + 6);
+    }
+
+    fn check_complex(n: usize) {
+        let re = test_matrix(n);
+        let im: Vec<f64> = (0..n * n).map(|k| ((k * 5) % 7) as f64 * 0.25).collect();
+        let xr: Vec<f64> = (0..n).map(|i| i as f64 + 1.0).collect();
+        let xi: Vec<f64> = (0..n).map(|i| 2.0 - i as f64 * 0.5).collect();
+        // b = (re + i im)(xr + i xi)
+        let mut br: Vec<f64> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| re[i * n + j] * xr[j] - im[i * n + j] * xi[j])
+                    .sum()
+            })
+            .collect();
+        let mut bi: Vec<f64> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| re[i * n + j] * xi[j] + im[i * n + j] * xr[j])
+                    .sum()
+            })
+            .collect();
+        let mut lu = ComplexLu::new(n);
+        lu.factor(&re, &im).unwrap();
+        lu.solve(&mut br, &mut bi);
+        for i in 0..n {
+            assert!((br[i] - xr[i]).abs() < 1e-9 && (bi[i] - xi[i]).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn complex_lu_solves_small_and_faer_sized_systems() {
+        check_complex(4);
+        check_complex(FAER_THRESHOLD + 3);
+    }
+
+    #[test]
+    fn singular_matrix_reports_the_column() {
+        // second column is twice the first
+        let a = [2.0, 4.0, 1.0, 1.0, 2.0, 3.0, 4.0, 8.0, 5.0];
+        let mut lu = RealLu::new(3);
+        assert_eq!(lu.factor(&a), Err(Singular(1)));
+    }
+}

@@ -1,0 +1,96 @@
+//! The problem interface: a quasi-linear, possibly overdetermined DAE.
+//!
+//! The integrator solves
+//!
+//! ```text
+//!   E(t, z) ż = k(t, z)     (n_d "differential" rows)
+//!         0   = g(t, z)     (n_g constraint rows)
+//! ```
+//!
+//! for `z ∈ R^n` with `n_d + n_g ≥ n`. When `n_d + n_g = n` the DAE is
+//! *square* (the usual `M y' = f(y)` setting of RADAU5, Hairer–Wanner,
+//! Solving ODEs II, IV.8 and VI.6). When `n_d + n_g > n` it is
+//! *overdetermined* as produced by the regularisations HiC and ADA of
+//! Steinbrecher (2016), section 3; such systems are integrated as QUALIDAES
+//! does (section 4 of the same paper): every constraint holds at every stage
+//! and the differential rows are used in a projected sense (see
+//! [`crate::selection`]).
+//!
+//! The trait is deliberately plain — slices in, slices out — because it is
+//! implemented by hand-written Rust (tests), by Rust code that `daec`
+//! generates, and by an adapter over `daec`'s symbolic tapes. Parameters are
+//! data of the implementor.
+//!
+//! # Sparse Jacobians
+//!
+//! Every Jacobian is given as a fixed *pattern* (a list of `(row, col)`
+//! pairs, queried once when the solver is built) and *values* in the same
+//! order (written on every evaluation). Entries that appear more than once in
+//! a pattern are summed. Entries not in the pattern are zero.
+
+/// A quasi-linear DAE `E(t,z) ż = k(t,z)`, `g(t,z) = 0`, with analytic
+/// sparse Jacobians.
+///
+/// Contract (checked by the solver where cheap, otherwise the results are
+/// meaningless but the solver does not panic):
+/// * `n_diff() + n_constraints() >= n_vars()` and `n_vars() > 0`;
+/// * [`diff_residual`](Self::diff_residual) is affine in `zdot`: it returns
+///   `E(t,z)·zdot − k(t,z)`, so that `k(t,z) = −diff_residual(t, z, 0)`;
+/// * the patterns index rows `< n_diff()` (resp. `< n_constraints()`) and
+///   columns `< n_vars()`;
+/// * the value methods write exactly as many values as the corresponding
+///   pattern has entries.
+///
+/// Non-finite values returned by any method are treated by the integrator
+/// as a failed Newton iteration (the step is retried with a smaller step
+/// size), so an implementor may return `NaN` outside the model's domain
+/// (e.g. `sqrt` of a negative number).
+pub trait QuasiLinearDae {
+    /// Number of unknowns `n` (the length of `z`).
+    fn n_vars(&self) -> usize;
+
+    /// Number of differential rows `n_d` (rows of `E` and `k`).
+    fn n_diff(&self) -> usize;
+
+    /// Number of constraint rows `n_g` (rows of `g`).
+    fn n_constraints(&self) -> usize;
+
+    /// Writes the differential residual `E(t,z)·zdot − k(t,z)` into `out`
+    /// (length `n_d`).
+    fn diff_residual(&self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]);
+
+    /// Writes the constraint residual `g(t,z)` into `out` (length `n_g`).
+    fn constraints(&self, t: f64, z: &[f64], out: &mut [f64]);
+
+    /// Sparsity pattern of `E(t,z)` (`n_d × n`).
+    fn mass_pattern(&self) -> Vec<(usize, usize)>;
+
+    /// Values of `E(t,z)` in the order of [`mass_pattern`](Self::mass_pattern).
+    fn mass_values(&self, t: f64, z: &[f64], out: &mut [f64]);
+
+    /// Sparsity pattern of `∂(E(t,z)·ż − k(t,z))/∂z` (`n_d × n`).
+    fn diff_jacobian_pattern(&self) -> Vec<(usize, usize)>;
+
+    /// Values of `∂(E(t,z)·ż − k(t,z))/∂z` at `(t, z, zdot)`, in the order of
+    /// [`diff_jacobian_pattern`](Self::diff_jacobian_pattern). For a
+    /// constant `E` the `zdot` argument does not matter.
+    fn diff_jacobian_values(&self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]);
+
+    /// Sparsity pattern of `∂g/∂z` (`n_g × n`).
+    fn constraint_jacobian_pattern(&self) -> Vec<(usize, usize)>;
+
+    /// Values of `∂g/∂z` at `(t, z)` in the order of
+    /// [`constraint_jacobian_pattern`](Self::constraint_jacobian_pattern).
+    fn constraint_jacobian_values(&self, t: f64, z: &[f64], out: &mut [f64]);
+
+    /// Optional per-variable (differentiation) index used for index-aware
+    /// error scaling, as `NIND1/NIND2/NIND3` of RADAU5 (Hairer–Wanner,
+    /// Solving ODEs II, VII.4 and the RADAU5 documentation): the error of a
+    /// variable of index `i ≥ 2` is measured in a norm scaled by
+    /// `h^{i−1}`. Must return `n_vars()` entries; `0` is treated as `1`.
+    /// The default (all ones) is right for index-1 and regularised
+    /// (HiC/ADA/StE/DD/GGL) formulations.
+    fn variable_index(&self) -> Vec<u8> {
+        vec![1; self.n_vars()]
+    }
+}

@@ -1,0 +1,296 @@
+//! Square DAEs: Akzo Nobel (index 1), the index-3 pendulum as RADAU5 takes
+//! it, and a stiff linear index-1 problem with exact solution.
+
+mod common;
+
+use common::*;
+use daec_solve::{Options, Radau5, SolveError, StepControl, locate_event, solve};
+
+fn opts(tol: f64) -> Options {
+    Options {
+        rtol: tol,
+        atol: tol,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn akzo_nobel_matches_the_ivp_test_set_reference_to_7_digits() {
+    let p = akzo();
+    // TOL = 1e-8 relative; y4 ≈ 3.7e-4 needs an absolute tolerance below
+    // 1e-8·|y4| for 7 digits (with atol = 1e-8 y4 and y6 get 6.8 digits).
+    let o = Options {
+        h0: 1e-10,
+        rtol: 1e-8,
+        atol: 1e-10,
+        ..Options::default()
+    };
+    let out = solve(&p, 0.0, &AKZO_Y0, 180.0, &[180.0], o).unwrap();
+    assert_eq!(out.t, vec![180.0]);
+    for (i, (&got, &want)) in out.z[0].iter().zip(&AKZO_REF).enumerate() {
+        let rel = ((got - want) / want).abs();
+        assert!(rel < 1e-7, "y{}: {got} vs {want} (rel {rel:e})", i + 1);
+    }
+}
+
+#[test]
+fn akzo_nobel_work_at_tol_1e6_is_at_most_radau5s() {
+    // Hairer's RADAU5 on this problem at rtol = atol = 1e-6 (h0 = 1e-10):
+    // 38 steps, 298 f-evaluations, 25 Jacobians, 38 LU decompositions.
+    let p = akzo();
+    let out = solve(
+        &p,
+        0.0,
+        &AKZO_Y0,
+        180.0,
+        &[180.0],
+        Options {
+            h0: 1e-10,
+            ..opts(1e-6)
+        },
+    )
+    .unwrap();
+    let s = out.stats;
+    eprintln!("akzo 1e-6: {s:?}");
+    assert!(s.steps_accepted <= 45, "{s:?}");
+    assert!(s.residual_evals <= 330, "{s:?}");
+    // accuracy: better than 1e-5 relative on the dominant components
+    for i in [0, 2, 4] {
+        let rel = ((out.z[0][i] - AKZO_REF[i]) / AKZO_REF[i]).abs();
+        assert!(rel < 1e-5, "y{}: rel {rel:e}", i + 1);
+    }
+}
+
+#[test]
+fn stiff_linear_index1_problem_matches_exact_solution_and_dense_output() {
+    let p = linear();
+    let times: Vec<f64> = (1..=20).map(|k| k as f64 * 0.5).collect();
+    // RADAU5 runs internally at 0.1·tol^(2/3); the stiff component y2 has
+    // errors of that size, so tol = 1e-10 gives errors below 1e-7.
+    let out = solve(&p, 0.0, &linear_exact(0.0), 10.0, &times, opts(1e-10)).unwrap();
+    assert_eq!(out.t.len(), 20);
+    assert_eq!(*out.t.last().unwrap(), 10.0);
+    for (t, z) in out.t.iter().zip(&out.z) {
+        let ex = linear_exact(*t);
+        // non-stiff component: order 5, error well below the tolerance
+        assert!((z[0] - ex[0]).abs() < 1e-8, "t={t}: {} vs {}", z[0], ex[0]);
+        // stiff component (λ = −1000): Prothero–Robinson order reduction to
+        // the stage order, and dense output between steps
+        for i in 1..3 {
+            assert!(
+                (z[i] - ex[i]).abs() < 1e-6,
+                "t={t} i={i}: {} vs {}",
+                z[i],
+                ex[i]
+            );
+        }
+    }
+    assert!(
+        out.stats.steps_accepted > 50 && out.stats.steps_accepted < 400,
+        "{:?}",
+        out.stats
+    );
+    // at the step ends the algebraic equation holds to round-off
+    let mut solver = Radau5::new(&p, opts(1e-8)).unwrap();
+    solver
+        .integrate(0.0, &linear_exact(0.0), 10.0, |step| {
+            assert!((step.z[2] - step.z[0] - step.z[1]).abs() < 1e-12);
+            StepControl::Continue
+        })
+        .unwrap();
+}
+
+#[test]
+fn event_location_on_dense_output_finds_ln2() {
+    // y1 = e^{-t} crosses 1/2 at t = ln 2.
+    let p = linear();
+    let mut solver = Radau5::new(&p, opts(1e-9)).unwrap();
+    let mut found = None;
+    solver
+        .integrate(0.0, &linear_exact(0.0), 5.0, |step| {
+            match locate_event(step, |_, z| z[0] - 0.5) {
+                Some(te) => {
+                    found = Some(te);
+                    StepControl::Stop
+                }
+                None => StepControl::Continue,
+            }
+        })
+        .unwrap();
+    let te = found.expect("event found");
+    // the crossing lies in the last accepted step; check the dense accessor too
+    let mut solver = Radau5::new(&p, opts(1e-9)).unwrap();
+    solver
+        .integrate(0.0, &linear_exact(0.0), 1.0, |step| {
+            let tm = 0.5 * (step.t_start + step.t);
+            let v = step.dense_component(tm, 0).unwrap();
+            assert!((v - (-tm).exp()).abs() < 1e-7, "{v} at {tm}");
+            assert_eq!(step.dense_component(tm, 3), None);
+            StepControl::Continue
+        })
+        .unwrap();
+    // the dense output is accurate to about the tolerance (stage order 3)
+    assert!((te - std::f64::consts::LN_2).abs() < 1e-7, "{te}");
+}
+
+#[test]
+fn pendulum_index3_radau5_formulation_returns_after_each_period() {
+    let p = pendulum_index3();
+    let z0 = [1.0, 0.0, 0.0, 0.0, 0.0];
+    // the position constraint holds at every step end (end-point projection)
+    let mut solver = Radau5::new(&p, opts(1e-7)).unwrap();
+    let mut max_c0 = 0.0f64;
+    let stats = solver
+        .integrate(0.0, &z0, 10.0, |step| {
+            max_c0 = max_c0.max(pendulum_levels(&p.p, step.z)[0].abs());
+            StepControl::Continue
+        })
+        .unwrap();
+    assert!(max_c0 < 1e-9, "{max_c0:e}");
+    assert!(stats.steps_accepted > 100, "{stats:?}");
+    let times: Vec<f64> = (1..=5).map(|k| 2.0 * k as f64).collect();
+    let out = solve(&p, 0.0, &z0, 10.0, &times, opts(1e-7)).unwrap();
+    for (t, z) in out.t.iter().zip(&out.z) {
+        let e = ((z[0] - 1.0).powi(2) + z[1].powi(2)).sqrt();
+        // index 3: the phase error grows linearly, ~7e-5 per period here
+        assert!(e < 5e-4, "t={t}: position error {e:e}");
+    }
+}
+
+#[test]
+fn pendulum_index3_without_index_aware_scaling_fails() {
+    // Without the h^{index-1} scaling of velocities and λ the error test
+    // rejects every step of the index-3 formulation (Solving ODEs II, VII.4).
+    let mut p = pendulum_index3();
+    p.index = vec![1; 5];
+    let f = solve(&p, 0.0, &[1.0, 0.0, 0.0, 0.0, 0.0], 10.0, &[], opts(1e-7)).unwrap_err();
+    assert!(
+        matches!(f.error, SolveError::StepSizeTooSmall { t, .. } if t < 0.1),
+        "{:?}",
+        f.error
+    );
+}
+
+#[test]
+fn bad_tolerances_and_times_are_rejected() {
+    let p = linear();
+    let err = Radau5::new(
+        &p,
+        Options {
+            rtol: -1.0,
+            ..Options::default()
+        },
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(err, SolveError::InvalidOptions(ref m) if m.contains("rtol = -1")));
+    let f = solve(&p, 1.0, &linear_exact(0.0), 0.5, &[], Options::default()).unwrap_err();
+    assert!(matches!(f.error, SolveError::InvalidOptions(_)));
+    let f = solve(&p, 0.0, &[1.0, 2.0], 1.0, &[], Options::default()).unwrap_err();
+    assert_eq!(
+        f.error,
+        SolveError::InvalidOptions("initial value has 2 entries, expected 3".into())
+    );
+}
+
+#[test]
+fn failure_keeps_results_up_to_the_last_good_step() {
+    // y' = y², y(0) = 1 blows up at t = 1: the step size collapses.
+    struct Blowup;
+    impl daec_solve::QuasiLinearDae for Blowup {
+        fn n_vars(&self) -> usize {
+            1
+        }
+        fn n_diff(&self) -> usize {
+            1
+        }
+        fn n_constraints(&self) -> usize {
+            0
+        }
+        fn diff_residual(&self, _t: f64, z: &[f64], zd: &[f64], out: &mut [f64]) {
+            out[0] = zd[0] - z[0] * z[0];
+        }
+        fn constraints(&self, _t: f64, _z: &[f64], _out: &mut [f64]) {}
+        fn mass_pattern(&self) -> Vec<(usize, usize)> {
+            vec![(0, 0)]
+        }
+        fn mass_values(&self, _t: f64, _z: &[f64], out: &mut [f64]) {
+            out[0] = 1.0;
+        }
+        fn diff_jacobian_pattern(&self) -> Vec<(usize, usize)> {
+            vec![(0, 0)]
+        }
+        fn diff_jacobian_values(&self, _t: f64, z: &[f64], _zd: &[f64], out: &mut [f64]) {
+            out[0] = -2.0 * z[0];
+        }
+        fn constraint_jacobian_pattern(&self) -> Vec<(usize, usize)> {
+            vec![]
+        }
+        fn constraint_jacobian_values(&self, _t: f64, _z: &[f64], _out: &mut [f64]) {}
+    }
+    let f = solve(&Blowup, 0.0, &[1.0], 2.0, &[], opts(1e-6)).unwrap_err();
+    assert!(
+        matches!(f.error, daec_solve::SolveError::StepSizeTooSmall { .. }),
+        "{:?}",
+        f.error
+    );
+    let t_fail = f.error.time().unwrap();
+    assert!((t_fail - 1.0).abs() < 1e-2, "{:?}", f.error);
+    // the results are kept up to the last good step ...
+    assert_eq!(*f.partial.t.last().unwrap(), t_fail);
+    assert!(f.partial.t.len() > 20);
+    // ... and are accurate away from the pole: y = 1/(1 − t)
+    for (t, z) in f
+        .partial
+        .t
+        .iter()
+        .zip(&f.partial.z)
+        .filter(|(t, _)| **t < 0.9)
+    {
+        assert!((z[0] * (1.0 - t) - 1.0).abs() < 1e-4, "{} at {t}", z[0]);
+    }
+}
+
+#[test]
+fn domain_errors_in_the_residual_end_in_an_error_not_a_panic() {
+    // y' = −2·sqrt(y), y(0) = 1: y = (1 − t)² reaches 0 at t = 1, after
+    // which the residual is NaN for the negative iterates.
+    struct Sqrt;
+    impl daec_solve::QuasiLinearDae for Sqrt {
+        fn n_vars(&self) -> usize {
+            1
+        }
+        fn n_diff(&self) -> usize {
+            1
+        }
+        fn n_constraints(&self) -> usize {
+            0
+        }
+        fn diff_residual(&self, _t: f64, z: &[f64], zd: &[f64], out: &mut [f64]) {
+            out[0] = zd[0] + 2.0 * z[0].sqrt();
+        }
+        fn constraints(&self, _t: f64, _z: &[f64], _out: &mut [f64]) {}
+        fn mass_pattern(&self) -> Vec<(usize, usize)> {
+            vec![(0, 0)]
+        }
+        fn mass_values(&self, _t: f64, _z: &[f64], out: &mut [f64]) {
+            out[0] = 1.0;
+        }
+        fn diff_jacobian_pattern(&self) -> Vec<(usize, usize)> {
+            vec![(0, 0)]
+        }
+        fn diff_jacobian_values(&self, _t: f64, z: &[f64], _zd: &[f64], out: &mut [f64]) {
+            out[0] = 1.0 / z[0].sqrt();
+        }
+        fn constraint_jacobian_pattern(&self) -> Vec<(usize, usize)> {
+            vec![]
+        }
+        fn constraint_jacobian_values(&self, _t: f64, _z: &[f64], _out: &mut [f64]) {}
+    }
+    let out = solve(&Sqrt, 0.0, &[1.0], 0.5, &[0.5], opts(1e-8)).unwrap();
+    assert!((out.z[0][0] - 0.25).abs() < 1e-7, "{}", out.z[0][0]);
+    let f = solve(&Sqrt, 0.0, &[1.0], 2.0, &[], opts(1e-8)).unwrap_err();
+    let t = f.error.time().unwrap();
+    assert!(t > 0.9 && t <= 1.0 + 1e-3, "{:?}", f.error);
+    assert!(!f.partial.t.is_empty());
+}
