@@ -1,0 +1,350 @@
+//! The abstract syntax tree of a `.dae` model.
+//!
+//! Every node carries the [`Span`] of the source text it was parsed from, so
+//! that lowering can point diagnostics at it. Parsing recovers from errors:
+//! a part that could not be parsed becomes [`ExprKind::Error`] (or is left
+//! out of a list), and the diagnostics say why.
+
+use daec_diag::Span;
+
+/// A name with its location.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    /// The name as written (quoted identifiers without their quotes).
+    pub name: String,
+    /// Where it is written.
+    pub span: Span,
+}
+
+/// A parsed file: one `model … end Name;`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    /// The name after `model`.
+    pub name: Ident,
+    /// The description string after the name, if any.
+    pub description: Option<String>,
+    /// The component declarations, in source order.
+    pub declarations: Vec<Declaration>,
+    /// The `equation` and `initial equation` sections, in source order.
+    pub sections: Vec<Section>,
+    /// The model-level `annotation(…)` entries (from any position in the
+    /// model), if any.
+    pub annotations: Vec<Modifier>,
+    /// The name after `end`, if present.
+    pub end_name: Option<Ident>,
+    /// The whole model.
+    pub span: Span,
+}
+
+/// The variability prefix of a declaration.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Variability {
+    /// An unknown (no prefix).
+    Continuous,
+    /// `parameter`.
+    Parameter,
+    /// `constant`.
+    Constant,
+    /// `discrete`.
+    Discrete,
+}
+
+/// The causality prefix of a declaration.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Causality {
+    /// No prefix.
+    None,
+    /// `input`.
+    Input,
+    /// `output`.
+    Output,
+}
+
+/// The type name of a declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeName {
+    /// The dotted parts, e.g. `["Modelica", "Units", "SI", "Length"]`.
+    pub parts: Vec<String>,
+    /// Where it is written.
+    pub span: Span,
+}
+
+impl TypeName {
+    /// The name with dots, e.g. `Modelica.Units.SI.Length`.
+    pub fn dotted(&self) -> String {
+        self.parts.join(".")
+    }
+}
+
+/// `parameter Real m(unit = "kg") = 1 "mass";` — one declared name.
+///
+/// `Real x, y;` is parsed as two declarations sharing type and prefixes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declaration {
+    /// `parameter`, `constant`, `discrete` or none.
+    pub variability: Variability,
+    /// `input`, `output` or none.
+    pub causality: Causality,
+    /// `Real`, `Integer`, `Boolean`, or a qualified name.
+    pub type_name: TypeName,
+    /// The declared name.
+    pub name: Ident,
+    /// Array dimensions: `Real A[2, 3]` gives two expressions (possibly
+    /// written after the type: `Real[2] a`).
+    pub dims: Vec<Expr>,
+    /// The modification `( … )` after the name.
+    pub modifiers: Vec<Modifier>,
+    /// The binding `= expr`, if any.
+    pub binding: Option<Expr>,
+    /// The description string, if any.
+    pub description: Option<String>,
+    /// `annotation(…)` entries on the declaration (kept, not interpreted).
+    pub annotations: Vec<Modifier>,
+    /// The whole declaration (prefixes to `;`).
+    pub span: Span,
+}
+
+/// One argument of a modification: `start = 1`, `each fixed = true`,
+/// `experiment(StopTime = 10)`, `final x = 2`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Modifier {
+    /// `each` written before the name.
+    pub each: bool,
+    /// `final` written before the name.
+    pub is_final: bool,
+    /// The (possibly dotted) name being modified, e.g. `start`.
+    pub name: Ident,
+    /// A nested modification `name( … )`.
+    pub nested: Vec<Modifier>,
+    /// The value after `=`, if any.
+    pub value: Option<Expr>,
+    /// The whole argument.
+    pub span: Span,
+}
+
+/// An equation section.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    /// `initial equation` (true) or `equation` (false).
+    pub initial: bool,
+    /// The equations in it.
+    pub equations: Vec<Equation>,
+    /// The `equation` keyword(s).
+    pub span: Span,
+}
+
+/// One equation (possibly structured).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Equation {
+    /// What kind of equation.
+    pub kind: EquationKind,
+    /// The description string after it, if any.
+    pub description: Option<String>,
+    /// The whole equation, without the `;`.
+    pub span: Span,
+}
+
+/// The kinds of equations.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EquationKind {
+    /// `lhs = rhs`.
+    Simple {
+        /// Left-hand side.
+        lhs: Expr,
+        /// Right-hand side.
+        rhs: Expr,
+    },
+    /// `for i in range loop … end for` (also `for i in a:b, j in c:d loop`
+    /// is nested into several `For`s by the parser).
+    For {
+        /// The loop variable.
+        var: Ident,
+        /// The range expression (usually [`ExprKind::Range`]).
+        range: Expr,
+        /// The loop body.
+        body: Vec<Equation>,
+    },
+    /// `if c1 then … elseif c2 then … else … end if`.
+    If {
+        /// The `(condition, equations)` of `if` and each `elseif`.
+        branches: Vec<(Expr, Vec<Equation>)>,
+        /// The `else` equations (empty if there is no `else`).
+        else_branch: Vec<Equation>,
+    },
+    /// `when c1 then … elsewhen c2 then … end when`.
+    When {
+        /// The `(condition, equations)` of `when` and each `elsewhen`.
+        branches: Vec<(Expr, Vec<Equation>)>,
+    },
+    /// A call used as an equation: `reinit(x, 0)`, `assert(…)`, `connect(…)`.
+    Call {
+        /// The called name.
+        name: Ident,
+        /// The arguments.
+        args: Vec<Expr>,
+    },
+    /// An equation that could not be parsed (a diagnostic was reported).
+    Error,
+}
+
+/// An expression with its span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    /// What kind of expression.
+    pub kind: ExprKind,
+    /// Where it is written.
+    pub span: Span,
+}
+
+/// Binary operators, lowest to highest precedence group noted.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    /// `or`
+    Or,
+    /// `and`
+    And,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+    /// `<>`
+    Ne,
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `^`
+    Pow,
+    /// `.+` (element-wise; same as `+` on scalars)
+    ElemAdd,
+    /// `.-`
+    ElemSub,
+    /// `.*`
+    ElemMul,
+    /// `./`
+    ElemDiv,
+    /// `.^`
+    ElemPow,
+}
+
+impl BinOp {
+    /// The operator as written in source.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Or => "or",
+            BinOp::And => "and",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            BinOp::Ne => "<>",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Pow => "^",
+            BinOp::ElemAdd => ".+",
+            BinOp::ElemSub => ".-",
+            BinOp::ElemMul => ".*",
+            BinOp::ElemDiv => "./",
+            BinOp::ElemPow => ".^",
+        }
+    }
+}
+
+/// Unary operators.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    /// `-e`
+    Neg,
+    /// `+e`
+    Plus,
+    /// `not e`
+    Not,
+}
+
+/// The kinds of expressions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// An integer literal such as `3` (Modelica `Integer`). Literals too
+    /// large for `i64` are reported and parsed as [`ExprKind::Real`].
+    Integer(i64),
+    /// A real literal such as `1.0`, `.5`, `1e-7`.
+    Real(f64),
+    /// `true` / `false`.
+    Bool(bool),
+    /// A string literal (only meaningful in modifiers such as `unit = "m"`).
+    String(String),
+    /// A (possibly dotted) name, e.g. `x`, `time`, `Modelica.Constants.pi`.
+    Name(Vec<Ident>),
+    /// `base[i, j]`.
+    Index {
+        /// The indexed expression (usually a `Name`).
+        base: Box<Expr>,
+        /// The subscripts; `:` is [`ExprKind::Colon`].
+        indices: Vec<Expr>,
+    },
+    /// `f(a, b)`; also `der(x)`, `sum(a)`, `reinit(…)`.
+    Call {
+        /// The function name (possibly dotted).
+        func: Vec<Ident>,
+        /// The positional arguments.
+        args: Vec<Expr>,
+        /// Named arguments `name = value` (kept for diagnostics; daec's
+        /// functions take none).
+        named_args: Vec<(Ident, Expr)>,
+    },
+    /// `lhs op rhs`.
+    Binary {
+        /// The operator.
+        op: BinOp,
+        /// Left operand.
+        lhs: Box<Expr>,
+        /// Right operand.
+        rhs: Box<Expr>,
+    },
+    /// `op e`.
+    Unary {
+        /// The operator.
+        op: UnOp,
+        /// The operand.
+        expr: Box<Expr>,
+    },
+    /// `if c then a elseif c2 then b else e`.
+    If {
+        /// `(condition, value)` of `if` and each `elseif`.
+        branches: Vec<(Expr, Expr)>,
+        /// The `else` value.
+        else_value: Box<Expr>,
+    },
+    /// `start:stop` or `start:step:stop`.
+    Range {
+        /// First value.
+        start: Box<Expr>,
+        /// Step (`None` means 1).
+        step: Option<Box<Expr>>,
+        /// Last value (inclusive).
+        stop: Box<Expr>,
+    },
+    /// `{a, b, c}`.
+    Array(Vec<Expr>),
+    /// `[a, b; c, d]` — rows of a matrix.
+    Matrix(Vec<Vec<Expr>>),
+    /// `:` as a subscript.
+    Colon,
+    /// `end` used as a subscript (`x[end]`).
+    End,
+    /// Something that could not be parsed (a diagnostic was reported).
+    Error,
+}
