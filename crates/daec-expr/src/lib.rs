@@ -1,1 +1,30 @@
-//! The symbolic core of daec: hash-consed expression DAG, derivatives, tapes, printing.
+//! The symbolic core of daec: hash-consed expression DAG, derivatives, tapes,
+//! printing.
+//!
+//! * [`ExprPool`] — an append-only DAG with 32-bit ids whose smart
+//!   constructors canonicalise before interning (see [`pool`] for the list
+//!   of rewrites), so equal expressions get equal ids and children always
+//!   precede parents.
+//! * Derivatives — [`ExprPool::diff`] (partial, memoised) and
+//!   [`ExprPool::dt`] (total time derivative, `z_j^(k)` ↦ `z_j^(k+1)`).
+//! * Queries — [`ExprPool::max_orders`] (Σ-matrix entries),
+//!   [`ExprPool::linear_in`], [`ExprPool::substitute`], [`ExprPool::leaves`].
+//! * Evaluation — [`ExprPool::eval`] (direct) and [`Tape`] (compiled, no
+//!   recursion, no allocation per call).
+//! * Printing — [`to_modelica`], [`to_rust`], [`to_latex`].
+//!
+//! No algorithm in this crate recurses over the DAG, so arbitrarily deep
+//! expressions cannot overflow the stack, and undefined arithmetic (log of a
+//! negative number, division by zero) yields NaN or ±inf, never a panic.
+
+pub mod deriv;
+pub mod eval;
+pub mod pool;
+pub mod print;
+pub mod query;
+pub mod tape;
+
+pub use eval::{Env, apply_cmp, apply_func, apply_func2};
+pub use pool::{Children, CmpOp, ExprId, ExprPool, Func, Func2, Leaf, Node, ParamId};
+pub use print::{Names, RustNames, modelica_number, to_latex, to_modelica, to_rust};
+pub use tape::{Tape, TapeError};

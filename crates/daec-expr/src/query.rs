@@ -1,0 +1,302 @@
+//! Queries over the DAG used by the later stages: dependency order, leaves,
+//! highest derivative orders (for the Σ-matrix), substitution and linearity.
+//!
+//! All traversals use an explicit stack: deep expressions cannot overflow the
+//! call stack.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::pool::{ExprId, ExprPool, Leaf, Node};
+
+/// A set of visited node ids: a hash set while small, switching to a bit set
+/// over the whole pool once it holds more than 1/64 of the pool.
+enum Visited {
+    Hash(FxHashSet<u32>, usize),
+    Bits(Vec<u64>),
+}
+
+impl Visited {
+    fn new(pool_len: usize) -> Self {
+        Visited::Hash(FxHashSet::default(), pool_len)
+    }
+
+    /// Marks `id`; returns true if it was not marked before.
+    fn insert(&mut self, id: ExprId) -> bool {
+        let i = id.index();
+        if let Visited::Hash(s, pool_len) = self {
+            if s.len() * 64 <= *pool_len {
+                return s.insert(i as u32);
+            }
+            let mut b = vec![0u64; pool_len.div_ceil(64)];
+            for &k in s.iter() {
+                b[k as usize / 64] |= 1 << (k % 64);
+            }
+            *self = Visited::Bits(b);
+        }
+        match self {
+            Visited::Hash(s, _) => s.insert(i as u32),
+            Visited::Bits(b) => {
+                let (w, m) = (i / 64, 1u64 << (i % 64));
+                let fresh = b[w] & m == 0;
+                b[w] |= m;
+                fresh
+            }
+        }
+    }
+}
+
+/// A map from node ids to values for one traversal: dense (a vector over
+/// the pool) when the traversal covers a sizeable part of the pool, a hash
+/// map otherwise.
+pub(crate) enum IdMap<T: Copy> {
+    Dense(Vec<Option<T>>),
+    Sparse(FxHashMap<ExprId, T>),
+}
+
+impl<T: Copy> IdMap<T> {
+    /// A map for a traversal of `n` nodes of a pool of `pool_len` nodes.
+    pub(crate) fn for_traversal(n: usize, pool_len: usize) -> Self {
+        if n * 16 >= pool_len {
+            IdMap::Dense(vec![None; pool_len])
+        } else {
+            let mut m = FxHashMap::default();
+            m.reserve(n);
+            IdMap::Sparse(m)
+        }
+    }
+
+    pub(crate) fn get(&self, id: ExprId) -> Option<T> {
+        match self {
+            IdMap::Dense(v) => v.get(id.index()).copied().flatten(),
+            IdMap::Sparse(m) => m.get(&id).copied(),
+        }
+    }
+
+    pub(crate) fn insert(&mut self, id: ExprId, value: T) {
+        match self {
+            IdMap::Dense(v) => {
+                if let Some(slot) = v.get_mut(id.index()) {
+                    *slot = Some(value);
+                }
+            }
+            IdMap::Sparse(m) => {
+                m.insert(id, value);
+            }
+        }
+    }
+}
+
+/// Linear decomposition of a node with respect to a set of leaves:
+/// `Σ coef_k · leaf_k + rest`, or not linear.
+#[derive(Clone)]
+enum Lin {
+    /// Sparse coefficients (leaf index, coefficient), sorted by index, and the
+    /// part free of the leaves.
+    Linear(Vec<(usize, ExprId)>, ExprId),
+    Nonlinear,
+}
+
+impl ExprPool {
+    /// All nodes that the `roots` depend on (roots included), in increasing
+    /// id order — a topological order, children before parents.
+    pub fn topo_order(&self, roots: &[ExprId]) -> Vec<ExprId> {
+        let mut seen = Visited::new(self.len());
+        let mut out = Vec::new();
+        let mut stack: Vec<ExprId> = Vec::new();
+        for &r in roots {
+            if seen.insert(r) {
+                stack.push(r);
+            }
+            while let Some(id) = stack.pop() {
+                out.push(id);
+                for c in self.node(id).children() {
+                    if seen.insert(c) {
+                        stack.push(c);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// The leaves (`time`, parameters, unknowns and their derivatives) that
+    /// `e` depends on, sorted by id and deduplicated. Constants are not
+    /// leaves.
+    pub fn leaves(&self, e: ExprId) -> Vec<ExprId> {
+        self.topo_order(&[e])
+            .into_iter()
+            .filter(|&id| matches!(self.node(id), Node::Leaf(_)))
+            .collect()
+    }
+
+    /// For every unknown that occurs in `e`, the highest derivative order
+    /// with which it occurs (σ_ij of the Σ-matrix, steinbrecher2016 §2),
+    /// sorted by unknown.
+    pub fn max_orders(&self, e: ExprId) -> Vec<(u32, u32)> {
+        let mut best: Vec<(u32, u32)> = self
+            .topo_order(&[e])
+            .into_iter()
+            .filter_map(|id| match self.node(id) {
+                Node::Leaf(Leaf::Var { unknown, order }) => Some((*unknown, *order)),
+                _ => None,
+            })
+            .collect();
+        best.sort_unstable();
+        // Keep the last (highest order) entry of each unknown.
+        let mut out: Vec<(u32, u32)> = Vec::with_capacity(best.len());
+        for (j, k) in best {
+            match out.last_mut() {
+                Some(last) if last.0 == j => last.1 = k,
+                _ => out.push((j, k)),
+            }
+        }
+        out
+    }
+
+    /// Replaces leaves of `e`: every leaf `l` with `map(l) = Some(r)` becomes
+    /// `r`; the result is rebuilt through the canonicalising constructors.
+    /// `map` is called only on leaf nodes.
+    pub fn substitute(&mut self, e: ExprId, map: &dyn Fn(ExprId) -> Option<ExprId>) -> ExprId {
+        let order = self.topo_order(&[e]);
+        let mut new: IdMap<ExprId> = IdMap::for_traversal(order.len(), self.len());
+        let mut kids: Vec<ExprId> = Vec::new();
+        for id in order {
+            let node = self.node(id);
+            let r = match node {
+                Node::Const(_) => id,
+                Node::Leaf(_) => map(id).unwrap_or(id),
+                _ => {
+                    kids.clear();
+                    let mut changed = false;
+                    for c in node.children() {
+                        let nc = new.get(c).unwrap_or(c);
+                        changed |= nc != c;
+                        kids.push(nc);
+                    }
+                    if changed {
+                        let node = node.clone();
+                        self.rebuild(&node, &kids)
+                    } else {
+                        id
+                    }
+                }
+            };
+            new.insert(id, r);
+        }
+        new.get(e).unwrap_or(e)
+    }
+
+    /// If `e` is linear in `leaves` — `e = Σ_k coef_k · leaves[k] + rest` with
+    /// neither the coefficients nor `rest` depending on any of `leaves` —
+    /// returns the coefficients (in the order of `leaves`) and `rest`.
+    ///
+    /// The test is structural and exact: sums, products with at most one
+    /// factor depending on the leaves, and `if` expressions whose condition
+    /// is free of the leaves and whose branches are linear are linear;
+    /// anything else that depends on a leaf (powers, functions, comparisons,
+    /// divisions by it) is not. Used for the quasi-linear form
+    /// E(t,z)ż = k(t,z) and to eliminate highest derivatives.
+    pub fn linear_in(&mut self, e: ExprId, leaves: &[ExprId]) -> Option<(Vec<ExprId>, ExprId)> {
+        let index: FxHashMap<ExprId, usize> =
+            leaves.iter().enumerate().map(|(k, &l)| (l, k)).collect();
+        let order = self.topo_order(&[e]);
+        let mut lin: FxHashMap<ExprId, Lin> = FxHashMap::default();
+        for id in order {
+            let node = self.node(id).clone();
+            let result = if let Some(&k) = index.get(&id) {
+                let one = self.constant(1.0);
+                let zero = self.constant(0.0);
+                Lin::Linear(vec![(k, one)], zero)
+            } else {
+                self.lin_node(id, &node, &lin)
+            };
+            lin.insert(id, result);
+        }
+        match lin.remove(&e) {
+            Some(Lin::Linear(coefs, rest)) => {
+                let zero = self.constant(0.0);
+                let mut dense = vec![zero; leaves.len()];
+                for (k, c) in coefs {
+                    dense[k] = c;
+                }
+                Some((dense, rest))
+            }
+            _ => None,
+        }
+    }
+
+    fn lin_node(&mut self, id: ExprId, node: &Node, lin: &FxHashMap<ExprId, Lin>) -> Lin {
+        let get = |c: ExprId| lin.get(&c).cloned().unwrap_or(Lin::Nonlinear);
+        let is_free = |c: ExprId| matches!(lin.get(&c), Some(Lin::Linear(cs, _)) if cs.is_empty());
+        match node {
+            Node::Const(_) | Node::Leaf(_) => Lin::Linear(Vec::new(), id),
+            _ if node.children().all(is_free) => Lin::Linear(Vec::new(), id),
+            Node::Add(ts) => {
+                let mut coefs: Vec<(usize, ExprId)> = Vec::new();
+                let mut rests = Vec::with_capacity(ts.len());
+                for &t in ts.iter() {
+                    match get(t) {
+                        Lin::Linear(cs, r) => {
+                            coefs.extend(cs);
+                            rests.push(r);
+                        }
+                        Lin::Nonlinear => return Lin::Nonlinear,
+                    }
+                }
+                let rest = self.sum(&rests);
+                Lin::Linear(self.merge_coefs(coefs), rest)
+            }
+            Node::Mul(fs) => {
+                let dependent: Vec<ExprId> = fs.iter().copied().filter(|&f| !is_free(f)).collect();
+                if dependent.len() != 1 {
+                    return Lin::Nonlinear;
+                }
+                let d = dependent[0];
+                let others: Vec<ExprId> = fs.iter().copied().filter(|&f| f != d).collect();
+                let scale = self.product(&others);
+                match get(d) {
+                    Lin::Linear(cs, r) => {
+                        let cs = cs
+                            .into_iter()
+                            .map(|(k, c)| (k, self.mul(scale, c)))
+                            .collect();
+                        let r = self.mul(scale, r);
+                        Lin::Linear(cs, r)
+                    }
+                    Lin::Nonlinear => Lin::Nonlinear,
+                }
+            }
+            Node::Select(c, a, b) if is_free(*c) => match (get(*a), get(*b)) {
+                (Lin::Linear(ca, ra), Lin::Linear(cb, rb)) => {
+                    let zero = self.constant(0.0);
+                    let mut keys: Vec<usize> = ca.iter().chain(cb.iter()).map(|p| p.0).collect();
+                    keys.sort_unstable();
+                    keys.dedup();
+                    let mut cs = Vec::with_capacity(keys.len());
+                    for k in keys {
+                        let x = ca.iter().find(|p| p.0 == k).map_or(zero, |p| p.1);
+                        let y = cb.iter().find(|p| p.0 == k).map_or(zero, |p| p.1);
+                        cs.push((k, self.select(*c, x, y)));
+                    }
+                    let r = self.select(*c, ra, rb);
+                    Lin::Linear(cs, r)
+                }
+                _ => Lin::Nonlinear,
+            },
+            _ => Lin::Nonlinear,
+        }
+    }
+
+    fn merge_coefs(&mut self, mut coefs: Vec<(usize, ExprId)>) -> Vec<(usize, ExprId)> {
+        coefs.sort_by_key(|p| p.0);
+        let mut out: Vec<(usize, ExprId)> = Vec::with_capacity(coefs.len());
+        for (k, c) in coefs {
+            match out.last_mut() {
+                Some(last) if last.0 == k => last.1 = self.add(last.1, c),
+                _ => out.push((k, c)),
+            }
+        }
+        out
+    }
+}

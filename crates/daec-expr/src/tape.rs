@@ -1,0 +1,548 @@
+//! Compiled evaluation: a [`Tape`] is a flat SSA instruction list in DAG
+//! order; every shared subexpression is computed once per evaluation, and
+//! [`Tape::eval`] neither recurses nor allocates (after the scratch buffer
+//! has grown once).
+
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+
+use crate::eval::{apply_cmp, apply_func, apply_func2};
+use crate::pool::{CmpOp, ExprId, ExprPool, Func, Func2, Leaf, Node};
+use crate::query::IdMap;
+
+/// Why a tape could not be compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TapeError {
+    /// A root depends on an unknown (or derivative) that is not among the
+    /// inputs.
+    MissingInput(ExprId),
+    /// An input is not a leaf node.
+    InputNotLeaf(ExprId),
+    /// The same leaf is listed twice among the inputs.
+    DuplicateInput(ExprId),
+}
+
+impl fmt::Display for TapeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TapeError::MissingInput(e) => {
+                write!(
+                    f,
+                    "expression node {} is a variable that is not an input",
+                    e.index()
+                )
+            }
+            TapeError::InputNotLeaf(e) => write!(f, "input node {} is not a leaf", e.index()),
+            TapeError::DuplicateInput(e) => write!(f, "input node {} is listed twice", e.index()),
+        }
+    }
+}
+
+impl std::error::Error for TapeError {}
+
+/// One tape instruction; operands are slot indices. Instruction `k` writes
+/// slot `base + k`; the slots below `base` hold the inputs, `time`, the
+/// parameters and the constants, filled by block copies at the start of
+/// each evaluation.
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Add(u32, u32),
+    Sub(u32, u32),
+    /// `a + c·b`
+    Axpy(u32, f64, u32),
+    /// `c + a`
+    AddC(f64, u32),
+    /// `init + Σ coefs[k]·v[args[k]]` over `start..start+len`.
+    Lin(f64, u32, u32),
+    Mul(u32, u32),
+    /// `c · a`
+    MulC(f64, u32),
+    /// `c · a · b`
+    MulC2(f64, u32, u32),
+    /// `c ·` product of `args[start..start+len]`.
+    ProdN(f64, u32, u32),
+    Sq(u32),
+    Recip(u32),
+    Powi(u32, i32),
+    Pow(u32, u32),
+    Func(Func, u32),
+    Func2(Func2, u32, u32),
+    Cmp(CmpOp, u32, u32),
+    And(u32, u32),
+    Or(u32, u32),
+    Not(u32),
+    Select(u32, u32, u32),
+}
+
+impl Op {
+    /// Instruction kind, for grouping.
+    fn kind(&self) -> u8 {
+        match self {
+            Op::Add(..) => 0,
+            Op::Sub(..) => 1,
+            Op::Axpy(..) => 2,
+            Op::AddC(..) => 3,
+            Op::Lin(..) => 4,
+            Op::Mul(..) => 5,
+            Op::MulC(..) => 6,
+            Op::MulC2(..) => 7,
+            Op::ProdN(..) => 8,
+            Op::Sq(_) => 9,
+            Op::Recip(_) => 10,
+            Op::Powi(..) => 11,
+            Op::Pow(..) => 12,
+            Op::Func(..) => 13,
+            Op::Func2(..) => 14,
+            Op::Cmp(..) => 15,
+            Op::And(..) => 16,
+            Op::Or(..) => 17,
+            Op::Not(_) => 18,
+            Op::Select(..) => 19,
+        }
+    }
+
+    /// Applies `f` to every direct slot operand (not to `args` ranges).
+    fn map_operands(&mut self, mut f: impl FnMut(u32) -> u32) {
+        match self {
+            Op::Lin(..) | Op::ProdN(..) => {}
+            Op::AddC(_, a)
+            | Op::MulC(_, a)
+            | Op::Sq(a)
+            | Op::Recip(a)
+            | Op::Powi(a, _)
+            | Op::Func(_, a)
+            | Op::Not(a) => *a = f(*a),
+            Op::Add(a, b)
+            | Op::Sub(a, b)
+            | Op::Axpy(a, _, b)
+            | Op::Mul(a, b)
+            | Op::MulC2(_, a, b)
+            | Op::Pow(a, b)
+            | Op::Func2(_, a, b)
+            | Op::Cmp(_, a, b)
+            | Op::And(a, b)
+            | Op::Or(a, b) => {
+                *a = f(*a);
+                *b = f(*b);
+            }
+            Op::Select(c, a, b) => {
+                *c = f(*c);
+                *a = f(*a);
+                *b = f(*b);
+            }
+        }
+    }
+
+    /// Calls `f` on every slot operand, including `args` ranges.
+    fn for_each_operand(&self, args: &[u32], mut f: impl FnMut(u32)) {
+        match *self {
+            Op::Lin(_, s, l) | Op::ProdN(_, s, l) => args[s as usize..(s + l) as usize]
+                .iter()
+                .for_each(|&a| f(a)),
+            _ => {
+                let mut op = *self;
+                op.map_operands(|a| {
+                    f(a);
+                    a
+                });
+            }
+        }
+    }
+}
+
+/// Reorders the instructions by dependency level and, within a level, by
+/// kind: runs of equal instructions make the dispatch branch predictable.
+/// Any order that respects the levels is a valid schedule, and each
+/// instruction computes exactly the same value.
+fn schedule(ops: &mut Vec<Op>, args: &mut [u32], outputs: &mut [u32], base: usize) {
+    let mut level = vec![0u32; ops.len()];
+    for i in 0..ops.len() {
+        let mut l = 0;
+        ops[i].for_each_operand(args, |a| {
+            if let Some(k) = (a as usize).checked_sub(base) {
+                l = l.max(level[k] + 1);
+            }
+        });
+        level[i] = l;
+    }
+    let mut perm: Vec<usize> = (0..ops.len()).collect();
+    perm.sort_by_key(|&i| (level[i], ops[i].kind(), i));
+    let mut new_pos = vec![0u32; ops.len()];
+    for (p, &i) in perm.iter().enumerate() {
+        new_pos[i] = (base + p) as u32;
+    }
+    let remap = |a: u32| match (a as usize).checked_sub(base) {
+        Some(k) => new_pos[k],
+        None => a,
+    };
+    let mut reordered: Vec<Op> = perm.iter().map(|&i| ops[i]).collect();
+    for op in reordered.iter_mut() {
+        op.map_operands(remap);
+    }
+    for a in args.iter_mut() {
+        *a = remap(*a);
+    }
+    for o in outputs.iter_mut() {
+        *o = remap(*o);
+    }
+    *ops = reordered;
+}
+
+/// What a needed node computes, with node operands (before slot
+/// assignment).
+enum Plan {
+    Leaf,
+    Const(f64),
+    /// Sum: initial value (the constant term or −0.0) and (coefficient,
+    /// term) pairs; `c·x` terms are fused.
+    Lin(f64, Vec<(f64, ExprId)>),
+    Prod(f64, Vec<ExprId>),
+    Powi(ExprId, i32),
+    Pow(ExprId, ExprId),
+    Func(Func, ExprId),
+    Func2(Func2, ExprId, ExprId),
+    Cmp(CmpOp, ExprId, ExprId),
+    And(ExprId, ExprId),
+    Or(ExprId, ExprId),
+    Not(ExprId),
+    Select(ExprId, ExprId, ExprId),
+}
+
+impl Plan {
+    fn of(pool: &ExprPool, id: ExprId) -> Plan {
+        match pool.node(id) {
+            Node::Const(v) => Plan::Const(*v),
+            Node::Leaf(_) => Plan::Leaf,
+            Node::Add(ts) => {
+                let mut init = -0.0;
+                let mut terms = Vec::with_capacity(ts.len());
+                for &t in ts.iter() {
+                    match pool.node(t) {
+                        // -0.0 + c = c, as in direct evaluation.
+                        Node::Const(c) => init += c,
+                        Node::Mul(fs) if fs.len() == 2 => match pool.as_constant(fs[0]) {
+                            Some(c) => terms.push((c, fs[1])),
+                            None => terms.push((1.0, t)),
+                        },
+                        _ => terms.push((1.0, t)),
+                    }
+                }
+                Plan::Lin(init, terms)
+            }
+            Node::Mul(fs) => match pool.as_constant(fs[0]) {
+                Some(c) => Plan::Prod(c, fs[1..].to_vec()),
+                None => Plan::Prod(1.0, fs.to_vec()),
+            },
+            Node::Powi(a, n) => Plan::Powi(*a, *n),
+            Node::Pow(a, b) => Plan::Pow(*a, *b),
+            Node::Func(f, a) => Plan::Func(*f, *a),
+            Node::Func2(f, a, b) => Plan::Func2(*f, *a, *b),
+            Node::Cmp(op, a, b) => Plan::Cmp(*op, *a, *b),
+            Node::And(a, b) => Plan::And(*a, *b),
+            Node::Or(a, b) => Plan::Or(*a, *b),
+            Node::Not(a) => Plan::Not(*a),
+            Node::Select(c, a, b) => Plan::Select(*c, *a, *b),
+        }
+    }
+
+    fn operands(&self, mut f: impl FnMut(ExprId)) {
+        match self {
+            Plan::Leaf | Plan::Const(_) => {}
+            Plan::Lin(_, ts) => ts.iter().for_each(|t| f(t.1)),
+            Plan::Prod(_, fs) => fs.iter().copied().for_each(f),
+            Plan::Powi(a, _) | Plan::Func(_, a) | Plan::Not(a) => f(*a),
+            Plan::Pow(a, b)
+            | Plan::Func2(_, a, b)
+            | Plan::Cmp(_, a, b)
+            | Plan::And(a, b)
+            | Plan::Or(a, b) => {
+                f(*a);
+                f(*b);
+            }
+            Plan::Select(c, a, b) => {
+                f(*c);
+                f(*a);
+                f(*b);
+            }
+        }
+    }
+}
+
+/// A compiled list of root expressions, evaluated by one forward loop.
+///
+/// Inputs are the leaves listed at compilation (typically z, ż, … in slot
+/// order); parameters are read from a `params` slice indexed by
+/// [`crate::ParamId`]; `time` is passed separately. Only the nodes the
+/// roots need are compiled; `x − y`, `x + c·y`, `c·x·y` and sums with
+/// coefficients are fused into single instructions, with results bit for bit
+/// equal to [`ExprPool::eval`].
+#[derive(Clone, Debug)]
+pub struct Tape {
+    ops: Vec<Op>,
+    args: Vec<u32>,
+    coefs: Vec<f64>,
+    consts: Vec<f64>,
+    /// Parameter ids; parameter `k` of this list lives in slot
+    /// `n_inputs + 1 + k`.
+    params: Vec<u32>,
+    outputs: Vec<u32>,
+    n_inputs: usize,
+    /// First instruction slot.
+    base: usize,
+}
+
+impl Tape {
+    /// Compiles `roots`; `inputs` lists the leaf expressions whose values are
+    /// given, in slot order, to [`Tape::eval`]. Every unknown the roots
+    /// depend on must be an input; `time` and parameters may be inputs too
+    /// (then the input value is used), otherwise they are read from the
+    /// `t` and `params` arguments of [`Tape::eval`].
+    pub fn compile(
+        pool: &ExprPool,
+        roots: &[ExprId],
+        inputs: &[ExprId],
+    ) -> Result<Tape, TapeError> {
+        let mut input_slot: FxHashMap<ExprId, u32> = FxHashMap::default();
+        for (k, &i) in inputs.iter().enumerate() {
+            if !matches!(pool.node(i), Node::Leaf(_)) {
+                return Err(TapeError::InputNotLeaf(i));
+            }
+            if input_slot.insert(i, k as u32).is_some() {
+                return Err(TapeError::DuplicateInput(i));
+            }
+        }
+        let order = pool.topo_order(roots);
+        // Backward pass: plan every needed node, marking its operands.
+        let mut plan_of: IdMap<u32> = IdMap::for_traversal(order.len(), pool.len());
+        let mut plans: Vec<Plan> = Vec::new();
+        for &r in roots {
+            plan_of.insert(r, u32::MAX);
+        }
+        for &id in order.iter().rev() {
+            if plan_of.get(id).is_none() {
+                continue;
+            }
+            let plan = Plan::of(pool, id);
+            plan.operands(|c| {
+                if plan_of.get(c).is_none() {
+                    plan_of.insert(c, u32::MAX);
+                }
+            });
+            plan_of.insert(id, plans.len() as u32);
+            plans.push(plan);
+        }
+        // Leaves and constants first (slots below `base`), then the ops.
+        let mut slot: IdMap<u32> = IdMap::for_traversal(order.len(), pool.len());
+        let mut params: Vec<u32> = Vec::new();
+        let mut consts: Vec<f64> = Vec::new();
+        let mut param_ids: Vec<(u32, ExprId)> = Vec::new();
+        let mut const_ids: Vec<ExprId> = Vec::new();
+        for &id in &order {
+            let Some(k) = plan_of.get(id) else { continue };
+            match plans[k as usize] {
+                Plan::Leaf => match (input_slot.get(&id), pool.node(id)) {
+                    (Some(&s), _) => slot.insert(id, s),
+                    (None, Node::Leaf(Leaf::Time)) => slot.insert(id, inputs.len() as u32),
+                    (None, Node::Leaf(Leaf::Param(p))) => param_ids.push((p.0, id)),
+                    _ => return Err(TapeError::MissingInput(id)),
+                },
+                Plan::Const(v) => {
+                    consts.push(v);
+                    const_ids.push(id);
+                }
+                _ => {}
+            }
+        }
+        let n_inputs = inputs.len();
+        for (k, (p, id)) in param_ids.into_iter().enumerate() {
+            params.push(p);
+            slot.insert(id, (n_inputs + 1 + k) as u32);
+        }
+        let c0 = n_inputs + 1 + params.len();
+        for (k, id) in const_ids.into_iter().enumerate() {
+            slot.insert(id, (c0 + k) as u32);
+        }
+        let base = c0 + consts.len();
+        let mut ops: Vec<Op> = Vec::with_capacity(plans.len());
+        let mut args: Vec<u32> = Vec::new();
+        let mut coefs: Vec<f64> = Vec::new();
+        for &id in &order {
+            let Some(k) = plan_of.get(id) else { continue };
+            let s = |c: ExprId| slot.get(c).unwrap_or(0);
+            let op = match &plans[k as usize] {
+                Plan::Leaf | Plan::Const(_) => continue,
+                Plan::Lin(init, ts) => {
+                    let no_init = init.to_bits() == (-0.0_f64).to_bits();
+                    match (no_init, ts.as_slice()) {
+                        (true, [(a, x), (b, y)]) if *a == 1.0 && *b == 1.0 => Op::Add(s(*x), s(*y)),
+                        (true, [(a, x), (b, y)]) if *a == 1.0 && *b == -1.0 => {
+                            Op::Sub(s(*x), s(*y))
+                        }
+                        (true, [(a, x), (c, y)]) if *a == 1.0 => Op::Axpy(s(*x), *c, s(*y)),
+                        (true, [(c, x), (b, y)]) if *b == 1.0 => Op::Axpy(s(*y), *c, s(*x)),
+                        (false, [(a, x)]) if *a == 1.0 => Op::AddC(*init, s(*x)),
+                        _ => {
+                            let start = args.len() as u32;
+                            for (c, t) in ts {
+                                args.push(s(*t));
+                                coefs.push(*c);
+                            }
+                            Op::Lin(*init, start, ts.len() as u32)
+                        }
+                    }
+                }
+                Plan::Prod(c, fs) => match fs.as_slice() {
+                    [a] => Op::MulC(*c, s(*a)),
+                    [a, b] if *c == 1.0 => Op::Mul(s(*a), s(*b)),
+                    [a, b] => Op::MulC2(*c, s(*a), s(*b)),
+                    _ => {
+                        let start = args.len() as u32;
+                        for f in fs {
+                            args.push(s(*f));
+                            coefs.push(1.0);
+                        }
+                        Op::ProdN(*c, start, fs.len() as u32)
+                    }
+                },
+                Plan::Powi(a, 2) => Op::Sq(s(*a)),
+                Plan::Powi(a, -1) => Op::Recip(s(*a)),
+                Plan::Powi(a, n) => Op::Powi(s(*a), *n),
+                Plan::Pow(a, b) => Op::Pow(s(*a), s(*b)),
+                Plan::Func(f, a) => Op::Func(*f, s(*a)),
+                Plan::Func2(f, a, b) => Op::Func2(*f, s(*a), s(*b)),
+                Plan::Cmp(op, a, b) => Op::Cmp(*op, s(*a), s(*b)),
+                Plan::And(a, b) => Op::And(s(*a), s(*b)),
+                Plan::Or(a, b) => Op::Or(s(*a), s(*b)),
+                Plan::Not(a) => Op::Not(s(*a)),
+                Plan::Select(c, a, b) => Op::Select(s(*c), s(*a), s(*b)),
+            };
+            slot.insert(id, (base + ops.len()) as u32);
+            ops.push(op);
+        }
+        let mut outputs: Vec<u32> = roots.iter().map(|&r| slot.get(r).unwrap_or(0)).collect();
+        schedule(&mut ops, &mut args, &mut outputs, base);
+        Ok(Tape {
+            ops,
+            args,
+            coefs,
+            consts,
+            params,
+            outputs,
+            n_inputs,
+            base,
+        })
+    }
+
+    /// Number of instructions (leaves and constants excluded).
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// True if the tape has no instruction.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Number of scratch slots used by [`Tape::eval`].
+    pub fn n_slots(&self) -> usize {
+        self.base + self.ops.len()
+    }
+
+    /// Number of outputs (roots).
+    pub fn n_outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// Number of input slots.
+    pub fn n_inputs(&self) -> usize {
+        self.n_inputs
+    }
+
+    /// Evaluates every root into `out[..n_outputs]`. Missing inputs or
+    /// parameters (slices too short) read as NaN; surplus outputs are left
+    /// untouched, missing ones are skipped. `scratch` is grown to
+    /// [`Tape::n_slots`] on first use and reused afterwards (no allocation).
+    pub fn eval(
+        &self,
+        t: f64,
+        inputs: &[f64],
+        params: &[f64],
+        out: &mut [f64],
+        scratch: &mut Vec<f64>,
+    ) {
+        let n = self.base + self.ops.len();
+        if scratch.len() < n {
+            scratch.resize(n, 0.0);
+        }
+        let v = &mut scratch[..n];
+        let k = inputs.len().min(self.n_inputs);
+        v[..k].copy_from_slice(&inputs[..k]);
+        v[k..self.n_inputs].fill(f64::NAN);
+        v[self.n_inputs] = t;
+        let p0 = self.n_inputs + 1;
+        for (slot, &p) in v[p0..p0 + self.params.len()].iter_mut().zip(&self.params) {
+            *slot = params.get(p as usize).copied().unwrap_or(f64::NAN);
+        }
+        let c0 = p0 + self.params.len();
+        v[c0..self.base].copy_from_slice(&self.consts);
+        let (args, coefs) = (&self.args[..], &self.coefs[..]);
+        for (i, op) in self.ops.iter().enumerate() {
+            let x = match *op {
+                Op::Add(a, b) => v[a as usize] + v[b as usize],
+                Op::Sub(a, b) => v[a as usize] - v[b as usize],
+                Op::Axpy(a, c, b) => v[a as usize] + c * v[b as usize],
+                Op::AddC(c, a) => c + v[a as usize],
+                Op::Lin(init, start, len) => {
+                    let (s, l) = (start as usize, len as usize);
+                    // Short sums unrolled (same left-to-right order as the
+                    // general loop).
+                    match (&args[s..s + l], &coefs[s..s + l]) {
+                        ([a, b], [ca, cb]) => init + ca * v[*a as usize] + cb * v[*b as usize],
+                        ([a, b, c], [ca, cb, cc]) => {
+                            init + ca * v[*a as usize] + cb * v[*b as usize] + cc * v[*c as usize]
+                        }
+                        (ix, cs) => ix
+                            .iter()
+                            .zip(cs)
+                            .fold(init, |acc, (&j, &c)| acc + c * v[j as usize]),
+                    }
+                }
+                Op::Mul(a, b) => v[a as usize] * v[b as usize],
+                Op::MulC(c, a) => c * v[a as usize],
+                Op::MulC2(c, a, b) => c * v[a as usize] * v[b as usize],
+                Op::ProdN(c, start, len) => {
+                    let (s, l) = (start as usize, len as usize);
+                    match &args[s..s + l] {
+                        [a, b, d] => c * v[*a as usize] * v[*b as usize] * v[*d as usize],
+                        ix => ix.iter().fold(c, |acc, &j| acc * v[j as usize]),
+                    }
+                }
+                Op::Sq(a) => {
+                    let x = v[a as usize];
+                    x * x
+                }
+                Op::Recip(a) => 1.0 / v[a as usize],
+                Op::Powi(a, n) => v[a as usize].powi(n),
+                Op::Pow(a, b) => v[a as usize].powf(v[b as usize]),
+                Op::Func(f, a) => apply_func(f, v[a as usize]),
+                Op::Func2(f, a, b) => apply_func2(f, v[a as usize], v[b as usize]),
+                Op::Cmp(op, a, b) => apply_cmp(op, v[a as usize], v[b as usize]),
+                Op::And(a, b) => f64::from(v[a as usize] != 0.0 && v[b as usize] != 0.0),
+                Op::Or(a, b) => f64::from(v[a as usize] != 0.0 || v[b as usize] != 0.0),
+                Op::Not(a) => f64::from(v[a as usize] == 0.0),
+                Op::Select(c, a, b) => {
+                    if v[c as usize] != 0.0 {
+                        v[a as usize]
+                    } else {
+                        v[b as usize]
+                    }
+                }
+            };
+            v[self.base + i] = x;
+        }
+        for (o, &s) in out.iter_mut().zip(&self.outputs) {
+            *o = v[s as usize];
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Printer output for the Modelica, Rust and LaTeX back ends.
+
+mod common;
+
+use common::{Parser, names};
+use daec_expr::{
+    CmpOp, ExprPool, Func, Func2, ParamId, modelica_number, to_latex, to_modelica, to_rust,
+};
+
+#[test]
+fn numbers_reread_exactly() {
+    assert_eq!(modelica_number(1.0), "1.0");
+    assert_eq!(modelica_number(0.1), "0.1");
+    assert_eq!(modelica_number(1e-7), "1e-7");
+    assert_eq!(modelica_number(-2.5), "(-2.5)");
+    assert_eq!(modelica_number(f64::INFINITY), "(1.0 / 0.0)");
+    assert_eq!(modelica_number(f64::NAN), "(0.0 / 0.0)");
+    for v in [
+        0.1,
+        1.0 / 3.0,
+        6.02214076e23,
+        1e-300,
+        f64::MIN_POSITIVE,
+        123456789.125,
+    ] {
+        let s = modelica_number(v);
+        assert_eq!(s.parse::<f64>().expect("a number"), v, "{s}");
+    }
+}
+
+#[test]
+fn modelica_precedence_and_signs() {
+    let mut p = ExprPool::new();
+    let n = names();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let m = p.param(ParamId(0));
+    let s = p.add(x, y);
+    let e = p.mul(s, m);
+    assert_eq!(to_modelica(&p, e, &n), "m * (x + y)");
+    let d = p.div(x, s);
+    assert_eq!(to_modelica(&p, d, &n), "x / (x + y)");
+    let nx = p.neg(x);
+    let pw = p.pow(y, nx);
+    assert_eq!(to_modelica(&p, pw, &n), "y^(-x)");
+    let x2 = p.powi(x, 2);
+    let ny2 = p.neg(x2);
+    assert_eq!(to_modelica(&p, ny2, &n), "-x^2");
+    let sub = p.sub(y, x2);
+    assert_eq!(to_modelica(&p, sub, &n), "y - x^2");
+    let three = p.constant(3.0);
+    let third = p.div(x, three);
+    assert_eq!(to_modelica(&p, third, &n), "x / 3.0");
+    let xd = p.var(0, 2);
+    assert_eq!(to_modelica(&p, xd, &n), "der(der(x))");
+    let c = p.cmp(CmpOp::Ge, x, y);
+    let zero = p.constant(0.0);
+    let c2 = p.cmp(CmpOp::Ne, y, zero);
+    let both = p.and(c, c2);
+    let sel = p.select(both, x, nx);
+    assert_eq!(
+        to_modelica(&p, sel, &n),
+        "if y <= x and y <> 0.0 then x else -x"
+    );
+    let at = p.func2(Func2::Atan2, y, x);
+    let sq = p.func(Func::Sqrt, at);
+    assert_eq!(to_modelica(&p, sq, &n), "sqrt(atan2(y, x))");
+    let t = p.time();
+    let k = p.mul(m, t);
+    let ex = p.func(Func::Exp, k);
+    assert_eq!(to_modelica(&p, ex, &n), "exp(m * time)");
+}
+
+#[test]
+fn modelica_output_rereads_to_the_same_id() {
+    let mut p = ExprPool::new();
+    let n = names();
+    let (x, y, lam) = (p.var(0, 0), p.var(1, 0), p.var(4, 0));
+    let (m, g) = (p.param(ParamId(0)), p.param(ParamId(1)));
+    let two = p.constant(2.0);
+    let wd = p.var(3, 1);
+    let mwd = p.mul(m, wd);
+    let yl = p.product(&[two, y, lam]);
+    let mg = p.mul(m, g);
+    let f4 = p.sum(&[mwd, yl, mg]);
+    let d2 = p.dt_n(f4, 2);
+    let dx = p.diff(d2, x);
+    for e in [f4, d2, dx] {
+        let text = to_modelica(&p, e, &n);
+        assert_eq!(Parser::parse(&mut p, &text, &n), Ok(e), "{text}");
+    }
+}
+
+#[test]
+fn rust_emission_binds_shared_subexpressions() {
+    let mut p = ExprPool::new();
+    let (x, y) = (p.var(0, 0), p.var(1, 1));
+    let s = p.func(Func::Sin, x);
+    let a = p.mul(s, y);
+    let b = p.add(s, y);
+    let one = p.constant(1.0);
+    let nb = p.sub(one, b);
+    let (lets, roots) = to_rust(&p, &[a, nb], &common::VecNames);
+    assert_eq!(lets, vec!["let s0 = z[0].sin();".to_string()]);
+    assert_eq!(
+        roots,
+        vec!["zp[1] * s0".to_string(), "1.0 - zp[1] - s0".to_string()]
+    );
+    let c = p.cmp(CmpOp::Lt, x, y);
+    let two = p.constant(2.0);
+    let sel = p.select(c, two, x);
+    let sg = p.func(Func::Sign, x);
+    let lg = p.func(Func::Log, x);
+    let inv = p.powi(x, -1);
+    let m2 = p.constant(-2.0);
+    let pw = p.pow(m2, y);
+    let (lets, roots) = to_rust(&p, &[pw], &common::VecNames);
+    assert!(lets.is_empty());
+    assert_eq!(roots, vec!["(-2.0_f64).powf(zp[1])".to_string()]);
+    let (lets, roots) = to_rust(&p, &[sel, sg, lg, inv], &common::VecNames);
+    assert!(lets.is_empty());
+    assert_eq!(
+        roots,
+        vec![
+            "if z[0] < zp[1] { 2.0 } else { z[0] }".to_string(),
+            "(if z[0] > 0.0 { 1.0 } else if z[0] < 0.0 { -1.0 } else { z[0] })".to_string(),
+            "z[0].ln()".to_string(),
+            "1.0 / z[0]".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn latex_output() {
+    let mut p = ExprPool::new();
+    let n = names();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let lam = p.var(4, 0);
+    let m = p.param(ParamId(0));
+    let xy = p.add(x, y);
+    let q = p.div(lam, xy);
+    let e = p.mul(m, q);
+    assert_eq!(
+        to_latex(&p, e, &n),
+        "\\frac{\\mathit{lambda} \\cdot m}{x + y}"
+    );
+    let v3 = p.var(2, 3);
+    let v6 = p.var(2, 6);
+    assert_eq!(to_latex(&p, v3, &n), "\\dddot{v}");
+    assert_eq!(to_latex(&p, v6, &n), "v^{(6)}");
+    let small = p.constant(1e-7);
+    let e2 = p.mul(small, x);
+    assert_eq!(to_latex(&p, e2, &n), "1 \\cdot 10^{-7} \\cdot x");
+    let ab = p.func(Func::Abs, x);
+    let sq = p.func(Func::Sqrt, ab);
+    assert_eq!(to_latex(&p, sq, &n), "\\sqrt{\\left|x\\right|}");
+}

@@ -1,0 +1,362 @@
+//! Property tests on random expressions at random points: canonicalisation
+//! preserves values, `diff` agrees with central finite differences, `dt`
+//! agrees with the chain rule written out by hand, tape evaluation equals
+//! direct evaluation, and printing Modelica then re-reading it (with the
+//! test parser of `common`) gives the same id.
+
+mod common;
+
+use common::{Parser, TestEnv, TestNames, VecNames};
+use daec_expr::{
+    CmpOp, ExprId, ExprPool, Func, Func2, Leaf, ParamId, Tape, apply_cmp, apply_func, apply_func2,
+    to_modelica, to_rust,
+};
+use proptest::prelude::*;
+
+/// A random expression, built both into a pool and evaluated naively.
+#[derive(Clone, Debug)]
+enum Recipe {
+    Var(u32, u32),
+    Param(u32),
+    Time,
+    Const(f64),
+    Add(Box<Recipe>, Box<Recipe>),
+    Sub(Box<Recipe>, Box<Recipe>),
+    Mul(Box<Recipe>, Box<Recipe>),
+    Div(Box<Recipe>, Box<Recipe>),
+    Neg(Box<Recipe>),
+    Powi(Box<Recipe>, i32),
+    Pow(Box<Recipe>, Box<Recipe>),
+    Func(Func, Box<Recipe>),
+    Func2(Func2, Box<Recipe>, Box<Recipe>),
+    Select(CmpOp, Box<Recipe>, Box<Recipe>, Box<Recipe>, Box<Recipe>),
+}
+
+const SMOOTH: [Func; 13] = [
+    Func::Sin,
+    Func::Cos,
+    Func::Tan,
+    Func::Asin,
+    Func::Acos,
+    Func::Atan,
+    Func::Sinh,
+    Func::Cosh,
+    Func::Tanh,
+    Func::Exp,
+    Func::Log,
+    Func::Log10,
+    Func::Sqrt,
+];
+const KINKED: [Func; 4] = [Func::Abs, Func::Sign, Func::Floor, Func::Ceil];
+
+fn recipe() -> impl Strategy<Value = Recipe> {
+    let leaf = prop_oneof![
+        4 => (0u32..3, 0u32..2).prop_map(|(j, k)| Recipe::Var(j, k)),
+        1 => (0u32..2).prop_map(Recipe::Param),
+        1 => Just(Recipe::Time),
+        2 => prop_oneof![(-3i32..4).prop_map(f64::from), -2.5f64..2.5].prop_map(Recipe::Const),
+    ];
+    leaf.prop_recursive(5, 40, 3, |inner| {
+        let b = || inner.clone().prop_map(Box::new);
+        prop_oneof![
+            3 => (b(), b()).prop_map(|(a, c)| Recipe::Add(a, c)),
+            2 => (b(), b()).prop_map(|(a, c)| Recipe::Sub(a, c)),
+            3 => (b(), b()).prop_map(|(a, c)| Recipe::Mul(a, c)),
+            1 => (b(), b()).prop_map(|(a, c)| Recipe::Div(a, c)),
+            1 => b().prop_map(Recipe::Neg),
+            2 => (b(), -3i32..5).prop_map(|(a, n)| Recipe::Powi(a, n)),
+            1 => (b(), b()).prop_map(|(a, c)| Recipe::Pow(a, c)),
+            3 => (b(), 0usize..13).prop_map(|(a, f)| Recipe::Func(SMOOTH[f], a)),
+            1 => (b(), 0usize..4).prop_map(|(a, f)| Recipe::Func(KINKED[f], a)),
+            1 => (b(), b(), 0usize..3).prop_map(|(a, c, f)| {
+                Recipe::Func2([Func2::Atan2, Func2::Min, Func2::Max][f], a, c)
+            }),
+            1 => (b(), b(), b(), b(), 0usize..4).prop_map(|(a, c, t, e, o)| {
+                Recipe::Select([CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge][o], a, c, t, e)
+            }),
+        ]
+    })
+}
+
+fn build(p: &mut ExprPool, r: &Recipe) -> ExprId {
+    match r {
+        Recipe::Var(j, k) => p.var(*j, *k),
+        Recipe::Param(k) => p.param(ParamId(*k)),
+        Recipe::Time => p.time(),
+        Recipe::Const(c) => p.constant(*c),
+        Recipe::Add(a, b) => {
+            let (a, b) = (build(p, a), build(p, b));
+            p.add(a, b)
+        }
+        Recipe::Sub(a, b) => {
+            let (a, b) = (build(p, a), build(p, b));
+            p.sub(a, b)
+        }
+        Recipe::Mul(a, b) => {
+            let (a, b) = (build(p, a), build(p, b));
+            p.mul(a, b)
+        }
+        Recipe::Div(a, b) => {
+            let (a, b) = (build(p, a), build(p, b));
+            p.div(a, b)
+        }
+        Recipe::Neg(a) => {
+            let a = build(p, a);
+            p.neg(a)
+        }
+        Recipe::Powi(a, n) => {
+            let a = build(p, a);
+            p.powi(a, *n)
+        }
+        Recipe::Pow(a, b) => {
+            let (a, b) = (build(p, a), build(p, b));
+            p.pow(a, b)
+        }
+        Recipe::Func(f, a) => {
+            let a = build(p, a);
+            p.func(*f, a)
+        }
+        Recipe::Func2(f, a, b) => {
+            let (a, b) = (build(p, a), build(p, b));
+            p.func2(*f, a, b)
+        }
+        Recipe::Select(op, a, b, t, e) => {
+            let (a, b, t, e) = (build(p, a), build(p, b), build(p, t), build(p, e));
+            let c = p.cmp(*op, a, b);
+            p.select(c, t, e)
+        }
+    }
+}
+
+/// Naive evaluation of the recipe: (value, largest intermediate magnitude,
+/// smallest distance of any kink/jump argument to its discontinuity).
+fn naive(r: &Recipe, env: &TestEnv) -> (f64, f64, f64) {
+    use daec_expr::Env;
+    let leafv = |v: f64| (v, v.abs(), f64::INFINITY);
+    let un = |a: (f64, f64, f64), v: f64, kink: f64| (v, a.1.max(v.abs()), a.2.min(kink));
+    let bin = |a: (f64, f64, f64), b: (f64, f64, f64), v: f64, kink: f64| {
+        (v, a.1.max(b.1).max(v.abs()), a.2.min(b.2).min(kink))
+    };
+    match r {
+        Recipe::Var(j, k) => leafv(env.var(*j, *k)),
+        Recipe::Param(k) => leafv(env.param(ParamId(*k))),
+        Recipe::Time => leafv(env.time()),
+        Recipe::Const(c) => leafv(*c),
+        Recipe::Add(a, b) => {
+            let (x, y) = (naive(a, env), naive(b, env));
+            bin(x, y, x.0 + y.0, f64::INFINITY)
+        }
+        Recipe::Sub(a, b) => {
+            let (x, y) = (naive(a, env), naive(b, env));
+            bin(x, y, x.0 - y.0, f64::INFINITY)
+        }
+        Recipe::Mul(a, b) => {
+            let (x, y) = (naive(a, env), naive(b, env));
+            bin(x, y, x.0 * y.0, f64::INFINITY)
+        }
+        Recipe::Div(a, b) => {
+            let (x, y) = (naive(a, env), naive(b, env));
+            bin(x, y, x.0 / y.0, y.0.abs())
+        }
+        Recipe::Neg(a) => {
+            let x = naive(a, env);
+            un(x, -x.0, f64::INFINITY)
+        }
+        Recipe::Powi(a, n) => {
+            let x = naive(a, env);
+            let kink = if *n < 0 { x.0.abs() } else { f64::INFINITY };
+            un(x, x.0.powi(*n), kink)
+        }
+        Recipe::Pow(a, b) => {
+            let (x, y) = (naive(a, env), naive(b, env));
+            // Negative bases are only defined for (locally constant) integer
+            // exponents, where the symbolic derivative is NaN: excluded.
+            let kink = if x.0 > 0.0 { x.0 } else { 0.0 };
+            bin(x, y, x.0.powf(y.0), kink)
+        }
+        Recipe::Func(f, a) => {
+            let x = naive(a, env);
+            let v = x.0;
+            let kink = match f {
+                Func::Abs | Func::Sign | Func::Sqrt | Func::Log | Func::Log10 => v.abs(),
+                Func::Floor | Func::Ceil => (v - v.round()).abs(),
+                Func::Asin | Func::Acos => (1.0 - v.abs()).abs(),
+                Func::Tan => (v.cos()).abs(),
+                _ => f64::INFINITY,
+            };
+            un(x, apply_func(*f, v), kink)
+        }
+        Recipe::Func2(f, a, b) => {
+            let (x, y) = (naive(a, env), naive(b, env));
+            let kink = match f {
+                Func2::Atan2 => x.0.abs() + y.0.abs(),
+                _ => (x.0 - y.0).abs(),
+            };
+            bin(x, y, apply_func2(*f, x.0, y.0), kink)
+        }
+        Recipe::Select(op, a, b, t, e) => {
+            let (x, y) = (naive(a, env), naive(b, env));
+            let (tv, ev) = (naive(t, env), naive(e, env));
+            let c = apply_cmp(*op, x.0, y.0);
+            let v = if c != 0.0 { tv.0 } else { ev.0 };
+            let kink = (x.0 - y.0).abs();
+            let m = x.1.max(y.1).max(tv.1).max(ev.1).max(v.abs());
+            (v, m, x.2.min(y.2).min(tv.2).min(ev.2).min(kink))
+        }
+    }
+}
+
+fn point() -> impl Strategy<Value = TestEnv> {
+    (
+        proptest::collection::vec(proptest::collection::vec(-2.0f64..2.0, 3), 3),
+        proptest::collection::vec(0.5f64..2.0, 2),
+        -1.0f64..1.0,
+    )
+        .prop_map(|(vars, params, t)| TestEnv { vars, params, t })
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Central difference of `e` in the leaf `leaf` at `env` with step h.
+fn central(p: &ExprPool, e: ExprId, leaf: Leaf, env: &TestEnv, h: f64) -> f64 {
+    let shifted = |delta: f64| {
+        let mut env2 = TestEnv {
+            vars: env.vars.clone(),
+            params: env.params.clone(),
+            t: env.t,
+        };
+        match leaf {
+            Leaf::Var { unknown, order } => env2.vars[unknown as usize][order as usize] += delta,
+            Leaf::Param(k) => env2.params[k.0 as usize] += delta,
+            Leaf::Time => env2.t += delta,
+        }
+        p.eval(e, &env2)
+    };
+    (shifted(h) - shifted(-h)) / (2.0 * h)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn canonicalisation_preserves_value(r in recipe(), env in point()) {
+        let mut p = ExprPool::new();
+        let e = build(&mut p, &r);
+        let (reference, scale, kink) = naive(&r, &env);
+        prop_assume!(reference.is_finite() && scale < 1e8 && kink > 1e-6);
+        let got = p.eval(e, &env);
+        prop_assert!(
+            (got - reference).abs() <= 1e-9 * (1.0 + scale),
+            "{got} vs {reference} (scale {scale})"
+        );
+    }
+
+    #[test]
+    fn diff_agrees_with_central_differences(r in recipe(), env in point()) {
+        let mut p = ExprPool::new();
+        let e = build(&mut p, &r);
+        let (reference, scale, kink) = naive(&r, &env);
+        prop_assume!(reference.is_finite() && scale < 1e6 && kink > 1e-3);
+        for leaf in p.leaves(e) {
+            let l = p.as_leaf(leaf).expect("a leaf");
+            let d = p.diff(e, leaf);
+            let dv = p.eval(d, &env);
+            let h = 1e-6;
+            let (fd1, fd2) = (central(&p, e, l, &env, h), central(&p, e, l, &env, h / 2.0));
+            // Only assert where the finite difference itself has converged.
+            if fd1.is_finite() && fd2.is_finite() && (fd1 - fd2).abs() <= 1e-5 * (1.0 + fd1.abs()) {
+                prop_assert!(
+                    (dv - fd2).abs() <= 1e-4 * (1.0 + fd2.abs()),
+                    "d/d{l:?}: symbolic {dv} vs finite difference {fd2}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn dt_equals_the_chain_rule(r in recipe(), env in point()) {
+        let mut p = ExprPool::new();
+        let e = build(&mut p, &r);
+        let (reference, scale, kink) = naive(&r, &env);
+        prop_assume!(reference.is_finite() && scale < 1e6 && kink > 1e-6);
+        let total = p.dt(e);
+        // d/dt e = Σ ∂e/∂z_j^(k) · z_j^(k+1) + ∂e/∂t
+        let mut terms = Vec::new();
+        for leaf in p.leaves(e) {
+            let d = p.diff(e, leaf);
+            match p.as_leaf(leaf) {
+                Some(Leaf::Var { unknown, order }) => {
+                    let next = p.var(unknown, order + 1);
+                    terms.push(p.mul(d, next));
+                }
+                Some(Leaf::Time) => terms.push(d),
+                _ => {}
+            }
+        }
+        let chain = p.sum(&terms);
+        let (a, b) = (p.eval(total, &env), p.eval(chain, &env));
+        prop_assert!(a.to_bits() == b.to_bits() || (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs())),
+            "dt {a} vs chain rule {b}");
+    }
+
+    #[test]
+    fn tape_equals_direct_evaluation(r in recipe(), env in point()) {
+        let mut p = ExprPool::new();
+        let e = build(&mut p, &r);
+        let x0 = p.var(0, 0);
+        let d = p.diff(e, x0);
+        let inputs: Vec<ExprId> = (0..3).flat_map(|j| (0..3).map(move |k| (j, k)))
+            .map(|(j, k)| p.var(j, k))
+            .collect();
+        let tape = Tape::compile(&p, &[e, d], &inputs).expect("compiles");
+        let vals: Vec<f64> = (0..3).flat_map(|j| (0..3).map(move |k| (j, k)))
+            .map(|(j, k)| env.vars[j][k])
+            .collect();
+        let mut out = [0.0; 2];
+        let mut scratch = Vec::new();
+        tape.eval(env.t, &vals, &env.params, &mut out, &mut scratch);
+        for (k, root) in [e, d].into_iter().enumerate() {
+            let direct = p.eval(root, &env);
+            prop_assert!(
+                out[k].to_bits() == direct.to_bits() || (out[k].is_nan() && direct.is_nan()),
+                "root {k}: tape {} vs direct {direct}", out[k]
+            );
+        }
+    }
+
+    #[test]
+    fn modelica_printing_rereads_to_the_same_id(r in recipe()) {
+        let mut p = ExprPool::new();
+        let e = build(&mut p, &r);
+        let names = TestNames { unknowns: vec!["x", "y", "z"], params: vec!["a", "b"] };
+        let text = to_modelica(&p, e, &names);
+        let back = Parser::parse(&mut p, &text, &names);
+        prop_assert_eq!(back, Ok(e), "printed: {}", text);
+    }
+
+    #[test]
+    fn rust_emission_is_well_formed(r in recipe()) {
+        let mut p = ExprPool::new();
+        let e = build(&mut p, &r);
+        let x0 = p.var(0, 0);
+        let d = p.diff(e, x0);
+        let (lets, roots) = to_rust(&p, &[e, d], &VecNames);
+        prop_assert_eq!(roots.len(), 2);
+        for s in lets.iter().chain(&roots) {
+            let open = s.matches('(').count();
+            let close = s.matches(')').count();
+            prop_assert_eq!(open, close, "unbalanced: {}", s);
+            prop_assert!(!s.is_empty());
+        }
+        for (k, l) in lets.iter().enumerate() {
+            let prefix = format!("let s{k} = ");
+            prop_assert!(l.starts_with(&prefix) && l.ends_with(';'), "{}", l);
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! max_orders, leaves, substitute and linear_in.
+
+mod common;
+
+use common::TestEnv;
+use daec_expr::{CmpOp, ExprPool, Func, ParamId};
+
+/// The simple pendulum of steinbrecher2016 Ex. 2.7 (problem S1), unknowns
+/// (x, y, v, w, λ) = 0..5, parameters (m, g, ℓ) = 0..3.
+fn pendulum(p: &mut ExprPool) -> Vec<daec_expr::ExprId> {
+    let (x, y, v, w, lam) = (
+        p.var(0, 0),
+        p.var(1, 0),
+        p.var(2, 0),
+        p.var(3, 0),
+        p.var(4, 0),
+    );
+    let (xd, yd, vd, wd) = (p.var(0, 1), p.var(1, 1), p.var(2, 1), p.var(3, 1));
+    let (m, g, l) = (
+        p.param(ParamId(0)),
+        p.param(ParamId(1)),
+        p.param(ParamId(2)),
+    );
+    let two = p.constant(2.0);
+    let f1 = p.sub(xd, v);
+    let f2 = p.sub(yd, w);
+    let mvd = p.mul(m, vd);
+    let xl = p.product(&[two, x, lam]);
+    let f3 = p.add(mvd, xl);
+    let mwd = p.mul(m, wd);
+    let yl = p.product(&[two, y, lam]);
+    let mg = p.mul(m, g);
+    let f4 = p.sum(&[mwd, yl, mg]);
+    let (x2, y2, l2) = (p.powi(x, 2), p.powi(y, 2), p.powi(l, 2));
+    let s = p.add(x2, y2);
+    let f5 = p.sub(s, l2);
+    vec![f1, f2, f3, f4, f5]
+}
+
+#[test]
+fn sigma_matrix_of_the_pendulum() {
+    // steinbrecher2016 (12): Σ = [[1,-,0,-,-],[-,1,-,0,-],[0,-,1,-,0],[-,0,-,1,0],[0,0,-,-,-]].
+    let mut p = ExprPool::new();
+    let f = pendulum(&mut p);
+    assert_eq!(p.max_orders(f[0]), vec![(0, 1), (2, 0)]);
+    assert_eq!(p.max_orders(f[1]), vec![(1, 1), (3, 0)]);
+    assert_eq!(p.max_orders(f[2]), vec![(0, 0), (2, 1), (4, 0)]);
+    assert_eq!(p.max_orders(f[3]), vec![(1, 0), (3, 1), (4, 0)]);
+    assert_eq!(p.max_orders(f[4]), vec![(0, 0), (1, 0)]);
+    // After two differentiations of the constraint: orders 2 in x and y.
+    let d2 = p.dt_n(f[4], 2);
+    assert_eq!(p.max_orders(d2), vec![(0, 2), (1, 2)]);
+    // A constant has no unknown.
+    let c = p.constant(3.0);
+    assert!(p.max_orders(c).is_empty());
+}
+
+#[test]
+fn leaves_are_sorted_and_deduplicated() {
+    let mut p = ExprPool::new();
+    let f = pendulum(&mut p);
+    let ls = p.leaves(f[3]);
+    let (y, wd, lam) = (p.var(1, 0), p.var(3, 1), p.var(4, 0));
+    let (m, g) = (p.param(ParamId(0)), p.param(ParamId(1)));
+    let mut expected = vec![y, wd, lam, m, g];
+    expected.sort();
+    assert_eq!(ls, expected);
+    let t = p.time();
+    let s = p.func(Func::Sin, t);
+    let e = p.mul(s, t);
+    assert_eq!(p.leaves(e), vec![t]);
+}
+
+#[test]
+fn substitute_replaces_leaves_and_recanonicalises() {
+    let mut p = ExprPool::new();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let x2 = p.powi(x, 2);
+    let e = p.add(x2, y);
+    // x → y: y² + y; y → −x²: x² − x² = 0.
+    let sub1 = p.substitute(e, &|l| (l == x).then_some(y));
+    let y2 = p.powi(y, 2);
+    assert_eq!(sub1, p.add(y2, y));
+    let nx2 = p.neg(x2);
+    let sub2 = p.substitute(e, &|l| (l == y).then_some(nx2));
+    assert_eq!(p.as_constant(sub2), Some(0.0));
+    // Substituting nothing returns the same id.
+    assert_eq!(p.substitute(e, &|_| None), e);
+}
+
+#[test]
+fn quasi_linear_form_of_the_pendulum() {
+    // E(t,z)ż = k(t,z): the pendulum is linear in the derivatives ż.
+    let mut p = ExprPool::new();
+    let f = pendulum(&mut p);
+    let zd: Vec<_> = (0..5).map(|j| p.var(j, 1)).collect();
+    let (coefs, rest) = p.linear_in(f[2], &zd).expect("F3 is linear in ż");
+    let m = p.param(ParamId(0));
+    let zero = p.constant(0.0);
+    assert_eq!(coefs, vec![zero, zero, m, zero, zero]);
+    let (x, lam) = (p.var(0, 0), p.var(4, 0));
+    let two = p.constant(2.0);
+    assert_eq!(rest, p.product(&[two, x, lam]));
+    // Reassembling gives the original expression.
+    let vd = p.var(2, 1);
+    let mv = p.mul(coefs[2], vd);
+    assert_eq!(p.add(mv, rest), f[2]);
+}
+
+#[test]
+fn nonlinear_dependencies_are_rejected() {
+    let mut p = ExprPool::new();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let xy = p.mul(x, y);
+    assert!(p.linear_in(xy, &[x, y]).is_none(), "x·y is bilinear");
+    assert!(p.linear_in(xy, &[x]).is_some(), "x·y is linear in x alone");
+    let x2 = p.powi(x, 2);
+    assert!(p.linear_in(x2, &[x]).is_none());
+    let fl = p.func(Func::Floor, x);
+    assert!(
+        p.linear_in(fl, &[x]).is_none(),
+        "floor has zero derivative but is not linear"
+    );
+    let ix = p.powi(x, -1);
+    assert!(p.linear_in(ix, &[x]).is_none());
+    let zero = p.constant(0.0);
+    let c = p.cmp(CmpOp::Gt, x, zero);
+    let s = p.select(c, y, zero);
+    assert!(p.linear_in(s, &[x]).is_none(), "condition depends on x");
+}
+
+#[test]
+fn linear_if_expression_with_free_condition() {
+    let mut p = ExprPool::new();
+    let (x, t) = (p.var(0, 0), p.time());
+    let zero = p.constant(0.0);
+    let c = p.cmp(CmpOp::Gt, t, zero);
+    let three = p.constant(3.0);
+    let tx = p.mul(three, x);
+    let s = p.select(c, tx, x);
+    let (coefs, rest) = p.linear_in(s, &[x]).expect("linear in x");
+    assert_eq!(p.as_constant(rest), Some(0.0));
+    let e = |tv: f64| TestEnv {
+        vars: vec![vec![0.0]],
+        params: vec![],
+        t: tv,
+    };
+    assert_eq!(p.eval(coefs[0], &e(1.0)), 3.0);
+    assert_eq!(p.eval(coefs[0], &e(-1.0)), 1.0);
+}
