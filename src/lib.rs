@@ -8,5 +8,6 @@ pub use daec_cli as cli;
 pub use daec_diag as diag;
 pub use daec_expr as expr;
 pub use daec_model as model;
+pub use daec_regularize as regularize;
 pub use daec_structure as structure;
 pub use daec_syntax as syntax;

@@ -1,1 +1,316 @@
 //! The `daec` command-line driver.
+//!
+//! This is the only crate that does file IO, reads the environment or
+//! prints (architecture invariant 2). [`run`] takes the arguments and the
+//! output streams, so tests drive the whole tool in-process.
+//!
+//! Exit codes for every subcommand: 0 success, 1 errors in the model
+//! (diagnostics printed), 2 usage errors, 3 numerical failure.
+
+mod commands;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use daec_diag::{Diagnostic, SourceMap};
+use daec_model::{Dae, LowerOptions};
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Exit code: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: the model has errors (diagnostics were printed).
+pub const EXIT_MODEL: i32 = 1;
+/// Exit code: usage error (bad arguments, unreadable input, unwritable output).
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code: numerical failure.
+pub const EXIT_NUMERIC: i32 = 3;
+
+/// The output streams of one run.
+pub struct Io<'a> {
+    /// Standard output.
+    pub stdout: &'a mut (dyn Write + Send),
+    /// Standard error.
+    pub stderr: &'a mut (dyn Write + Send),
+    /// Whether stderr is a terminal (colours diagnostics).
+    pub stderr_is_terminal: bool,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "daec",
+    version,
+    about = "daec — a compiler and simulator for differential-algebraic equations",
+    long_about = None
+)]
+struct Cli {
+    /// When to colour diagnostics.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    color: ColorChoice,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug, Clone)]
+struct ModelArgs {
+    /// The `.dae` model file.
+    model: PathBuf,
+    /// Override a parameter: `-p NAME=VALUE` (repeatable), e.g. `-p N=100000`.
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE", value_parser = parse_override)]
+    params: Vec<(String, f64)>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the flat scalar model (valid `.dae` text, or JSON).
+    Flatten {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Write to this file instead of standard output.
+        #[arg(short = 'o', long)]
+        output: Option<PathBuf>,
+    },
+    /// Structural analysis: Σ-matrix, HVT, offsets, index, DOF, Σ-Jacobian,
+    /// block triangular forms, Pantelides, hidden constraints by level.
+    Analyze {
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Write to this file instead of standard output.
+        #[arg(short = 'o', long)]
+        output: Option<PathBuf>,
+    },
+    /// Simulate: regularize (HiC) and integrate with Radau IIA; the
+    /// solution as CSV, an optional SVG plot, statistics.
+    Simulate(commands::SimulateArgs),
+}
+
+fn parse_override(s: &str) -> Result<(String, f64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("`{s}` has no parameter name"));
+    }
+    let value = value.trim();
+    let v = match value {
+        "true" => 1.0,
+        "false" => 0.0,
+        _ => value
+            .parse::<f64>()
+            .map_err(|_| format!("`{value}` is not a number (in `-p {s}`)"))?,
+    };
+    Ok((name.to_string(), v))
+}
+
+/// Stack size of the thread `run` works on: lowering recurses over the
+/// AST, so deeply nested (generated) models need a large stack.
+const STACK_SIZE: usize = 1 << 30;
+
+/// Runs `daec` with `args` (including the program name) and returns the
+/// exit code. The work runs on a thread with a 1 GiB stack (reserved, not
+/// committed), so that no input can overflow the stack.
+pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("daec".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(scope, || run_here(args, io));
+        match worker.map(|h| h.join()) {
+            Ok(Ok(code)) => code,
+            Ok(Err(_)) => 101,
+            Err(e) => {
+                // `io` is lent to the closure that could not start.
+                eprintln!("error: cannot start the worker thread: {e}");
+                EXIT_USAGE
+            }
+        }
+    })
+}
+
+fn run_here(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let text = e.render().to_string();
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = write!(io.stdout, "{text}");
+                    EXIT_OK
+                }
+                _ => {
+                    let _ = write!(io.stderr, "{text}");
+                    EXIT_USAGE
+                }
+            };
+        }
+    };
+    let color = match cli.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => io.stderr_is_terminal,
+    };
+    let mut ctx = Ctx { io, color };
+    let result = match cli.command {
+        Command::Flatten {
+            model,
+            format,
+            output,
+        } => commands::flatten(&mut ctx, &model, format, output.as_deref()),
+        Command::Analyze {
+            model,
+            format,
+            output,
+        } => commands::analyze_command(&mut ctx, &model, format, output.as_deref()),
+        Command::Simulate(args) => commands::simulate(&mut ctx, &args),
+    };
+    match result {
+        Ok(()) => EXIT_OK,
+        Err(code) => code,
+    }
+}
+
+/// What a command needs from the driver.
+pub(crate) struct Ctx<'a, 'b> {
+    pub(crate) io: &'a mut Io<'b>,
+    pub(crate) color: bool,
+}
+
+impl Ctx<'_, '_> {
+    /// Prints a usage error and returns the usage exit code.
+    pub(crate) fn usage_error(&mut self, msg: &str) -> i32 {
+        let _ = writeln!(self.io.stderr, "error: {msg}");
+        EXIT_USAGE
+    }
+
+    /// Prints diagnostics.
+    pub(crate) fn diagnostics(&mut self, map: &SourceMap, diags: &[Diagnostic]) {
+        if !diags.is_empty() {
+            let _ = write!(self.io.stderr, "{}", map.render(diags, self.color));
+        }
+    }
+}
+
+/// A model read, parsed and lowered.
+pub(crate) struct Loaded {
+    pub(crate) map: SourceMap,
+    pub(crate) dae: Dae,
+}
+
+/// Reads, parses and lowers a model; prints diagnostics; `Err(exit code)`
+/// when the model has errors or cannot be read.
+pub(crate) fn load(ctx: &mut Ctx<'_, '_>, args: &ModelArgs) -> Result<Loaded, i32> {
+    let source = read_model(ctx, &args.model)?;
+    let mut map = SourceMap::new();
+    let file = map.add(args.model.display().to_string(), source);
+    let parsed = daec_syntax::parse(file, map.source(file));
+    let mut diags = parsed.diagnostics;
+    let Some(model) = parsed.model else {
+        ctx.diagnostics(&map, &diags);
+        return Err(EXIT_MODEL);
+    };
+    if diags.iter().any(Diagnostic::is_error) {
+        // Report lowering errors too where the parse recovered, so that a
+        // user sees every mistake at once — but not the ones that are only
+        // consequences of the syntax errors: equation counts (a skipped
+        // equation is missing) and anything on a line with a syntax error.
+        let src = map.source(file);
+        let line_of = |off: u32| src[..(off as usize).min(src.len())].matches('\n').count();
+        let bad_lines: Vec<usize> = diags
+            .iter()
+            .filter_map(|d| d.primary_span())
+            .map(|s| line_of(s.start))
+            .collect();
+        let (_, more) = daec_model::lower(&model, &lower_options(args));
+        diags.extend(more.into_iter().filter(|d| {
+            d.code != daec_diag::codes::COUNT_MISMATCH
+                && d.primary_span()
+                    .is_none_or(|s| !bad_lines.contains(&line_of(s.start)))
+        }));
+        ctx.diagnostics(&map, &diags);
+        return Err(EXIT_MODEL);
+    }
+    let (dae, more) = daec_model::lower(&model, &lower_options(args));
+    diags.extend(more);
+    ctx.diagnostics(&map, &diags);
+    match dae {
+        Some(dae) => Ok(Loaded { map, dae }),
+        None => Err(EXIT_MODEL),
+    }
+}
+
+fn lower_options(args: &ModelArgs) -> LowerOptions {
+    LowerOptions {
+        overrides: args.params.clone(),
+        ..LowerOptions::default()
+    }
+}
+
+fn read_model(ctx: &mut Ctx<'_, '_>, path: &Path) -> Result<String, i32> {
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(s) => Ok(s),
+            Err(e) => {
+                // Keep going with the valid prefix replaced: the lexer will
+                // point at the replacement characters.
+                let _ = writeln!(
+                    ctx.io.stderr,
+                    "warning: {} is not valid UTF-8 (first bad byte at offset {}); invalid bytes are read as U+FFFD",
+                    path.display(),
+                    e.utf8_error().valid_up_to()
+                );
+                Ok(String::from_utf8_lossy(e.as_bytes()).into_owned())
+            }
+        },
+        Err(e) => Err(ctx.usage_error(&format!("cannot read `{}`: {e}", path.display()))),
+    }
+}
+
+/// Writes `contents` to `path` atomically (a temporary file in the same
+/// directory, then a rename), so that no reader sees a truncated file.
+pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(".{name}.daec-tmp-{}", std::process::id()));
+    let result = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Writes command output to `-o FILE` or stdout.
+pub(crate) fn emit(ctx: &mut Ctx<'_, '_>, output: Option<&Path>, text: &str) -> Result<(), i32> {
+    match output {
+        Some(path) => write_atomically(path, text.as_bytes())
+            .map_err(|e| ctx.usage_error(&format!("cannot write `{}`: {e}", path.display()))),
+        None => {
+            let _ = ctx.io.stdout.write_all(text.as_bytes());
+            Ok(())
+        }
+    }
+}

@@ -100,8 +100,14 @@ pub fn modelica_number(v: f64) -> String {
             "(-1.0 / 0.0)"
         }
         .to_string()
-    } else if v.is_sign_negative() {
-        format!("(-{:?})", -v)
+    } else if v.is_sign_negative() && v != 0.0 {
+        format!("(-{})", modelica_number(-v))
+    } else if v == 0.0 && v.is_sign_negative() {
+        "(-0.0)".to_string()
+    } else if v.fract() == 0.0 && v < 1e15 {
+        // Integral values print as integers (`2 * x`, not `2.0 * x`): an
+        // Integer literal denotes the same Real in every expression context.
+        format!("{}", v as i64)
     } else {
         format!("{v:?}")
     }
@@ -122,6 +128,52 @@ fn print_order(pool: &ExprPool, ts: &[ExprId], r: &FxHashMap<ExprId, R>) -> Vec<
     order.extend(ts.iter().copied().filter(|t| !konst(t) && negative(t)));
     order.extend(ts.iter().copied().filter(|t| konst(t) && negative(t)));
     order
+}
+
+/// The Modelica printer's order must not depend on node ids (which depend
+/// on the order a pool was built in), so that printing a model, parsing the
+/// text and printing again gives the same text (`daec flatten` is
+/// idempotent). Within each sign/constant group of [`print_order`], terms
+/// with higher derivatives come first, then by their text.
+fn stable_order(pool: &ExprPool, order: Vec<ExprId>, r: &FxHashMap<ExprId, R>) -> Vec<ExprId> {
+    let negative = |t: &ExprId| r.get(t).is_some_and(|x| x.neg.is_some());
+    let konst = |t: &ExprId| pool.as_constant(*t).is_some();
+    let key = |t: &ExprId| {
+        let top = pool
+            .max_orders(*t)
+            .iter()
+            .map(|&(_, k)| k)
+            .max()
+            .unwrap_or(0);
+        (
+            negative(t),
+            konst(t),
+            std::cmp::Reverse(top),
+            r.get(t).map(|x| x.s.clone()),
+        )
+    };
+    let mut keyed: Vec<_> = order.into_iter().map(|t| (key(&t), t)).collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Factors: lower derivatives first (`x * der(x)`), then by text (see
+/// [`stable_order`]).
+fn sort_by_text(pool: &ExprPool, v: Vec<ExprId>, r: &FxHashMap<ExprId, R>) -> Vec<ExprId> {
+    let mut keyed: Vec<_> = v
+        .into_iter()
+        .map(|f| {
+            let top = pool
+                .max_orders(f)
+                .iter()
+                .map(|&(_, k)| k)
+                .max()
+                .unwrap_or(0);
+            ((top, r.get(&f).map(|x| x.s.clone())), f)
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, f)| f).collect()
 }
 
 /// Splits a product's factors into coefficient, numerator factors and
@@ -181,7 +233,7 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
             R::new(s, M_ATOM)
         }
         Node::Add(ts) => {
-            let order = print_order(pool, ts, r);
+            let order = stable_order(pool, print_order(pool, ts, r), r);
             let mut s = String::new();
             for (i, t) in order.iter().enumerate() {
                 let x = g(t);
@@ -198,7 +250,9 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
             R::new(s, M_ADD)
         }
         Node::Mul(fs) => {
-            let (coef, num, den) = split_product(pool, fs);
+            let (coef, num, mut den) = split_product(pool, fs);
+            let num = sort_by_text(pool, num, r);
+            den.sort_by(|a, b| r.get(&a.0).map(|x| &x.s).cmp(&r.get(&b.0).map(|x| &x.s)));
             let mut items: Vec<(String, u8)> = Vec::new();
             if coef.abs() != 1.0 {
                 items.push((modelica_number(coef.abs()), M_ATOM));

@@ -1,1 +1,181 @@
-//! Lowering of the .dae AST to a flat scalar DAE.
+//! Lowering of the `.dae` AST to a flat scalar DAE.
+//!
+//! [`lower`] turns a parsed [`daec_syntax::ast::Model`] into a [`Dae`]:
+//! scalar unknowns with their attributes, scalar parameters with their
+//! values, residual equations `lhs − rhs = 0` built in one shared
+//! [`ExprPool`], initial equations, events (`when … reinit`) and the
+//! `experiment` settings.
+//!
+//! Semantics (see `ARCHITECTURE.md`):
+//! - `Real` parameters stay symbolic ([`ExprPool::param`] leaves) so that
+//!   generated code can change them; `Integer` and `Boolean` parameters and
+//!   all constants are *structural*: their values are folded into the
+//!   equations (they size arrays, bound loops and select branches).
+//! - Parameter values are evaluated in dependency order; a cycle is an error
+//!   that names the cycle.
+//! - Arrays and `for` loops are expanded; whole-array equations expand
+//!   element-wise; `der` of an expression is its total time derivative.
+//! - The IR keeps no spans: [`SourceMap`] side tables key spans by index.
+
+mod flat;
+mod lower;
+mod suggest;
+
+pub use flat::{FlatNames, to_dae_text};
+pub use lower::{LowerOptions, lower};
+pub use suggest::did_you_mean;
+
+use daec_diag::Span;
+use daec_expr::{ExprId, ExprPool};
+
+/// The base type of a declared name.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BaseType {
+    /// `Real` and every qualified SI type.
+    Real,
+    /// `Integer`.
+    Integer,
+    /// `Boolean`.
+    Boolean,
+}
+
+/// One scalar unknown of the flat DAE.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unknown {
+    /// Flat name, e.g. `x` or `p[3]` or `A[1,2]`.
+    pub name: String,
+    /// The declared (array) name this scalar belongs to, e.g. `p`.
+    pub base: String,
+    /// The 1-based subscripts inside its array (empty for scalars).
+    pub subscripts: Vec<usize>,
+    /// `start` (initial guess, or initial value when `fixed`).
+    pub start: Option<f64>,
+    /// `fixed`.
+    pub fixed: bool,
+    /// `nominal`.
+    pub nominal: Option<f64>,
+    /// `min`.
+    pub min: Option<f64>,
+    /// `max`.
+    pub max: Option<f64>,
+    /// `unit`.
+    pub unit: Option<String>,
+    /// The declared type name as written (e.g. `Real`, `Modelica.Units.SI.Length`).
+    pub type_name: String,
+    /// The description string.
+    pub description: Option<String>,
+}
+
+/// One scalar parameter or constant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parameter {
+    /// Flat name, e.g. `m` or `k[2]`.
+    pub name: String,
+    /// The declared (array) name.
+    pub base: String,
+    /// The 1-based subscripts (empty for scalars).
+    pub subscripts: Vec<usize>,
+    /// Its type.
+    pub ty: BaseType,
+    /// `constant` rather than `parameter`.
+    pub constant: bool,
+    /// The value (Booleans as 0/1).
+    pub value: f64,
+    /// Whether it stays symbolic in the equations (`Real` parameters) or
+    /// was folded (structural: constants, `Integer`, `Boolean`).
+    pub symbolic: bool,
+    /// `unit`.
+    pub unit: Option<String>,
+    /// The declared type name as written.
+    pub type_name: String,
+    /// The description string.
+    pub description: Option<String>,
+}
+
+/// One scalar equation `lhs = rhs`, i.e. the residual `lhs − rhs = 0`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Equation {
+    /// Left-hand side.
+    pub lhs: ExprId,
+    /// Right-hand side.
+    pub rhs: ExprId,
+    /// `lhs − rhs`.
+    pub residual: ExprId,
+    /// The description string of the source equation.
+    pub description: Option<String>,
+}
+
+/// `when condition then reinit(var, value); … end when`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// The condition; the event fires when it becomes true.
+    pub condition: ExprId,
+    /// `(unknown index, new value)` pairs.
+    pub reinits: Vec<(u32, ExprId)>,
+}
+
+/// The `experiment` annotation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Experiment {
+    /// `StartTime` (default 0).
+    pub start_time: Option<f64>,
+    /// `StopTime`.
+    pub stop_time: Option<f64>,
+    /// `Tolerance`.
+    pub tolerance: Option<f64>,
+    /// `Interval`.
+    pub interval: Option<f64>,
+}
+
+/// Source locations of the flat DAE's parts (invariant: the IR keeps no
+/// spans; this side table does).
+#[derive(Clone, Debug, Default)]
+pub struct SourceSpans {
+    /// Declaration of each unknown.
+    pub unknowns: Vec<Span>,
+    /// Declaration of each parameter.
+    pub parameters: Vec<Span>,
+    /// Source equation of each equation.
+    pub equations: Vec<Span>,
+    /// Source equation of each initial equation.
+    pub initial_equations: Vec<Span>,
+    /// `when` of each event.
+    pub events: Vec<Span>,
+}
+
+/// A flat scalar DAE: `residual_i(t, z, ż, …) = 0` for each equation.
+#[derive(Clone, Debug)]
+pub struct Dae {
+    /// The model name.
+    pub name: String,
+    /// The model's description string.
+    pub description: Option<String>,
+    /// All expressions.
+    pub pool: ExprPool,
+    /// Unknowns; `Var { unknown: j, .. }` leaves index this.
+    pub unknowns: Vec<Unknown>,
+    /// Parameters and constants; `ParamId(p)` leaves index this.
+    pub parameters: Vec<Parameter>,
+    /// The equations, in source order (loops expanded in place).
+    pub equations: Vec<Equation>,
+    /// `initial equation`s.
+    pub initial_equations: Vec<Equation>,
+    /// Events.
+    pub events: Vec<Event>,
+    /// Simulation settings.
+    pub experiment: Experiment,
+    /// Where each part came from.
+    pub spans: SourceSpans,
+}
+
+impl Dae {
+    /// The values of all parameters, indexed by `ParamId`.
+    pub fn parameter_values(&self) -> Vec<f64> {
+        self.parameters.iter().map(|p| p.value).collect()
+    }
+
+    /// Index of the unknown with this flat name.
+    pub fn unknown_index(&self, name: &str) -> Option<usize> {
+        self.unknowns.iter().position(|u| u.name == name)
+    }
+}

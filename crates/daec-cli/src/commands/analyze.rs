@@ -1,0 +1,597 @@
+//! `daec analyze`: Pryce's Signature method on the model — Σ, HVT, offsets,
+//! index, DOF, Σ-Jacobian, BTF, Pantelides, hidden constraints by level,
+//! success check — as a text report or JSON.
+
+use crate::{Ctx, EXIT_MODEL, Format, ModelArgs, emit, load};
+use daec_diag::{Diagnostic, Span, codes};
+use daec_expr::to_modelica;
+use daec_model::{Dae, FlatNames};
+use daec_regularize::{Analysis, AnalyzeOptions, Outcome, Regular, analyze};
+use daec_structure::{HvtCount, StructuralSingularity};
+use serde_json::{Value, json};
+use std::fmt::Write;
+use std::path::Path;
+
+/// Largest model whose Σ is printed as a table.
+const TABLE_MAX: usize = 24;
+/// Largest number of constraints listed in the text report.
+const LIST_MAX: usize = 60;
+
+/// `daec analyze MODEL [--format text|json] [-o FILE]`.
+pub(crate) fn analyze_command(
+    ctx: &mut Ctx<'_, '_>,
+    args: &ModelArgs,
+    format: Format,
+    output: Option<&Path>,
+) -> Result<(), i32> {
+    let loaded = load(ctx, args)?;
+    let mut dae = loaded.dae;
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    // Structural singularity is a model error: diagnostics with spans.
+    if let Outcome::Singular(sing) = &analysis.outcome {
+        let d = singular_diagnostic(&dae, sing);
+        ctx.diagnostics(&loaded.map, &[d]);
+        return Err(EXIT_MODEL);
+    }
+    let Some(reg) = analysis.regular() else {
+        return Err(EXIT_MODEL);
+    };
+    if reg.success.singular() {
+        let d = singular_jacobian_diagnostic(&dae, &analysis, reg);
+        ctx.diagnostics(&loaded.map, &[d]);
+        return Err(EXIT_MODEL);
+    }
+    let mut warnings = Vec::new();
+    if let Some(p) = &reg.success.point
+        && !p.converged
+    {
+        let mut d = Diagnostic::warning(
+            codes::SINGULAR_JACOBIAN,
+            format!(
+                "the start values are far from consistent: no point satisfying all constraints was found near them (residual {:.3e})",
+                p.residual
+            ),
+        )
+        .with_primary(dae.spans.equations.first().copied().unwrap_or_default(), "")
+        .with_help("give start values that satisfy the constraints (see the hidden constraints in this report), or fix fewer variables");
+        d.labels.clear();
+        warnings.push(d);
+    }
+    ctx.diagnostics(&loaded.map, &warnings);
+    let text = match format {
+        Format::Text => text_report(&dae, &analysis, reg),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&json_report(&dae, &analysis, reg))
+                .unwrap_or_default();
+            s.push('\n');
+            s
+        }
+    };
+    emit(ctx, output, &text)
+}
+
+fn eq_name(i: usize) -> String {
+    format!("F{}", i + 1)
+}
+
+fn eq_span(dae: &Dae, i: usize) -> Span {
+    dae.spans.equations.get(i).copied().unwrap_or_default()
+}
+
+fn list_names(names: impl Iterator<Item = String>, max: usize) -> String {
+    let v: Vec<String> = names.collect();
+    let n = v.len();
+    let mut s = v.into_iter().take(max).collect::<Vec<_>>().join(", ");
+    if n > max {
+        let _ = write!(s, " and {} more", n - max);
+    }
+    s
+}
+
+fn singular_diagnostic(dae: &Dae, sing: &StructuralSingularity) -> Diagnostic {
+    let dm = &sing.dm;
+    let n_eq = dae.equations.len();
+    let n_un = dae.unknowns.len();
+    let mut d = Diagnostic::error(
+        codes::STRUCTURALLY_SINGULAR,
+        format!(
+            "the model is structurally singular: at most {} of its {} equations can be matched to distinct unknowns",
+            dm.matching_size,
+            n_eq.max(n_un)
+        ),
+    );
+    if !dm.over_rows.is_empty() {
+        d = d.with_note(format!(
+            "over-determined part: equations {} constrain only the unknowns {}",
+            list_names(dm.over_rows.iter().map(|&i| eq_name(i)), 12),
+            list_names(
+                dm.over_cols
+                    .iter()
+                    .map(|&j| format!("`{}`", dae.unknowns[j].name)),
+                12
+            ),
+        ));
+        for &i in dm.over_rows.iter().take(8) {
+            d = d.with_primary(eq_span(dae, i), format!("{}: over-determined", eq_name(i)));
+        }
+    }
+    if !dm.under_cols.is_empty() {
+        d = d.with_note(format!(
+            "under-determined part: the unknowns {} are not determined by the equations {}",
+            list_names(
+                dm.under_cols
+                    .iter()
+                    .map(|&j| format!("`{}`", dae.unknowns[j].name)),
+                12
+            ),
+            list_names(dm.under_rows.iter().map(|&i| eq_name(i)), 12),
+        ));
+        let mut seen = std::collections::BTreeSet::new();
+        for &j in dm.under_cols.iter().take(8) {
+            let sp = dae.spans.unknowns.get(j).copied().unwrap_or_default();
+            if seen.insert(sp) {
+                d = d.with_secondary(
+                    sp,
+                    format!("`{}` is under-determined", dae.unknowns[j].name),
+                );
+            }
+        }
+    }
+    d.with_help("an equation is redundant or one is missing: check which unknowns each over-determined equation should determine")
+}
+
+fn singular_jacobian_diagnostic(dae: &Dae, analysis: &Analysis, reg: &Regular) -> Diagnostic {
+    let names = FlatNames(dae);
+    let mut d = Diagnostic::error(
+        codes::SINGULAR_JACOBIAN,
+        format!(
+            "the Σ-Jacobian is singular at the consistent point (rank {} of {}): the Σ-method fails for this model",
+            reg.success.rank.unwrap_or(0),
+            dae.unknowns.len()
+        ),
+    );
+    if let Some(u) = &reg.success.left_null_vector {
+        let umax = u.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let dep: Vec<usize> = (0..u.len()).filter(|&i| u[i].abs() > 1e-9 * umax).collect();
+        let combo = dep
+            .iter()
+            .map(|&i| format!("{:+.4}·{}", u[i] / umax, eq_name(i)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        d = d.with_note(format!("dependent rows of the Σ-Jacobian: {combo} = 0"));
+        for &i in dep.iter().take(8) {
+            let text = to_modelica(&dae.pool, analysis.residuals[i], &names);
+            d = d.with_primary(eq_span(dae, i), format!("{}: {text} = 0", eq_name(i)));
+        }
+    }
+    d.with_note("the rows of 𝔍 involved depend on the state, so the linear-combination conversion does not apply")
+        .with_help("reformulate the dependent equations (e.g. eliminate the cancelling terms by hand)")
+}
+
+fn hvt_count(reg: &Regular) -> String {
+    match reg.hvts.count {
+        HvtCount::Exact(n) => n.to_string(),
+        HvtCount::AtLeast(n) => format!("at least {n}"),
+    }
+}
+
+fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> String {
+    let names = FlatNames(dae);
+    let sa = &reg.sigma;
+    let n = dae.unknowns.len();
+    let mut out = String::new();
+    let _ = writeln!(out, "model {}: {} equations, {} unknowns", dae.name, n, n);
+    if let Some(before) = &analysis.before_conversion
+        && let Some(b) = before.regular()
+    {
+        let _ = writeln!(
+            out,
+            "\nThe Σ-method fails on the model as written: its Σ-Jacobian is singular at the consistent point\n  (structural index {}, Val(Σ) = {}, rank of 𝔍 = {} of {}).",
+            b.sigma.structural_index,
+            b.sigma.dof,
+            b.success.rank.unwrap_or(0),
+            n
+        );
+        let _ = writeln!(
+            out,
+            "Linear-combination conversion (Tan, Nedialkov & Pryce 2017):"
+        );
+        for conv in &analysis.conversions {
+            let combo = conv
+                .combination
+                .iter()
+                .map(|&(i, u, k)| {
+                    let d = if k == 0 {
+                        String::new()
+                    } else {
+                        format!("^({k})")
+                    };
+                    format!("{u:+}·{}{d}", eq_name(i))
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            let _ = writeln!(
+                out,
+                "  {} := {combo}   (Val(Σ) was {})",
+                eq_name(conv.replaced),
+                conv.val_before
+            );
+        }
+        let _ = writeln!(out, "The report below is for the converted model.");
+    }
+    // Σ table.
+    let c = &sa.offsets.c;
+    let d = &sa.offsets.d;
+    if n <= TABLE_MAX {
+        let _ = writeln!(
+            out,
+            "\nSignature matrix Σ (rows: equations, columns: unknowns; * marks the HVT, - is −∞):"
+        );
+        let width = dae
+            .unknowns
+            .iter()
+            .map(|u| u.name.chars().count())
+            .max()
+            .unwrap_or(1)
+            .max(3)
+            + 1;
+        let mut header = format!("{:>5} ", "");
+        for u in &dae.unknowns {
+            let _ = write!(header, " {:>width$} ", u.name);
+        }
+        let _ = writeln!(out, "{header} |  c");
+        for i in 0..n {
+            let mut line = format!("{:>5} ", eq_name(i));
+            for j in 0..n {
+                let (cell, mark) = match analysis.sigma.get(i, j) {
+                    Some(s) if sa.hvt.col_of_row[i] == j => (s.to_string(), '*'),
+                    Some(s) => (s.to_string(), ' '),
+                    None => ("-".to_string(), ' '),
+                };
+                let _ = write!(line, " {cell:>width$}{mark}");
+            }
+            let _ = writeln!(out, "{line} |  {}", c[i]);
+        }
+        let mut dl = format!("{:>5} ", "d");
+        for &dj in d {
+            let _ = write!(dl, " {dj:>width$} ");
+        }
+        let _ = writeln!(out, "{dl}");
+    } else {
+        let _ = writeln!(
+            out,
+            "\nSignature matrix Σ: {n}×{n} with {} finite entries (too large to print; use --format json)",
+            analysis.sigma.nnz()
+        );
+    }
+    let fmt_vec = |v: &[u32]| {
+        if v.len() <= 40 {
+            format!(
+                "({})",
+                v.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            format!(
+                "(… {} entries, max {})",
+                v.len(),
+                v.iter().max().unwrap_or(&0)
+            )
+        }
+    };
+    let _ = writeln!(out, "\nOffsets: c = {}", fmt_vec(c));
+    let _ = writeln!(out, "         d = {}", fmt_vec(d));
+    let _ = writeln!(out, "Structural index ν_Σ = {}", sa.structural_index);
+    let _ = writeln!(out, "Degrees of freedom Val(Σ) = Σd − Σc = {}", sa.dof);
+    let _ = writeln!(
+        out,
+        "Reduced derivative array: {} equations; constraints m_c = n + Σc − Σd = {}",
+        sa.n_derivative_array, sa.n_constraints
+    );
+    // HVTs.
+    let _ = writeln!(
+        out,
+        "\nHighest-value transversals: {} (value {})",
+        hvt_count(reg),
+        sa.hvt.value
+    );
+    if n <= TABLE_MAX {
+        for (k, t) in reg.hvts.hvts.iter().enumerate() {
+            let pairs = t
+                .iter()
+                .enumerate()
+                .map(|(i, &j)| format!("({},{})", eq_name(i), dae.unknowns[j].name))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let _ = writeln!(out, "  T{} = {{{pairs}}}", k + 1);
+        }
+    }
+    // Σ-Jacobian.
+    if n <= TABLE_MAX {
+        let _ = writeln!(
+            out,
+            "\nΣ-Jacobian 𝔍 (∂F_i/∂z_j^(σ_ij) where d_j − c_i = σ_ij):"
+        );
+        for e in &reg.jacobian {
+            let _ = writeln!(
+                out,
+                "  𝔍[{},{}] = {}",
+                eq_name(e.row),
+                dae.unknowns[e.col].name,
+                to_modelica(&dae.pool, e.expr, &names)
+            );
+        }
+    } else {
+        let _ = writeln!(
+            out,
+            "\nΣ-Jacobian 𝔍: {} structural non-zeros",
+            reg.jacobian.len()
+        );
+    }
+    // BTF.
+    let btf_line = |name: &str, b: &daec_structure::Btf| {
+        format!("{name}: {} blocks, largest {}", b.len(), b.max_block_size())
+    };
+    let _ = writeln!(out, "\nBlock triangular forms:");
+    let _ = writeln!(out, "  {}", btf_line("coarse", &sa.coarse_btf));
+    let _ = writeln!(out, "  {}", btf_line("fine", &sa.fine_btf));
+    if n <= TABLE_MAX {
+        for (k, b) in sa.fine_btf.blocks.iter().enumerate() {
+            let rows = b
+                .rows
+                .iter()
+                .map(|&i| eq_name(i))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let cols = b
+                .cols
+                .iter()
+                .map(|&j| dae.unknowns[j].name.clone())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let _ = writeln!(out, "    fine block {}: {{{rows}}} → {{{cols}}}", k + 1);
+        }
+    }
+    // Pantelides.
+    match &reg.pantelides {
+        Ok(p) => {
+            let agree = p.differentiations == *c;
+            let _ = writeln!(
+                out,
+                "\nPantelides: differentiations {} — {}",
+                fmt_vec(&p.differentiations),
+                if agree {
+                    "equal to c (Pryce 2001, Thm. 5.8)"
+                } else {
+                    "DIFFERENT from c"
+                }
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(out, "\nPantelides: {e}");
+        }
+    }
+    // Hidden constraints.
+    if let Some(ca) = &reg.constraints {
+        let _ = writeln!(
+            out,
+            "\nConstraints 0 = H(t, z) by level ({} found, ν_c = {}):",
+            ca.constraints.len(),
+            ca.max_level().map_or("-".to_string(), |l| l.to_string())
+        );
+        for (k, h) in ca.constraints.iter().enumerate() {
+            if k == LIST_MAX {
+                let _ = writeln!(
+                    out,
+                    "  … and {} more (use --format json)",
+                    ca.constraints.len() - LIST_MAX
+                );
+                break;
+            }
+            let kind = if h.level == 0 { "explicit" } else { "hidden" };
+            let _ = writeln!(
+                out,
+                "  level {} ({kind}, from {}{}): 0 = {}",
+                h.level,
+                eq_name(h.source.0),
+                if h.source.1 == 0 {
+                    String::new()
+                } else {
+                    format!("^({})", h.source.1)
+                },
+                to_modelica(&dae.pool, h.expr, &names)
+            );
+        }
+        if !ca.is_complete() {
+            let rows = ca
+                .unresolved_rows
+                .iter()
+                .map(|&(i, k)| format!("{}^({k})", eq_name(i)))
+                .collect::<Vec<_>>();
+            let _ = writeln!(
+                out,
+                "  not eliminated symbolically (kept in derivative-array form): {}",
+                list_names(rows.into_iter(), 20)
+            );
+        }
+    }
+    // Success check.
+    let _ = writeln!(out, "\nSuccess check (Algorithm 2.1, step 6):");
+    let s = &reg.success;
+    if let Some(why) = &s.skipped {
+        let _ = writeln!(out, "  not performed: {why}");
+    }
+    if let Some(p) = &s.point {
+        if p.converged {
+            let _ = writeln!(
+                out,
+                "  consistent point found from the start values ({} Gauss–Newton iterations, start residual {:.3e}, residual {:.3e})",
+                p.iterations, p.initial_residual, p.residual
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  NO consistent point near the start values: residual {:.3e} after {} iterations (worst: constraint {})",
+                p.residual,
+                p.iterations,
+                p.worst_equation.map_or("-".into(), |w| (w + 1).to_string())
+            );
+        }
+        let moved: Vec<String> = dae
+            .unknowns
+            .iter()
+            .zip(&p.z)
+            .filter(|(u, z)| (u.start.unwrap_or(0.0) - **z).abs() > 1e-12 * (1.0 + z.abs()))
+            .map(|(u, z)| {
+                format!(
+                    "{} {} → {}",
+                    u.name,
+                    fmt_num(u.start.unwrap_or(0.0)),
+                    fmt_num(*z)
+                )
+            })
+            .collect();
+        if !moved.is_empty() {
+            let _ = writeln!(
+                out,
+                "  start values moved: {}",
+                list_names(moved.into_iter(), 12)
+            );
+        }
+    }
+    if let (Some(det), Some(rank)) = (s.determinant, s.rank) {
+        let _ = writeln!(out, "  det 𝔍 = {} (rank {rank} of {n})", fmt_num(det));
+        let _ = writeln!(
+            out,
+            "  {}",
+            if s.succeeded() {
+                "the Σ-method succeeds: the model is structurally regular"
+            } else {
+                "the Σ-method does not succeed at this point"
+            }
+        );
+    }
+    let index = analysis.index().unwrap_or(sa.structural_index);
+    if analysis.conversions.is_empty() {
+        let _ = writeln!(out, "\nIndex: {index}");
+    } else {
+        let eff = analysis.effective_differentiations().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\nIndex: {index} (after conversion: original equations differentiated {} times; the structural index of the model as written is {})",
+            fmt_vec(&eff),
+            analysis
+                .before_conversion
+                .as_ref()
+                .and_then(|b| b.regular().map(|r| r.sigma.structural_index))
+                .unwrap_or(sa.structural_index)
+        );
+    }
+    out
+}
+
+fn fmt_num(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    let r = (x * 1e9).round() / 1e9;
+    if r != 0.0 && (r.abs() >= 1e-4 && r.abs() < 1e9) {
+        let s = format!("{r}");
+        if s.len() <= 14 {
+            return s;
+        }
+    }
+    format!("{x:.6e}")
+}
+
+fn json_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> Value {
+    let names = FlatNames(dae);
+    let sa = &reg.sigma;
+    let structural_index = analysis
+        .before_conversion
+        .as_ref()
+        .and_then(|b| b.regular().map(|r| r.sigma.structural_index))
+        .unwrap_or(sa.structural_index);
+    let sigma: Vec<Value> = analysis
+        .sigma
+        .iter()
+        .map(|(i, j, s)| json!([i, j, s]))
+        .collect();
+    let hvt: Vec<Value> = sa
+        .hvt
+        .col_of_row
+        .iter()
+        .enumerate()
+        .map(|(i, &j)| json!([i, j]))
+        .collect();
+    let constraints: Vec<Value> = reg
+        .constraints
+        .as_ref()
+        .map(|ca| {
+            ca.constraints
+                .iter()
+                .map(|h| {
+                    json!({
+                        "level": h.level,
+                        "equation": format!("0 = {}", to_modelica(&dae.pool, h.expr, &names)),
+                        "source": {"equation": h.source.0, "differentiations": h.source.1},
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let blocks = |b: &daec_structure::Btf| -> Vec<Value> {
+        b.blocks
+            .iter()
+            .map(|bl| json!({"equations": bl.rows, "unknowns": bl.cols}))
+            .collect()
+    };
+    let s = &reg.success;
+    let success = json!({
+        "performed": s.skipped.is_none(),
+        "skipped_because": s.skipped,
+        "consistent": s.point.as_ref().map(|p| p.converged),
+        "residual": s.point.as_ref().map(|p| p.residual),
+        "point": s.point.as_ref().map(|p| p.z.clone()),
+        "determinant": s.determinant,
+        "rank": s.rank,
+        "succeeded": s.succeeded(),
+    });
+    let conversions: Vec<Value> = analysis
+        .conversions
+        .iter()
+        .map(|c| {
+            json!({
+                "replaced": c.replaced,
+                "combination": c.combination.iter().map(|&(i, u, k)| json!({"equation": i, "coefficient": u, "differentiations": k})).collect::<Vec<_>>(),
+                "dof_before": c.val_before,
+            })
+        })
+        .collect();
+    json!({
+        "model": dae.name,
+        "unknowns": dae.unknowns.iter().map(|u| u.name.clone()).collect::<Vec<_>>(),
+        "equations": analysis.residuals.iter().map(|&r| format!("0 = {}", to_modelica(&dae.pool, r, &names))).collect::<Vec<_>>(),
+        "index": analysis.index().unwrap_or(sa.structural_index),
+        "structural_index": structural_index,
+        "dof": sa.dof,
+        "offsets": {"c": sa.offsets.c, "d": sa.offsets.d},
+        "sigma": sigma,
+        "hvt": hvt,
+        "hvt_count": match reg.hvts.count { HvtCount::Exact(n) => json!(n as u64), HvtCount::AtLeast(n) => json!({"at_least": n as u64}) },
+        "all_hvts": reg.hvts.hvts,
+        "sigma_jacobian": reg.jacobian.iter().map(|e| json!([e.row, e.col, to_modelica(&dae.pool, e.expr, &names)])).collect::<Vec<_>>(),
+        "hidden_constraints": constraints,
+        "n_constraints": sa.n_constraints,
+        "blocks": blocks(&sa.fine_btf),
+        "coarse_blocks": blocks(&sa.coarse_btf),
+        "pantelides": match &reg.pantelides {
+            Ok(p) => json!({"differentiations": p.differentiations, "equals_c": p.differentiations == sa.offsets.c}),
+            Err(e) => json!({"error": e.to_string()}),
+        },
+        "success_check": success,
+        "conversions": conversions,
+    })
+}

@@ -1,0 +1,9 @@
+//! One module per subcommand.
+
+mod analyze;
+mod flatten;
+mod simulate;
+
+pub(crate) use analyze::analyze_command;
+pub(crate) use flatten::flatten;
+pub(crate) use simulate::{SimulateArgs, simulate};

@@ -1,0 +1,212 @@
+//! `daec simulate`: parse, analyze, regularize (HiC) and integrate; the
+//! solution as CSV, an optional SVG plot and statistics.
+
+use crate::{Ctx, EXIT_MODEL, EXIT_NUMERIC, ModelArgs, emit, load, write_atomically};
+use clap::Args;
+use daec_regularize::{AnalyzeOptions, Outcome, analyze};
+use daec_sim::{SimError, SimOptions, integrate, prepare, resolve_options, to_csv, to_svg};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The formulations `--form` names; only `hic` is implemented so far.
+const FORMS: [&str; 6] = ["hic", "ada", "ste", "dd", "ggl", "di1"];
+
+/// Options of `daec simulate`.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct SimulateArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Regularization to integrate (implemented: hic).
+    #[arg(long, default_value = "hic")]
+    form: String,
+    /// End time (default: the experiment's StopTime).
+    #[arg(long = "t-end", value_name = "T")]
+    t_end: Option<f64>,
+    /// Relative tolerance (default: the experiment's Tolerance, else 1e-6).
+    #[arg(long, value_name = "R")]
+    rtol: Option<f64>,
+    /// Absolute tolerance (default: the relative tolerance).
+    #[arg(long, value_name = "A")]
+    atol: Option<f64>,
+    /// Output interval (default: the experiment's Interval, else 1/500 of the run).
+    #[arg(long, value_name = "DT")]
+    interval: Option<f64>,
+    /// Write the CSV here instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Write an SVG plot of the chosen variables (--vars, default all).
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// Variables to plot, comma-separated flat names.
+    #[arg(long, value_delimiter = ',', value_name = "x,y")]
+    vars: Vec<String>,
+    /// Write the statistics as JSON to this file.
+    #[arg(long = "stats-json", value_name = "FILE")]
+    stats_json: Option<PathBuf>,
+    /// Report the initialisation (which start values moved and by how much).
+    #[arg(long)]
+    verbose: bool,
+}
+
+fn check_writable(ctx: &mut Ctx<'_, '_>, path: Option<&Path>) -> Result<(), i32> {
+    let Some(path) = path else { return Ok(()) };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| Path::new("."));
+    if path.is_dir() {
+        return Err(ctx.usage_error(&format!(
+            "cannot write `{}`: it is a directory",
+            path.display()
+        )));
+    }
+    if !dir.is_dir() {
+        return Err(ctx.usage_error(&format!(
+            "cannot write `{}`: the directory `{}` does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `daec simulate MODEL [options]`.
+pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(), i32> {
+    let clock = Instant::now();
+    let form = args.form.to_ascii_lowercase();
+    if form != "hic" {
+        let known = FORMS.contains(&form.as_str());
+        return Err(ctx.usage_error(&format!(
+            "{} `--form {}`: the forms are {}; implemented now: hic",
+            if known {
+                "not implemented yet:"
+            } else {
+                "unknown form"
+            },
+            args.form,
+            FORMS.join(", ")
+        )));
+    }
+    for (what, v) in [
+        ("--rtol", args.rtol),
+        ("--atol", args.atol),
+        ("--interval", args.interval),
+    ] {
+        if let Some(v) = v
+            && !(v.is_finite() && v > 0.0)
+        {
+            return Err(ctx.usage_error(&format!(
+                "{what} must be a positive finite number (got {v})"
+            )));
+        }
+    }
+    if let Some(t) = args.t_end
+        && !t.is_finite()
+    {
+        return Err(ctx.usage_error(&format!("--t-end must be finite (got {t})")));
+    }
+    for p in [&args.output, &args.plot, &args.stats_json] {
+        check_writable(ctx, p.as_deref())?;
+    }
+    let loaded = load(ctx, &args.model)?;
+    let mut dae = loaded.dae;
+    let columns: Vec<usize> = if args.vars.is_empty() {
+        (0..dae.unknowns.len()).collect()
+    } else {
+        let mut cols = Vec::new();
+        for v in &args.vars {
+            let v = v.trim();
+            match dae.unknown_index(v) {
+                Some(j) => cols.push(j),
+                None => {
+                    let hint =
+                        daec_model::did_you_mean(v, dae.unknowns.iter().map(|u| u.name.as_str()))
+                            .map(|s| format!("; did you mean `{s}`?"))
+                            .unwrap_or_default();
+                    return Err(
+                        ctx.usage_error(&format!("--vars: the model has no variable `{v}`{hint}"))
+                    );
+                }
+            }
+        }
+        cols
+    };
+    let opts = SimOptions {
+        t_end: args.t_end,
+        rtol: args.rtol,
+        atol: args.atol,
+        interval: args.interval,
+    };
+    let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let model_error = |ctx: &mut Ctx<'_, '_>, msg: &str| {
+        let _ = writeln!(ctx.io.stderr, "error: {msg}");
+        EXIT_MODEL
+    };
+    if let Outcome::Singular(_) = &analysis.outcome {
+        return Err(model_error(
+            ctx,
+            "the model is structurally singular; run `daec analyze` for the over- and under-determined parts",
+        ));
+    }
+    if analysis.regular().is_some_and(|r| r.success.singular()) {
+        return Err(model_error(
+            ctx,
+            "the Σ-Jacobian is singular at the consistent initial point; run `daec analyze` for details",
+        ));
+    }
+    let mut prepared = match prepare(&mut dae, &analysis) {
+        Ok(p) => p,
+        Err(e @ SimError::Options(_)) => return Err(ctx.usage_error(&e.to_string())),
+        Err(e) => return Err(model_error(ctx, &e.to_string())),
+    };
+    if args.verbose {
+        let init = &prepared.init;
+        let mut s = format!(
+            "initialization at t = {}: constraint residual {:.3e} at the start values, {:.3e} after projection\n",
+            init.t0, init.initial_residual, init.residual
+        );
+        if init.moved.is_empty() {
+            s.push_str("  the start values are consistent; none moved\n");
+        }
+        for m in &init.moved {
+            s.push_str(&format!(
+                "  {} moved from {} to {} (by {:+.6e})\n",
+                m.name,
+                m.start,
+                m.value,
+                m.value - m.start
+            ));
+        }
+        let _ = ctx.io.stderr.write_all(s.as_bytes());
+    }
+    let compile = clock.elapsed().as_secs_f64();
+    let mut sim = match integrate(&mut dae, &mut prepared, &ro) {
+        Ok(s) => s,
+        Err(e @ SimError::Options(_)) => return Err(ctx.usage_error(&e.to_string())),
+        Err(e) => return Err(model_error(ctx, &e.to_string())),
+    };
+    sim.stats.compile_seconds = compile;
+    // Results (also the partial ones of a failed run), written atomically.
+    emit(ctx, args.output.as_deref(), &to_csv(&sim.results))?;
+    if let Some(path) = &args.plot {
+        let svg = to_svg(&sim.results, &columns, &dae.name)
+            .map_err(|e| ctx.usage_error(&format!("cannot draw the plot: {e}")))?;
+        write_atomically(path, svg.as_bytes())
+            .map_err(|e| ctx.usage_error(&format!("cannot write `{}`: {e}", path.display())))?;
+    }
+    if let Some(path) = &args.stats_json {
+        write_atomically(path, sim.stats.to_json().as_bytes())
+            .map_err(|e| ctx.usage_error(&format!("cannot write `{}`: {e}", path.display())))?;
+    }
+    let _ = ctx.io.stderr.write_all(sim.stats.summary().as_bytes());
+    if let Some(f) = &sim.failure {
+        let last = sim.results.t.last().copied().unwrap_or(ro.t0);
+        let _ = writeln!(
+            ctx.io.stderr,
+            "error: {f}\nnote: the results up to t = {last} were written"
+        );
+        return Err(EXIT_NUMERIC);
+    }
+    Ok(())
+}

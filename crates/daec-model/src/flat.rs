@@ -1,0 +1,264 @@
+//! The flat model printed back as `.dae` text (`daec flatten`).
+//!
+//! The output is a valid model: parsing and flattening it again gives the
+//! same text. Arrays are declared as arrays and their elements referenced
+//! as `p[3]`, so no name needs quoting.
+
+use crate::{BaseType, Dae, Equation, Unknown};
+use daec_expr::{Names, ParamId, to_modelica};
+use std::fmt::Write;
+
+/// Names of a [`Dae`]'s unknowns and parameters for the printers.
+pub struct FlatNames<'a>(pub &'a Dae);
+
+impl Names for FlatNames<'_> {
+    fn unknown(&self, j: u32) -> String {
+        self.0
+            .unknowns
+            .get(j as usize)
+            .map_or_else(|| format!("z{j}"), |u| u.name.clone())
+    }
+    fn param(&self, p: ParamId) -> String {
+        self.0
+            .parameters
+            .get(p.0 as usize)
+            .map_or_else(|| format!("p{}", p.0), |q| q.name.clone())
+    }
+}
+
+/// A number as `.dae` text that reads back to the same `f64`.
+pub(crate) fn number(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:?}")
+    } else if x.is_nan() {
+        "(0.0/0.0)".to_string()
+    } else if x > 0.0 {
+        "(1.0/0.0)".to_string()
+    } else {
+        "(-1.0/0.0)".to_string()
+    }
+}
+
+fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            _ => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn description(d: &Option<String>) -> String {
+    d.as_ref()
+        .map_or(String::new(), |d| format!(" {}", quoted(d)))
+}
+
+/// `{…}` of the values of an array with `dims`, row-major.
+fn array_literal(values: &[String], dims: &[usize]) -> String {
+    if dims.len() <= 1 {
+        return format!("{{{}}}", values.join(", "));
+    }
+    let inner: usize = dims[1..].iter().product();
+    let parts: Vec<String> = values
+        .chunks(inner.max(1))
+        .map(|c| array_literal(c, &dims[1..]))
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+fn dims_of(subs: &[Vec<usize>]) -> Vec<usize> {
+    let mut dims = vec![0; subs.first().map_or(0, Vec::len)];
+    for s in subs {
+        for (d, &x) in dims.iter_mut().zip(s) {
+            *d = (*d).max(x);
+        }
+    }
+    dims
+}
+
+fn dims_text(dims: &[usize]) -> String {
+    if dims.is_empty() {
+        String::new()
+    } else {
+        let d: Vec<String> = dims.iter().map(|x| x.to_string()).collect();
+        format!("[{}]", d.join(", "))
+    }
+}
+
+/// An attribute of an array of unknowns: `each start = 1` when all equal,
+/// else `start = {…}`; `None` when no element has it.
+fn attribute(
+    group: &[Unknown],
+    dims: &[usize],
+    name: &str,
+    get: impl Fn(&Unknown) -> Option<String>,
+) -> Option<String> {
+    let vals: Vec<Option<String>> = group.iter().map(&get).collect();
+    if vals.iter().all(Option::is_none) {
+        return None;
+    }
+    if dims.is_empty() {
+        return vals[0].as_ref().map(|v| format!("{name} = {v}"));
+    }
+    if vals.iter().all(|v| v == &vals[0]) {
+        return vals[0].as_ref().map(|v| format!("each {name} = {v}"));
+    }
+    let defaults: Vec<String> = vals
+        .into_iter()
+        .map(|v| {
+            v.unwrap_or_else(|| match name {
+                "fixed" => "false".into(),
+                "start" => "0.0".into(),
+                _ => "0.0".into(),
+            })
+        })
+        .collect();
+    Some(format!("{name} = {}", array_literal(&defaults, dims)))
+}
+
+/// Prints the flat model as `.dae` text.
+pub fn to_dae_text(dae: &Dae) -> String {
+    let names = FlatNames(dae);
+    let mut out = String::new();
+    let _ = writeln!(out, "model {}{}", dae.name, description(&dae.description));
+    // Parameters, grouped by array.
+    let mut i = 0;
+    while i < dae.parameters.len() {
+        let base = &dae.parameters[i].base;
+        let mut j = i + 1;
+        while j < dae.parameters.len() && &dae.parameters[j].base == base {
+            j += 1;
+        }
+        let group = &dae.parameters[i..j];
+        let p = &group[0];
+        let kw = if p.constant { "constant" } else { "parameter" };
+        let ty = match p.ty {
+            BaseType::Real => p.type_name.as_str(),
+            BaseType::Integer => "Integer",
+            BaseType::Boolean => "Boolean",
+        };
+        let value = |x: f64| match p.ty {
+            BaseType::Integer => format!("{}", x as i64),
+            BaseType::Boolean => (if x != 0.0 { "true" } else { "false" }).to_string(),
+            BaseType::Real => number(x),
+        };
+        let subs: Vec<Vec<usize>> = group.iter().map(|q| q.subscripts.clone()).collect();
+        let dims = dims_of(&subs);
+        let v = if dims.is_empty() {
+            value(p.value)
+        } else {
+            let vals: Vec<String> = group.iter().map(|q| value(q.value)).collect();
+            array_literal(&vals, &dims)
+        };
+        let unit = p
+            .unit
+            .as_ref()
+            .map_or(String::new(), |u| format!("(unit = {})", quoted(u)));
+        let _ = writeln!(
+            out,
+            "  {kw} {ty} {}{}{unit} = {v}{};",
+            base,
+            dims_text(&dims),
+            description(&p.description)
+        );
+        i = j;
+    }
+    // Unknowns, grouped by array.
+    let mut i = 0;
+    while i < dae.unknowns.len() {
+        let base = &dae.unknowns[i].base;
+        let mut j = i + 1;
+        while j < dae.unknowns.len() && &dae.unknowns[j].base == base {
+            j += 1;
+        }
+        let group = &dae.unknowns[i..j];
+        let subs: Vec<Vec<usize>> = group.iter().map(|u| u.subscripts.clone()).collect();
+        let dims = dims_of(&subs);
+        let mut attrs = Vec::new();
+        attrs.extend(attribute(group, &dims, "start", |u| u.start.map(number)));
+        attrs.extend(attribute(group, &dims, "fixed", |u| {
+            u.fixed.then(|| "true".to_string())
+        }));
+        attrs.extend(attribute(group, &dims, "nominal", |u| {
+            u.nominal.map(number)
+        }));
+        attrs.extend(attribute(group, &dims, "min", |u| u.min.map(number)));
+        attrs.extend(attribute(group, &dims, "max", |u| u.max.map(number)));
+        attrs.extend(attribute(group, &dims, "unit", |u| {
+            u.unit.as_deref().map(quoted)
+        }));
+        // A group where only some elements are fixed prints `fixed = {…}`
+        // with `false` for the others; `each fixed = true` when all are.
+        let attrs = if attrs.is_empty() {
+            String::new()
+        } else {
+            format!("({})", attrs.join(", "))
+        };
+        let _ = writeln!(
+            out,
+            "  {} {}{}{attrs}{};",
+            group[0].type_name,
+            base,
+            dims_text(&dims),
+            description(&group[0].description)
+        );
+        i = j;
+    }
+    let eqs = |out: &mut String, list: &[Equation]| {
+        for e in list {
+            let _ = writeln!(
+                out,
+                "  {} = {}{};",
+                to_modelica(&dae.pool, e.lhs, &names),
+                to_modelica(&dae.pool, e.rhs, &names),
+                description(&e.description)
+            );
+        }
+    };
+    if !dae.initial_equations.is_empty() {
+        out.push_str("initial equation\n");
+        eqs(&mut out, &dae.initial_equations);
+    }
+    out.push_str("equation\n");
+    eqs(&mut out, &dae.equations);
+    for ev in &dae.events {
+        let _ = writeln!(
+            out,
+            "  when {} then",
+            to_modelica(&dae.pool, ev.condition, &names)
+        );
+        for &(u, v) in &ev.reinits {
+            let _ = writeln!(
+                out,
+                "    reinit({}, {});",
+                names.unknown(u),
+                to_modelica(&dae.pool, v, &names)
+            );
+        }
+        out.push_str("  end when;\n");
+    }
+    let x = &dae.experiment;
+    let mut exp = Vec::new();
+    let fields = [
+        ("StartTime", x.start_time),
+        ("StopTime", x.stop_time),
+        ("Tolerance", x.tolerance),
+        ("Interval", x.interval),
+    ];
+    for (k, v) in fields {
+        if let Some(v) = v {
+            exp.push(format!("{k} = {}", number(v)));
+        }
+    }
+    if !exp.is_empty() {
+        let _ = writeln!(out, "  annotation(experiment({}));", exp.join(", "));
+    }
+    let _ = writeln!(out, "end {};", dae.name);
+    out
+}

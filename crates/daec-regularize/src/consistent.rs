@@ -1,0 +1,244 @@
+//! Consistent points: the start values projected onto the constraints
+//! `0 = H(t0, z)` (and the user's initial equations) with the least
+//! weighted change, keeping `fixed` starts. Used by the success check of
+//! the Σ-method (steinbrecher2016, Algorithm 2.1 step 6).
+
+// Index loops read best in matrix code.
+#![allow(clippy::needless_range_loop)]
+use crate::dense::{FullPivLu, Matrix, min_norm_solve};
+use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId};
+
+/// The point `(t, z, ż, …)` as an [`Env`] for evaluation.
+pub struct Point<'a> {
+    /// Unknowns.
+    pub z: &'a [f64],
+    /// Values of `z_j^(l)` for `l ≥ 1` (missing ones are 0).
+    pub derivative: &'a dyn Fn(u32, u32) -> Option<f64>,
+    /// Parameter values.
+    pub params: &'a [f64],
+    /// Time.
+    pub t: f64,
+}
+
+impl Env for Point<'_> {
+    fn var(&self, unknown: u32, order: u32) -> f64 {
+        if order == 0 {
+            self.z.get(unknown as usize).copied().unwrap_or(f64::NAN)
+        } else {
+            (self.derivative)(unknown, order).unwrap_or(0.0)
+        }
+    }
+    fn param(&self, p: ParamId) -> f64 {
+        self.params.get(p.0 as usize).copied().unwrap_or(f64::NAN)
+    }
+    fn time(&self) -> f64 {
+        self.t
+    }
+}
+
+struct StateEnv<'a> {
+    position: &'a rustc_hash::FxHashMap<(u32, u32), usize>,
+    x: &'a [f64],
+    params: &'a [f64],
+    t: f64,
+}
+
+impl Env for StateEnv<'_> {
+    fn var(&self, unknown: u32, order: u32) -> f64 {
+        self.position
+            .get(&(unknown, order))
+            .map_or(f64::NAN, |&k| self.x[k])
+    }
+    fn param(&self, p: ParamId) -> f64 {
+        self.params.get(p.0 as usize).copied().unwrap_or(f64::NAN)
+    }
+    fn time(&self) -> f64 {
+        self.t
+    }
+}
+
+/// The outcome of the projection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConsistentPoint {
+    /// The point found (the last iterate when not converged).
+    pub z: Vec<f64>,
+    /// Max-norm of the equations at the start values.
+    pub initial_residual: f64,
+    /// Max-norm of the equations at `z`.
+    pub residual: f64,
+    /// The equation with the largest residual at `z`.
+    pub worst_equation: Option<usize>,
+    /// Gauss–Newton iterations used.
+    pub iterations: usize,
+    /// Whether the residual reached the tolerance.
+    pub converged: bool,
+}
+
+/// Options of [`consistent_point`].
+#[derive(Clone, Debug)]
+pub struct ProjectionOptions {
+    /// Residual tolerance (absolute, in the max-norm).
+    pub tol: f64,
+    /// Iteration limit.
+    pub max_iter: usize,
+}
+
+impl Default for ProjectionOptions {
+    fn default() -> Self {
+        ProjectionOptions {
+            tol: 1e-10,
+            max_iter: 50,
+        }
+    }
+}
+
+/// Projects `start` onto `0 = equations(t, x)`: Gauss–Newton steps of
+/// least weighted norm, `min ‖W(x − start)‖ s.t. H(x) = 0`, with the
+/// `fixed` entries held. `x` are the values of the `state` leaves
+/// `z_j^(l)` (order 0 for first-order DAEs); the equations must contain no
+/// other unknown leaves.
+#[allow(clippy::too_many_arguments)]
+pub fn consistent_point(
+    pool: &mut ExprPool,
+    equations: &[ExprId],
+    state: &[(u32, u32)],
+    start: &[f64],
+    fixed: &[bool],
+    weights: &[f64],
+    params: &[f64],
+    t: f64,
+    options: &ProjectionOptions,
+) -> ConsistentPoint {
+    let n = start.len();
+    let free: Vec<usize> = (0..n)
+        .filter(|&j| !fixed.get(j).copied().unwrap_or(false))
+        .collect();
+    let position: rustc_hash::FxHashMap<(u32, u32), usize> =
+        state.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+    let mut col_of: Vec<Option<usize>> = vec![None; n];
+    for (k, &j) in free.iter().enumerate() {
+        col_of[j] = Some(k);
+    }
+    // Symbolic Jacobian entries (row, free column, expr).
+    let mut jac: Vec<(usize, usize, ExprId)> = Vec::new();
+    for (i, &e) in equations.iter().enumerate() {
+        for l in pool.leaves(e) {
+            if let Some(Leaf::Var { unknown, order }) = pool.as_leaf(l)
+                && let Some(&p) = position.get(&(unknown, order))
+                && let Some(k) = col_of[p]
+            {
+                let d = pool.diff(e, l);
+                jac.push((i, k, d));
+            }
+        }
+    }
+    let eval_all = |pool: &ExprPool, x: &[f64]| -> Vec<f64> {
+        let env = StateEnv {
+            position: &position,
+            x,
+            params,
+            t,
+        };
+        equations.iter().map(|&e| pool.eval(e, &env)).collect()
+    };
+    let max_norm = |r: &[f64]| {
+        r.iter().fold(0.0f64, |m, x| {
+            if x.is_nan() {
+                f64::INFINITY
+            } else {
+                m.max(x.abs())
+            }
+        })
+    };
+    let mut z = start.to_vec();
+    let mut r = eval_all(pool, &z);
+    let initial_residual = max_norm(&r);
+    let m = equations.len();
+    let w2inv: Vec<f64> = free
+        .iter()
+        .map(|&j| {
+            let w = weights.get(j).copied().unwrap_or(1.0);
+            1.0 / (w * w)
+        })
+        .collect();
+    let mut iterations = 0;
+    while max_norm(&r) > options.tol && iterations < options.max_iter && m > 0 && !free.is_empty() {
+        iterations += 1;
+        let p = StateEnv {
+            position: &position,
+            x: &z,
+            params,
+            t,
+        };
+        let mut jm = Matrix::zeros(m, free.len());
+        for &(i, k, e) in &jac {
+            let v = pool.eval(e, &p);
+            jm.set(i, k, jm.get(i, k) + v);
+        }
+        // y = W(e + Δ) of least norm with B y = J e − r, B = J W⁻¹
+        // (QR of Bᵀ); Δ = W⁻¹ y − e, e = z − start. Rank-deficient J (a
+        // redundant constraint): regularised normal equations instead.
+        let e: Vec<f64> = free.iter().map(|&j| z[j] - start[j]).collect();
+        let winv: Vec<f64> = w2inv.iter().map(|x| x.sqrt()).collect();
+        let rhs: Vec<f64> = (0..m)
+            .map(|i| (0..free.len()).map(|k| jm.get(i, k) * e[k]).sum::<f64>() - r[i])
+            .collect();
+        let mut bm = Matrix::zeros(m, free.len());
+        for i in 0..m {
+            for k in 0..free.len() {
+                bm.set(i, k, jm.get(i, k) * winv[k]);
+            }
+        }
+        let y = match min_norm_solve(&bm, &rhs) {
+            Some(y) => y,
+            None => {
+                let mut a = Matrix::zeros(m, m);
+                for i in 0..m {
+                    for l in 0..m {
+                        let s: f64 = (0..free.len()).map(|k| bm.get(i, k) * bm.get(l, k)).sum();
+                        a.set(i, l, s);
+                    }
+                }
+                let scale = a.max_abs().max(1e-300);
+                for i in 0..m {
+                    a.set(i, i, a.get(i, i) + 1e-12 * scale);
+                }
+                let Some(mu) = FullPivLu::new(&a, 1e-16).solve(&rhs) else {
+                    break;
+                };
+                (0..free.len())
+                    .map(|k| (0..m).map(|i| bm.get(i, k) * mu[i]).sum())
+                    .collect()
+            }
+        };
+        let mut step_norm = 0.0f64;
+        for (k, &j) in free.iter().enumerate() {
+            let delta = winv[k] * y[k] - e[k];
+            step_norm = step_norm.max(delta.abs());
+            z[j] += delta;
+        }
+        r = eval_all(pool, &z);
+        if !step_norm.is_finite() {
+            break;
+        }
+    }
+    let residual = max_norm(&r);
+    let worst_equation = r
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.is_nan() || x.abs() > 0.0)
+        .max_by(|a, b| {
+            a.1.abs()
+                .partial_cmp(&b.1.abs())
+                .unwrap_or(std::cmp::Ordering::Greater)
+        })
+        .map(|(i, _)| i);
+    ConsistentPoint {
+        z,
+        initial_residual,
+        residual,
+        worst_equation,
+        iterations,
+        converged: residual <= options.tol,
+    }
+}

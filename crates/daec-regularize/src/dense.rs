@@ -1,0 +1,304 @@
+//! Small dense linear algebra for the analysis: LU with complete pivoting
+//! (rank, determinant, null vectors) and least-norm solves. Sizes here are
+//! those of a success check or a constraint block, not of a simulation.
+
+// Index loops read best in matrix code.
+#![allow(clippy::needless_range_loop)]
+
+/// A dense row-major matrix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix {
+    /// Rows.
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// Entries, row-major.
+    pub data: Vec<f64>,
+}
+
+impl Matrix {
+    /// An all-zero matrix.
+    pub fn zeros(rows: usize, cols: usize) -> Matrix {
+        Matrix {
+            rows,
+            cols,
+            data: vec![0.0; rows * cols],
+        }
+    }
+
+    /// Entry `(i, j)`.
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        self.data[i * self.cols + j]
+    }
+
+    /// Sets entry `(i, j)`.
+    pub fn set(&mut self, i: usize, j: usize, v: f64) {
+        self.data[i * self.cols + j] = v;
+    }
+
+    /// The transpose.
+    pub fn transpose(&self) -> Matrix {
+        let mut t = Matrix::zeros(self.cols, self.rows);
+        for i in 0..self.rows {
+            for j in 0..self.cols {
+                t.set(j, i, self.get(i, j));
+            }
+        }
+        t
+    }
+
+    /// The largest absolute entry.
+    pub fn max_abs(&self) -> f64 {
+        self.data.iter().fold(0.0, |m, x| m.max(x.abs()))
+    }
+}
+
+/// LU factorisation with complete pivoting: `P A Q = L U`.
+#[derive(Clone, Debug)]
+pub struct FullPivLu {
+    lu: Matrix,
+    row_perm: Vec<usize>,
+    col_perm: Vec<usize>,
+    /// Numerical rank (pivots above the relative tolerance).
+    pub rank: usize,
+    sign: f64,
+}
+
+impl FullPivLu {
+    /// Factorises `a`; pivots below `rel_tol · max|a|` count as zero.
+    pub fn new(a: &Matrix, rel_tol: f64) -> FullPivLu {
+        let (m, n) = (a.rows, a.cols);
+        let mut lu = a.clone();
+        let mut row_perm: Vec<usize> = (0..m).collect();
+        let mut col_perm: Vec<usize> = (0..n).collect();
+        let tol = rel_tol * a.max_abs().max(f64::MIN_POSITIVE);
+        let mut sign = 1.0;
+        let mut rank = 0;
+        for k in 0..m.min(n) {
+            let (mut pi, mut pj, mut best) = (k, k, -1.0);
+            for i in k..m {
+                for j in k..n {
+                    let v = lu.get(i, j).abs();
+                    if v > best {
+                        best = v;
+                        pi = i;
+                        pj = j;
+                    }
+                }
+            }
+            if best.is_nan() || best <= tol {
+                break;
+            }
+            if pi != k {
+                for j in 0..n {
+                    lu.data.swap(k * n + j, pi * n + j);
+                }
+                row_perm.swap(k, pi);
+                sign = -sign;
+            }
+            if pj != k {
+                for i in 0..m {
+                    lu.data.swap(i * n + k, i * n + pj);
+                }
+                col_perm.swap(k, pj);
+                sign = -sign;
+            }
+            let p = lu.get(k, k);
+            for i in k + 1..m {
+                let f = lu.get(i, k) / p;
+                lu.set(i, k, f);
+                if f != 0.0 {
+                    for j in k + 1..n {
+                        let v = lu.get(i, j) - f * lu.get(k, j);
+                        lu.set(i, j, v);
+                    }
+                }
+            }
+            rank += 1;
+        }
+        FullPivLu {
+            lu,
+            row_perm,
+            col_perm,
+            rank,
+            sign,
+        }
+    }
+
+    /// The determinant (0 when rank-deficient; square matrices only).
+    pub fn determinant(&self) -> f64 {
+        if self.lu.rows != self.lu.cols || self.rank < self.lu.rows {
+            return 0.0;
+        }
+        (0..self.rank).fold(self.sign, |d, k| d * self.lu.get(k, k))
+    }
+
+    /// The absolute pivots, largest first (a cheap conditioning indicator).
+    pub fn pivots(&self) -> Vec<f64> {
+        (0..self.rank).map(|k| self.lu.get(k, k).abs()).collect()
+    }
+
+    /// A unit null vector `x` with `A x ≈ 0` (None when of full column rank).
+    pub fn null_vector(&self) -> Option<Vec<f64>> {
+        let n = self.lu.cols;
+        let r = self.rank;
+        if r >= n {
+            return None;
+        }
+        // Solve U[:r,:r] y = -U[:r, r] with the free variable y_r = 1.
+        let mut y = vec![0.0; n];
+        y[r] = 1.0;
+        for k in (0..r).rev() {
+            let mut s = -self.lu.get(k, r);
+            for j in k + 1..r {
+                s -= self.lu.get(k, j) * y[j];
+            }
+            y[k] = s / self.lu.get(k, k);
+        }
+        let mut x = vec![0.0; n];
+        for (k, &c) in self.col_perm.iter().enumerate() {
+            x[c] = y[k];
+        }
+        let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        Some(x.into_iter().map(|v| v / norm).collect())
+    }
+
+    /// Solves `A x = b` for square nonsingular `A`.
+    pub fn solve(&self, b: &[f64]) -> Option<Vec<f64>> {
+        let n = self.lu.rows;
+        if self.lu.cols != n || self.rank < n {
+            return None;
+        }
+        let mut y: Vec<f64> = self.row_perm.iter().map(|&i| b[i]).collect();
+        for i in 0..n {
+            for k in 0..i {
+                y[i] -= self.lu.get(i, k) * y[k];
+            }
+        }
+        for i in (0..n).rev() {
+            for k in i + 1..n {
+                y[i] -= self.lu.get(i, k) * y[k];
+            }
+            y[i] /= self.lu.get(i, i);
+        }
+        let mut x = vec![0.0; n];
+        for (k, &c) in self.col_perm.iter().enumerate() {
+            x[c] = y[k];
+        }
+        Some(x)
+    }
+}
+
+/// The minimum-norm solution of the underdetermined system `B y = b`
+/// (`B` is m × n with m ≤ n and full row rank) by a Householder QR
+/// factorisation of `Bᵀ` — without forming `B Bᵀ`, whose condition number is
+/// the square of `B`'s. `None` when `B` is (numerically) rank-deficient.
+pub fn min_norm_solve(b_mat: &Matrix, b: &[f64]) -> Option<Vec<f64>> {
+    let (m, n) = (b_mat.rows, b_mat.cols);
+    if m > n {
+        return None;
+    }
+    // A = Bᵀ (n × m), factorised in place: A = Q R.
+    let mut a = b_mat.transpose();
+    let mut vs: Vec<Vec<f64>> = Vec::with_capacity(m);
+    let scale = a.max_abs().max(f64::MIN_POSITIVE);
+    for k in 0..m {
+        let norm = (k..n).map(|i| a.get(i, k).powi(2)).sum::<f64>().sqrt();
+        if norm <= 1e-13 * scale {
+            return None;
+        }
+        let alpha = if a.get(k, k) > 0.0 { -norm } else { norm };
+        let mut v: Vec<f64> = (k..n).map(|i| a.get(i, k)).collect();
+        v[0] -= alpha;
+        let vnorm2: f64 = v.iter().map(|x| x * x).sum();
+        if vnorm2 > 0.0 {
+            for j in k..m {
+                let dot: f64 = (k..n).map(|i| v[i - k] * a.get(i, j)).sum();
+                let f = 2.0 * dot / vnorm2;
+                for i in k..n {
+                    a.set(i, j, a.get(i, j) - f * v[i - k]);
+                }
+            }
+        }
+        vs.push(v);
+    }
+    // Rᵀ s = b (forward substitution; R is the upper m × m part of a).
+    let mut s = vec![0.0; n];
+    for i in 0..m {
+        let mut acc = b[i];
+        for k in 0..i {
+            acc -= a.get(k, i) * s[k];
+        }
+        s[i] = acc / a.get(i, i);
+    }
+    // y = Q s = H_0 H_1 … H_{m−1} s.
+    for k in (0..m).rev() {
+        let v = &vs[k];
+        let vnorm2: f64 = v.iter().map(|x| x * x).sum();
+        if vnorm2 == 0.0 {
+            continue;
+        }
+        let dot: f64 = (k..n).map(|i| v[i - k] * s[i]).sum();
+        let f = 2.0 * dot / vnorm2;
+        for i in k..n {
+            s[i] -= f * v[i - k];
+        }
+    }
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(rows: usize, cols: usize, d: &[f64]) -> Matrix {
+        Matrix {
+            rows,
+            cols,
+            data: d.to_vec(),
+        }
+    }
+
+    #[test]
+    fn determinant_rank_and_solve() {
+        let a = m(3, 3, &[2.0, 1.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0, 4.0]);
+        let lu = FullPivLu::new(&a, 1e-12);
+        assert_eq!(lu.rank, 3);
+        assert!((lu.determinant() - 18.0).abs() < 1e-12);
+        let x = lu.solve(&[3.0, 5.0, 5.0]).unwrap();
+        for (xi, want) in x.iter().zip([1.0, 1.0, 1.0]) {
+            assert!((xi - want).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn min_norm_solution_of_an_underdetermined_system() {
+        // x + y + z = 3 has the minimum-norm solution (1, 1, 1).
+        let b = m(1, 3, &[1.0, 1.0, 1.0]);
+        let y = min_norm_solve(&b, &[3.0]).unwrap();
+        for v in &y {
+            assert!((v - 1.0).abs() < 1e-14, "{y:?}");
+        }
+        // Two rows: the solution satisfies both and is orthogonal to the
+        // null space (1, -1, 1)·… checked through the residual and norm.
+        let b = m(2, 3, &[1.0, 2.0, 0.0, 0.0, 1.0, 1.0]);
+        let y = min_norm_solve(&b, &[1.0, 2.0]).unwrap();
+        assert!((y[0] + 2.0 * y[1] - 1.0).abs() < 1e-14);
+        assert!((y[1] + y[2] - 2.0).abs() < 1e-14);
+        // Null space of b is (2, -1, 1): the minimum-norm y is orthogonal to it.
+        assert!((2.0 * y[0] - y[1] + y[2]).abs() < 1e-14, "{y:?}");
+        assert!(min_norm_solve(&m(2, 2, &[1.0, 1.0, 1.0, 1.0]), &[1.0, 1.0]).is_none());
+    }
+
+    #[test]
+    fn null_vector_of_singular_matrix() {
+        // Rows 1 and 2 equal: the cancellation example's Σ-Jacobian.
+        let a = m(2, 2, &[1.0, 1.0, 1.0, 1.0]);
+        let lu = FullPivLu::new(&a, 1e-12);
+        assert_eq!(lu.rank, 1);
+        assert_eq!(lu.determinant(), 0.0);
+        let v = FullPivLu::new(&a.transpose(), 1e-12).null_vector().unwrap();
+        assert!((v[0] + v[1]).abs() < 1e-12, "{v:?}");
+        assert!((v[0].abs() - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12);
+    }
+}

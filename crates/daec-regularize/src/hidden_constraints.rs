@@ -1,0 +1,348 @@
+//! The array of (hidden) constraints `0 = H(t, z)` (steinbrecher2016,
+//! Definition 2.3, eq. (6)) extracted symbolically from the reduced
+//! derivative array.
+//!
+//! The derivative array is processed in Pryce's stages `s = −max c, …, 0`:
+//! stage `s` holds the rows `F_i^(s + c_i)` (for `c_i ≥ −s`) and determines
+//! the quantities `z_j^(s + d_j)` (for `d_j ≥ −s`). Of those, the ones of
+//! order ≥ 1 are derivatives; they are eliminated from the stage's rows by
+//! solving rows that contain exactly one of them, linearly and with a
+//! non-zero coefficient (every row of the papers' examples is of this kind:
+//! the models are quasi-linear). What is left of the stage's rows after the
+//! elimination are its constraints, `m_c = n + Σc − Σd` of them in all. The
+//! level of a constraint is the largest number of differentiations of a
+//! row combined into it, as in Example 2.7 ("(11a) is called hidden
+//! constraint on level 1 since this constraint is obtained after
+//! differentiation of (certain) model equations at most once").
+//!
+//! The solved derivatives `z_j^(l) = Ω(t, z)` (Remark 2.4, eq. (8)) are
+//! kept: they give consistent derivatives for the success check and the
+//! data of the ADA/StE formulations.
+
+use crate::signature::DerivativeArray;
+use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId};
+use daec_structure::Offsets;
+use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// One constraint of `0 = H(t, z)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HiddenConstraint {
+    /// Constraint level (0 = stated explicitly, ≥ 1 hidden).
+    pub level: u32,
+    /// Pryce stage it was extracted at (≤ 0).
+    pub stage: i32,
+    /// The residual, a function of `t`, `z` and parameters only.
+    pub expr: ExprId,
+    /// The derivative-array row `(equation, k)` it was derived from.
+    pub source: (usize, u32),
+}
+
+/// The result of the extraction.
+#[derive(Clone, Debug, Default)]
+pub struct ConstraintArray {
+    /// The constraints, ordered by level, then by source row.
+    pub constraints: Vec<HiddenConstraint>,
+    /// Solved derivatives `z_j^(l) = Ω(t, z)` keyed by `(j, l)`.
+    pub derivatives: FxHashMap<(u32, u32), ExprId>,
+    /// Derivative-array rows `(equation, k)` that could not be reduced
+    /// symbolically (they stay in derivative-array form).
+    pub unresolved_rows: Vec<(usize, u32)>,
+    /// Derivatives `(j, l)` that could not be solved for symbolically.
+    pub unresolved_derivatives: Vec<(u32, u32)>,
+}
+
+impl ConstraintArray {
+    /// Whether every derivative was eliminated.
+    pub fn is_complete(&self) -> bool {
+        self.unresolved_rows.is_empty() && self.unresolved_derivatives.is_empty()
+    }
+
+    /// The largest level (the maximal constraint level ν_c).
+    pub fn max_level(&self) -> Option<u32> {
+        self.constraints.iter().map(|c| c.level).max()
+    }
+
+    /// Replaces every solved derivative leaf of `e` by its expression in
+    /// `(t, z)`.
+    pub fn substitute_derivatives(&self, pool: &mut ExprPool, e: ExprId) -> ExprId {
+        substitute(pool, e, &self.derivatives)
+    }
+}
+
+fn substitute(pool: &mut ExprPool, e: ExprId, map: &FxHashMap<(u32, u32), ExprId>) -> ExprId {
+    if map.is_empty() {
+        return e;
+    }
+    // Look leaves up by id: build the id map lazily from the pool.
+    let lookup: FxHashMap<ExprId, ExprId> = pool
+        .leaves(e)
+        .into_iter()
+        .filter_map(|l| match pool.as_leaf(l) {
+            Some(Leaf::Var { unknown, order }) if order >= 1 => {
+                map.get(&(unknown, order)).map(|&v| (l, v))
+            }
+            _ => None,
+        })
+        .collect();
+    if lookup.is_empty() {
+        return e;
+    }
+    pool.substitute(e, &|l| lookup.get(&l).copied())
+}
+
+/// Values used to decide whether a non-constant pivot is non-zero: the
+/// start values, zero derivatives, the parameter values and `t0`.
+pub struct ReferencePoint<'a> {
+    /// Start value of each unknown.
+    pub z: &'a [f64],
+    /// Parameter values.
+    pub params: &'a [f64],
+    /// Time.
+    pub t: f64,
+}
+
+impl Env for ReferencePoint<'_> {
+    fn var(&self, unknown: u32, order: u32) -> f64 {
+        if order == 0 {
+            self.z.get(unknown as usize).copied().unwrap_or(0.0)
+        } else {
+            0.0
+        }
+    }
+    fn param(&self, p: ParamId) -> f64 {
+        self.params.get(p.0 as usize).copied().unwrap_or(0.0)
+    }
+    fn time(&self) -> f64 {
+        self.t
+    }
+}
+
+struct Row {
+    eq: usize,
+    k: u32,
+    expr: ExprId,
+    level: u32,
+    /// Unsolved derivative leaves of the current stage in `expr`.
+    pending: Vec<ExprId>,
+    active: bool,
+}
+
+/// `(coef, rest)` when `expr = coef·delta + rest` with `coef` non-zero
+/// (a non-zero constant, or non-zero at the reference point).
+fn usable_pivot(
+    pool: &mut ExprPool,
+    expr: ExprId,
+    delta: ExprId,
+    reference: &ReferencePoint<'_>,
+) -> Option<(ExprId, ExprId)> {
+    let (c, rest) = pool.linear_in(expr, &[delta])?;
+    let coef = c[0];
+    let magnitude = pivot_magnitude(pool, coef, reference)?;
+    (magnitude > 0.0).then_some((coef, rest))
+}
+
+/// How good a pivot coefficient is: constants rank above state-dependent
+/// ones (offset by 1e300), zero or undefined ones are not pivots.
+fn pivot_magnitude(pool: &ExprPool, coef: ExprId, reference: &ReferencePoint<'_>) -> Option<f64> {
+    match pool.as_constant(coef) {
+        Some(c) if c != 0.0 && c.is_finite() => Some(1e300 + c.abs().min(1e300)),
+        Some(_) => None,
+        None => {
+            let v = pool.eval(coef, reference);
+            (v.is_finite() && v.abs() > 1e-12).then_some(v.abs())
+        }
+    }
+}
+
+/// The best pivot among rows with several pending derivatives: the row
+/// with the fewest, and in it the derivative with the best coefficient.
+fn general_pivot(
+    pool: &mut ExprPool,
+    rows: &[Row],
+    reference: &ReferencePoint<'_>,
+) -> Option<(usize, ExprId, ExprId, ExprId)> {
+    let mut candidates: Vec<usize> = (0..rows.len())
+        .filter(|&r| rows[r].active && !rows[r].pending.is_empty())
+        .collect();
+    candidates.sort_by_key(|&r| (rows[r].pending.len(), rows[r].k, rows[r].eq));
+    for r in candidates {
+        let Some((coefs, _)) = pool.linear_in(rows[r].expr, &rows[r].pending) else {
+            continue;
+        };
+        let mut best: Option<(f64, usize)> = None;
+        for (k, &c) in coefs.iter().enumerate() {
+            if let Some(m) = pivot_magnitude(pool, c, reference)
+                && best.is_none_or(|(bm, _)| m > bm)
+            {
+                best = Some((m, k));
+            }
+        }
+        if let Some((_, k)) = best {
+            let delta = rows[r].pending[k];
+            let (c, rest) = pool.linear_in(rows[r].expr, &[delta])?;
+            return Some((r, delta, c[0], rest));
+        }
+    }
+    None
+}
+
+/// Extracts the array of (hidden) constraints from the reduced derivative
+/// array.
+///
+/// `orders[j]` is the order `p_j = max_i σ_ij` of unknown `j` in the DAE:
+/// `z_j, …, z_j^(p_j − 1)` are state (they stay in the constraints, as in
+/// Wunderlich's second-order DAEs where the velocity constraint keeps `y'`),
+/// the derivatives of order `≥ max(p_j, 1)` are eliminated. For a
+/// first-order DAE this is exactly Definition 2.3: `H = H(t, z)`.
+pub fn hidden_constraints(
+    pool: &mut ExprPool,
+    array: &DerivativeArray,
+    offsets: &Offsets,
+    orders: &[u32],
+    reference: &ReferencePoint<'_>,
+) -> ConstraintArray {
+    let mut out = ConstraintArray::default();
+    let max_c = offsets.c.iter().copied().max().unwrap_or(0) as i32;
+    for s in -max_c..=0 {
+        // The stage's rows, with earlier stages' derivatives substituted.
+        let mut rows: Vec<Row> = Vec::new();
+        for (i, &ci) in offsets.c.iter().enumerate() {
+            let k = s + ci as i32;
+            if k < 0 {
+                continue;
+            }
+            let expr = substitute(pool, array.rows[i][k as usize], &out.derivatives);
+            rows.push(Row {
+                eq: i,
+                k: k as u32,
+                expr,
+                level: k as u32,
+                pending: Vec::new(),
+                active: true,
+            });
+        }
+        // The stage's derivative unknowns.
+        let mut stage_leaf: FxHashMap<ExprId, (u32, u32)> = FxHashMap::default();
+        for (j, &dj) in offsets.d.iter().enumerate() {
+            let l = s + dj as i32;
+            if l >= 1 && l >= orders.get(j).copied().unwrap_or(1) as i32 {
+                let leaf = pool.var(j as u32, l as u32);
+                stage_leaf.insert(leaf, (j as u32, l as u32));
+            }
+        }
+        let mut rows_of: FxHashMap<ExprId, Vec<usize>> = FxHashMap::default();
+        for (r, row) in rows.iter_mut().enumerate() {
+            row.pending = pool
+                .leaves(row.expr)
+                .into_iter()
+                .filter(|l| stage_leaf.contains_key(l))
+                .collect();
+            for &l in &row.pending {
+                rows_of.entry(l).or_default().push(r);
+            }
+        }
+        // Singleton elimination, lowest differentiation count first; when no
+        // singleton is left, Gaussian elimination on the rest (pivot: a
+        // constant or numerically largest coefficient at the reference).
+        let mut heap: BinaryHeap<Reverse<(u32, usize, usize)>> = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.pending.len() == 1)
+            .map(|(idx, r)| Reverse((r.k, r.eq, idx)))
+            .collect();
+        let mut solved_order: Vec<ExprId> = Vec::new();
+        let mut stage_values: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+        loop {
+            let pivot = match heap.pop() {
+                Some(Reverse((_, _, idx))) => {
+                    if !rows[idx].active || rows[idx].pending.len() != 1 {
+                        continue;
+                    }
+                    let delta = rows[idx].pending[0];
+                    match usable_pivot(pool, rows[idx].expr, delta, reference) {
+                        Some((coef, rest)) => Some((idx, delta, coef, rest)),
+                        None => continue,
+                    }
+                }
+                None => general_pivot(pool, &rows, reference),
+            };
+            let Some((idx, delta, coef, rest)) = pivot else {
+                break;
+            };
+            // δ = −rest / coef (rest may hold other pending leaves).
+            let num = pool.neg(rest);
+            let value = pool.div(num, coef);
+            stage_values.insert(delta, value);
+            solved_order.push(delta);
+            rows[idx].active = false;
+            let level = rows[idx].level;
+            let brought: Vec<ExprId> = rows[idx]
+                .pending
+                .iter()
+                .copied()
+                .filter(|&l| l != delta)
+                .collect();
+            let users = rows_of.remove(&delta).unwrap_or_default();
+            for r in users {
+                if r == idx || !rows[r].active {
+                    continue;
+                }
+                let e = rows[r].expr;
+                rows[r].expr = pool.substitute(e, &|l| (l == delta).then_some(value));
+                rows[r].level = rows[r].level.max(level);
+                rows[r].pending.retain(|&l| l != delta);
+                for &b in &brought {
+                    if !rows[r].pending.contains(&b) {
+                        rows[r].pending.push(b);
+                        rows_of.entry(b).or_default().push(r);
+                    }
+                }
+                // Cancellation may remove leaves: recompute exactly.
+                let present = pool.leaves(rows[r].expr);
+                rows[r].pending.retain(|l| present.binary_search(l).is_ok());
+                if rows[r].pending.len() == 1 {
+                    heap.push(Reverse((rows[r].k, rows[r].eq, r)));
+                }
+            }
+        }
+        // Back substitution: earlier pivots may refer to later ones.
+        let mut final_values: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+        for &delta in solved_order.iter().rev() {
+            let v = stage_values[&delta];
+            let v = if final_values.is_empty() {
+                v
+            } else {
+                pool.substitute(v, &|l| final_values.get(&l).copied())
+            };
+            final_values.insert(delta, v);
+            out.derivatives.insert(stage_leaf[&delta], v);
+        }
+        for row in &rows {
+            if !row.active {
+                continue;
+            }
+            if row.pending.is_empty() {
+                out.constraints.push(HiddenConstraint {
+                    level: row.level,
+                    stage: s,
+                    expr: row.expr,
+                    source: (row.eq, row.k),
+                });
+            } else {
+                out.unresolved_rows.push((row.eq, row.k));
+            }
+        }
+        let mut unsolved: Vec<(u32, u32)> = stage_leaf
+            .values()
+            .filter(|key| !out.derivatives.contains_key(key))
+            .copied()
+            .collect();
+        unsolved.sort_unstable();
+        out.unresolved_derivatives.extend(unsolved);
+    }
+    out.constraints
+        .sort_by_key(|c| (c.level, c.source.0, c.source.1));
+    out
+}

@@ -1,0 +1,246 @@
+//! Results a user can use: the solution on the output grid as CSV, an SVG
+//! plot of chosen variables, and the run statistics (text and JSON).
+
+use serde::Serialize;
+use std::fmt::Write;
+
+/// The solution at the output times.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Results {
+    /// Flat variable names (the CSV columns after `time`).
+    pub names: Vec<String>,
+    /// Output times, ascending.
+    pub t: Vec<f64>,
+    /// `z[k]` is the solution at `t[k]`.
+    pub z: Vec<Vec<f64>>,
+}
+
+impl Results {
+    /// Index of the variable with this flat name.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+}
+
+/// The output grid `t0, t0 + Δ, …` with the last point exactly `t_end`
+/// (a grid point closer than `Δ·1e-9` to `t_end` is replaced by it).
+pub fn output_grid(t0: f64, t_end: f64, interval: f64) -> Vec<f64> {
+    let mut grid = vec![t0];
+    if !(t_end > t0) || !(interval > 0.0) {
+        return grid;
+    }
+    let mut k = 1u64;
+    loop {
+        let t = t0 + k as f64 * interval;
+        if t >= t_end - 1e-9 * interval {
+            break;
+        }
+        grid.push(t);
+        k += 1;
+    }
+    grid.push(t_end);
+    grid
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The CSV text: header `time,<flat names>`, one row per output point,
+/// numbers in Rust's shortest round-trip form.
+pub fn to_csv(results: &Results) -> String {
+    let mut s = String::with_capacity(16 * (results.names.len() + 1) * (results.t.len() + 1));
+    s.push_str("time");
+    for n in &results.names {
+        s.push(',');
+        s.push_str(&csv_field(n));
+    }
+    s.push('\n');
+    for (t, z) in results.t.iter().zip(&results.z) {
+        push_number(&mut s, *t);
+        for v in z {
+            s.push(',');
+            push_number(&mut s, *v);
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// A number in the shortest form that reads back to the same `f64`:
+/// positional for moderate magnitudes, scientific otherwise.
+fn push_number(s: &mut String, v: f64) {
+    let a = v.abs();
+    if a == 0.0 || (1e-4..1e15).contains(&a) || !a.is_finite() {
+        let _ = write!(s, "{v}");
+    } else {
+        let _ = write!(s, "{v:e}");
+    }
+}
+
+/// An SVG line plot of the variables `columns` (indices into
+/// `results.names`) over time.
+pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<String, String> {
+    use plotters::prelude::*;
+    let mut svg = String::new();
+    let (t0, t1) = match (results.t.first(), results.t.last()) {
+        (Some(&a), Some(&b)) if b > a => (a, b),
+        (Some(&a), _) => (a, a + 1.0),
+        _ => (0.0, 1.0),
+    };
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    for z in &results.z {
+        for &c in columns {
+            if let Some(&v) = z.get(c)
+                && v.is_finite()
+            {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+    }
+    if !(lo.is_finite() && hi.is_finite()) {
+        (lo, hi) = (-1.0, 1.0);
+    }
+    if hi - lo < 1e-12 * hi.abs().max(1.0) {
+        (lo, hi) = (lo - 0.5 * lo.abs().max(1.0), hi + 0.5 * hi.abs().max(1.0));
+    }
+    let pad = 0.05 * (hi - lo);
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(64)
+            .build_cartesian_2d(t0..t1, (lo - pad)..(hi + pad))
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc("time")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (k, &c) in columns.iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            let name = results.names.get(c).cloned().unwrap_or_default();
+            let pts: Vec<(f64, f64)> = results
+                .t
+                .iter()
+                .zip(&results.z)
+                .filter_map(|(&t, z)| z.get(c).copied().filter(|v| v.is_finite()).map(|v| (t, v)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                .map_err(|e| e.to_string())?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+/// Work and accuracy statistics of a simulation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SimStats {
+    /// Accepted steps.
+    pub steps_accepted: usize,
+    /// Rejected steps.
+    pub steps_rejected: usize,
+    /// Residual evaluations at one point `(t, z)`.
+    pub residual_evals: usize,
+    /// Jacobian evaluations.
+    pub jacobian_evals: usize,
+    /// LU factorisations (a real and a complex one count as one).
+    pub lu_decompositions: usize,
+    /// Simplified Newton iterations.
+    pub newton_iterations: usize,
+    /// Changes of the equation selection of the overdetermined HiC system.
+    pub selection_changes: usize,
+    /// `when` events that fired.
+    pub events: usize,
+    /// Restarts of the integrator (events and discontinuities of `time`).
+    pub restarts: usize,
+    /// Number of unknowns.
+    pub unknowns: usize,
+    /// Differential rows of the HiC form.
+    pub differential_equations: usize,
+    /// Constraint rows (all levels).
+    pub constraints: usize,
+    /// Largest constraint residual `max |H_i(t, z)|` at the accepted steps.
+    pub max_constraint_residual: f64,
+    /// The same per constraint level `0..=ν_c`.
+    pub max_constraint_residual_by_level: Vec<f64>,
+    /// Wall time of parsing, analysis, the HiC form and compilation, in
+    /// seconds.
+    pub compile_seconds: f64,
+    /// Wall time of the integration, in seconds.
+    pub integrate_seconds: f64,
+}
+
+impl SimStats {
+    /// The statistics as a pretty-printed JSON document.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// A short human-readable summary.
+    pub fn summary(&self) -> String {
+        let levels: Vec<String> = self
+            .max_constraint_residual_by_level
+            .iter()
+            .enumerate()
+            .map(|(l, v)| format!("level {l}: {v:.2e}"))
+            .collect();
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "steps: {} accepted, {} rejected; residual evaluations: {}; Jacobians: {}; LU: {}; Newton iterations: {}",
+            self.steps_accepted,
+            self.steps_rejected,
+            self.residual_evals,
+            self.jacobian_evals,
+            self.lu_decompositions,
+            self.newton_iterations
+        );
+        let _ = writeln!(
+            s,
+            "HiC form: {} unknowns, {} differential equations, {} constraints; events: {}, restarts: {}",
+            self.unknowns,
+            self.differential_equations,
+            self.constraints,
+            self.events,
+            self.restarts
+        );
+        let _ = writeln!(
+            s,
+            "max constraint residual: {:.2e}{}",
+            self.max_constraint_residual,
+            if levels.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", levels.join(", "))
+            }
+        );
+        let _ = writeln!(
+            s,
+            "wall time: compile {:.3} s, integrate {:.3} s",
+            self.compile_seconds, self.integrate_seconds
+        );
+        s
+    }
+}

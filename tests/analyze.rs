@@ -1,0 +1,462 @@
+//! `daec analyze`: the Σ-method's numbers for the papers' models, the
+//! hidden constraints checked against the papers' formulas, the
+//! linear-combination conversion, and the text reports pinned.
+
+mod common;
+
+use common::{daec, expectations, snapshot_name, valid_models};
+use daec::diag::SourceMap;
+use daec::expr::{Env, ExprId, ParamId};
+use daec::model::{Dae, LowerOptions};
+use daec::regularize::{Analysis, AnalyzeOptions, analyze};
+
+macro_rules! snapshot {
+    ($name:expr, $value:expr) => {
+        insta::with_settings!({
+            snapshot_path => "../snapshots",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!($name, $value);
+        })
+    };
+}
+
+fn load_with(path: &str, overrides: &[(&str, f64)]) -> Dae {
+    let text = std::fs::read_to_string(common::root().join(path)).unwrap();
+    let mut map = SourceMap::new();
+    let file = map.add(path, text);
+    let parsed = daec::syntax::parse(file, map.source(file));
+    assert!(
+        parsed.diagnostics.is_empty(),
+        "{path}: {:?}",
+        parsed.diagnostics
+    );
+    let options = LowerOptions {
+        overrides: overrides.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        ..LowerOptions::default()
+    };
+    let (dae, diags) = daec::model::lower(parsed.model.as_ref().unwrap(), &options);
+    assert!(diags.iter().all(|d| !d.is_error()), "{path}: {diags:?}");
+    dae.unwrap()
+}
+
+fn load(path: &str) -> (Dae, Analysis) {
+    let mut dae = load_with(path, &[]);
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    (dae, a)
+}
+
+/// A point: unknown values by index, parameters, time.
+struct At<'a> {
+    z: &'a [f64],
+    p: &'a [f64],
+    t: f64,
+}
+
+impl Env for At<'_> {
+    fn var(&self, unknown: u32, order: u32) -> f64 {
+        assert_eq!(order, 0, "a constraint must not contain derivatives");
+        self.z[unknown as usize]
+    }
+    fn param(&self, p: ParamId) -> f64 {
+        self.p[p.0 as usize]
+    }
+    fn time(&self) -> f64 {
+        self.t
+    }
+}
+
+/// Asserts that `expr` is a non-zero constant multiple of `reference` on
+/// pseudo-random points (what "the constraint equals (11a)" means for
+/// residuals, whose scaling and sign are free).
+fn assert_proportional(
+    dae: &Dae,
+    expr: ExprId,
+    reference: impl Fn(&[f64], f64) -> f64,
+    what: &str,
+) {
+    let p = dae.parameter_values();
+    let n = dae.unknowns.len();
+    let mut ratio: Option<f64> = None;
+    let mut seed = 12345u64;
+    for _ in 0..20 {
+        let z: Vec<f64> = (0..n)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((seed >> 11) as f64 / (1u64 << 53) as f64) * 4.0 - 2.0
+            })
+            .collect();
+        let t = z[0] * 0.37 + 0.1;
+        let got = dae.pool.eval(expr, &At { z: &z, p: &p, t });
+        let want = reference(&z, t);
+        if want.abs() < 1e-6 {
+            continue;
+        }
+        let r = got / want;
+        match ratio {
+            None => {
+                assert!(r.abs() > 1e-12, "{what}: zero multiple");
+                ratio = Some(r);
+            }
+            Some(r0) => assert!(
+                (r - r0).abs() < 1e-9 * r0.abs(),
+                "{what}: ratio {r} vs {r0}"
+            ),
+        }
+    }
+    assert!(ratio.is_some(), "{what}: reference vanished everywhere");
+}
+
+fn constraints_by_level(dae: &Dae, a: &Analysis) -> Vec<(u32, ExprId)> {
+    let _ = dae;
+    let reg = a.regular().expect("regular");
+    reg.constraints
+        .as_ref()
+        .expect("constraints")
+        .constraints
+        .iter()
+        .map(|c| (c.level, c.expr))
+        .collect()
+}
+
+#[test]
+fn steinbrecher_pendulum_example_2_7() {
+    let (dae, a) = load("models/steinbrecher/pendulum.dae");
+    let reg = a.regular().unwrap();
+    assert_eq!(reg.sigma.offsets.c, [1, 1, 0, 0, 2]);
+    assert_eq!(reg.sigma.offsets.d, [2, 2, 1, 1, 0]);
+    assert_eq!(a.index(), Some(3));
+    assert_eq!(reg.sigma.dof, 2);
+    // The two HVTs of the paper: T1 = {(1,3),(2,2),(3,5),(4,4),(5,1)},
+    // T2 = {(1,1),(2,4),(3,3),(4,5),(5,2)} (1-based, unknowns x y v w λ).
+    let mut hvts = reg.hvts.hvts.clone();
+    hvts.sort();
+    assert_eq!(hvts, vec![vec![0, 3, 2, 4, 1], vec![2, 1, 4, 3, 0]]);
+    // det 𝔍 = −4 m ℓ² at the consistent point (m = ℓ = 1).
+    let det = reg.success.determinant.unwrap();
+    assert!((det + 4.0).abs() < 1e-12, "det {det}");
+    assert!(reg.success.succeeded());
+    // Hidden constraints (10e), (11a), (11b), one per level.
+    let h = constraints_by_level(&dae, &a);
+    assert_eq!(h.iter().map(|c| c.0).collect::<Vec<_>>(), [0, 1, 2]);
+    let (m, l, g) = (1.0, 1.0, 13.750_371_637_329_454);
+    assert_proportional(
+        &dae,
+        h[0].1,
+        |z, _| z[0] * z[0] + z[1] * z[1] - l * l,
+        "(10e)",
+    );
+    assert_proportional(
+        &dae,
+        h[1].1,
+        |z, _| 2.0 * z[0] * z[2] + 2.0 * z[1] * z[3],
+        "(11a)",
+    );
+    assert_proportional(
+        &dae,
+        h[2].1,
+        |z, _| {
+            let (x, y, v, w, lam) = (z[0], z[1], z[2], z[3], z[4]);
+            2.0 * v * v + 2.0 * w * w - 4.0 / m * (x * x + y * y) * lam - 2.0 * g * y
+        },
+        "(11b)",
+    );
+    // Pantelides differentiates exactly c times (Pryce 2001, Thm. 5.8).
+    assert_eq!(
+        reg.pantelides.as_ref().unwrap().differentiations,
+        reg.sigma.offsets.c
+    );
+}
+
+#[test]
+fn pendulum_determinant_scales_with_m_and_l() {
+    // det 𝔍 = −4 m (x² + y²) = −4 m ℓ² at any consistent point.
+    let mut dae = load_with(
+        "models/steinbrecher/pendulum.dae",
+        &[("m", 2.0), ("l", 3.0)],
+    );
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    let reg = a.regular().unwrap();
+    let p = reg.success.point.as_ref().unwrap();
+    assert!(p.converged, "{p:?}");
+    let (x, y) = (p.z[0], p.z[1]);
+    assert!((x * x + y * y - 9.0).abs() < 1e-9);
+    let det = reg.success.determinant.unwrap();
+    assert!((det + 72.0).abs() < 1e-9, "det {det}");
+}
+
+#[test]
+fn steinbrecher_spring_chain_example_2_8() {
+    let (dae, a) = load("models/steinbrecher/spring_chain.dae");
+    let reg = a.regular().unwrap();
+    assert_eq!(reg.sigma.offsets.c, [1, 3, 1, 0, 2, 0, 4]);
+    assert_eq!(reg.sigma.offsets.d, [2, 4, 2, 1, 3, 1, 0]);
+    assert_eq!(a.index(), Some(5));
+    assert_eq!(reg.sigma.dof, 2);
+    assert_eq!(reg.sigma.n_derivative_array, 18);
+    // det 𝔍 = 2cm (c = 1/6, m = 1).
+    let det = reg.success.determinant.unwrap();
+    assert!((det.abs() - 2.0 / 6.0).abs() < 1e-12, "det {det}");
+    // (16g) and the hidden constraints (17a)–(17d), levels 0..4.
+    let h = constraints_by_level(&dae, &a);
+    assert_eq!(h.iter().map(|c| c.0).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    let (m, c) = (1.0, 1.0 / 6.0);
+    // z = (p1, p2, p3, v1, v2, v3, F)
+    assert_proportional(&dae, h[0].1, |z, t| z[1] - t.sin(), "(16g)");
+    assert_proportional(&dae, h[1].1, |z, t| z[4] - t.cos(), "(17a)");
+    assert_proportional(
+        &dae,
+        h[2].1,
+        |z, t| c / m * (z[0] - z[1]) - c / m * (z[1] - z[2]) + t.sin(),
+        "(17b)",
+    );
+    assert_proportional(
+        &dae,
+        h[3].1,
+        |z, t| c / m * (z[3] - z[4]) - c / m * (z[4] - z[5]) + t.cos(),
+        "(17c)",
+    );
+    assert_proportional(
+        &dae,
+        h[4].1,
+        |z, t| {
+            c / (m * m) * (-3.0 * c * (z[0] - z[1]) + 3.0 * c * (z[1] - z[2]) + 2.0 * z[6])
+                - t.sin()
+        },
+        "(17d)",
+    );
+}
+
+#[test]
+fn baese_cv_loop_circuit_level_one_constraint() {
+    let (dae, a) = load("models/baese/cv_loop_circuit.dae");
+    let h = constraints_by_level(&dae, &a);
+    let level1: Vec<_> = h.iter().filter(|c| c.0 == 1).collect();
+    assert_eq!(level1.len(), 1, "{h:?}");
+    let names: Vec<&str> = dae.unknowns.iter().map(|u| u.name.as_str()).collect();
+    let ix = |n: &str| names.iter().position(|x| *x == n).unwrap();
+    let (e1, e2, iv) = (ix("e1"), ix("e2"), ix("iV"));
+    assert_proportional(
+        &dae,
+        level1[0].1,
+        |z, t| 2.0 * z[e1] + 2.0 * z[iv] + z[e2] + 100.0 * (100.0 * t).cos(),
+        "2e1 + 2iV + e2 + 100cos(100t)",
+    );
+    let reg = a.regular().unwrap();
+    assert_eq!(reg.sigma.dof, 1);
+    assert!(reg.success.succeeded());
+    // Consistent initialisation keeps iV(0) = −50 (catalogue B1).
+    let p = reg.success.point.as_ref().unwrap();
+    assert!((p.z[iv] + 50.0).abs() < 1e-9, "{:?}", p.z);
+}
+
+#[test]
+fn ndsolve_index4_linear_system_is_index_4_not_2() {
+    let (_, a) = load("models/ndsolve/index4_linear.dae");
+    let before = a
+        .before_conversion
+        .as_ref()
+        .expect("the Σ-method must fail first");
+    let b = before.regular().unwrap();
+    // Σ (and Pantelides) say 2 ...
+    assert_eq!(b.sigma.structural_index, 2);
+    assert_eq!(
+        b.pantelides.as_ref().unwrap().differentiations,
+        b.sigma.offsets.c
+    );
+    assert!(b.success.singular());
+    // ... the converted model says 4.
+    assert!(!a.conversions.is_empty());
+    assert_eq!(a.index(), Some(4));
+    assert!(a.regular().unwrap().success.succeeded());
+    let r = daec(&[
+        "analyze",
+        "models/ndsolve/index4_linear.dae",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["index"], 4);
+    assert_eq!(v["structural_index"], 2);
+}
+
+#[test]
+fn ndsolve_cancellation_is_not_silently_index_1() {
+    let (_, a) = load("models/ndsolve/cancellation.dae");
+    let b = a.before_conversion.as_ref().unwrap().regular().unwrap();
+    assert!(b.success.singular());
+    assert_eq!(a.index(), Some(2));
+    assert_eq!(a.regular().unwrap().sigma.dof, 0);
+}
+
+#[test]
+fn state_dependent_singularity_is_an_error() {
+    let r = daec(&[
+        "analyze",
+        "models/ndsolve/index_by_initial_values_branch1.dae",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("error[E0202]"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the Σ-Jacobian is singular"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn second_order_models_are_analysed_natively() {
+    let (dae, a) = load("models/wunderlich/circular_track.dae");
+    let reg = a.regular().unwrap();
+    assert_eq!(reg.sigma.offsets.c, [0, 0, 2]);
+    assert_eq!(reg.sigma.offsets.d, [2, 2, 0]);
+    assert_eq!(a.index(), Some(3));
+    assert!(reg.success.succeeded());
+    // The velocity constraint of a second-order DAE keeps y' (state).
+    let h = constraints_by_level(&dae, &a);
+    assert_eq!(h.iter().map(|c| c.0).collect::<Vec<_>>(), [0, 1, 2]);
+}
+
+#[test]
+fn structurally_singular_model_names_the_parts() {
+    let dir = std::env::temp_dir().join(format!("daec-sing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sing.dae");
+    std::fs::write(
+        &path,
+        "model S\n  Real x;\n  Real y;\n  Real z;\nequation\n  der(x) = y;\n  x = sin(time);\n  2*x = cos(time) + z - z;\nend S;\n",
+    )
+    .unwrap();
+    let r = daec(&["analyze", path.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("error[E0201]: the model is structurally singular"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("over-determined part"), "{}", r.stderr);
+    assert!(r.stderr.contains("under-determined part"), "{}", r.stderr);
+    assert!(r.stderr.contains("`z`"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn inconsistent_start_values_are_reported_with_the_residual() {
+    let dir = std::env::temp_dir().join(format!("daec-incons-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("p.dae");
+    // Both x and y fixed far off the circle: no consistent point keeps them.
+    std::fs::write(
+        &path,
+        "model P\n  Real x(start = 3, fixed = true);\n  Real y(start = 3, fixed = true);\n  Real v;\n  Real w;\n  Real lambda;\nequation\n  der(x) = v;\n  der(y) = w;\n  der(v) = -x*lambda;\n  der(w) = -y*lambda - 9.81;\n  x^2 + y^2 = 1;\nend P;\n",
+    )
+    .unwrap();
+    let r = daec(&["analyze", path.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the start values are far from consistent"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout
+            .contains("NO consistent point near the start values: residual"),
+        "{}",
+        r.stdout
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Parses `[1,2,3]`.
+fn list(v: &str) -> Vec<u32> {
+    v.trim_matches(|c| c == '[' || c == ']')
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn every_model_meets_its_expect_line_and_is_pinned() {
+    for model in valid_models() {
+        let r = daec(&["analyze", &model, "--format", "json"]);
+        let exp = expectations(&model);
+        // Models documented as failing the Σ-method (`analyze=singular`)
+        // must fail with a diagnostic, the others must succeed.
+        if exp.iter().any(|(k, v)| k == "analyze" && v == "singular") {
+            assert_eq!(
+                r.code, 1,
+                "{model} should be reported singular:\n{}",
+                r.stdout
+            );
+            assert!(r.stderr.contains("error[E0202]"), "{model}: {}", r.stderr);
+            snapshot!(snapshot_name("analyze", &model), r.stderr);
+            continue;
+        }
+        assert_eq!(r.code, 0, "{model}: exit {}\n{}", r.code, r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let get = |k: &str| exp.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
+        if let Some(c) = get("c") {
+            let want = list(&c);
+            let (before, after) = (&v["structural_index"], &v["offsets"]["c"]);
+            let _ = before;
+            if v["conversions"].as_array().unwrap().is_empty() {
+                assert_eq!(
+                    after
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_u64().unwrap() as u32)
+                        .collect::<Vec<_>>(),
+                    want,
+                    "{model}: c"
+                );
+            }
+        }
+        if let Some(d) = get("d")
+            && v["conversions"].as_array().unwrap().is_empty()
+        {
+            let want = list(&d);
+            let got: Vec<u32> = v["offsets"]["d"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap() as u32)
+                .collect();
+            assert_eq!(got, want, "{model}: d");
+        }
+        if let Some(i) = get("true_index").or_else(|| get("index")) {
+            assert_eq!(
+                v["index"].as_u64().unwrap(),
+                i.parse::<u64>().unwrap(),
+                "{model}: index"
+            );
+        }
+        if let Some(i) = get("index") {
+            assert_eq!(
+                v["structural_index"].as_u64().unwrap(),
+                i.parse::<u64>().unwrap(),
+                "{model}: structural index"
+            );
+        }
+        if let Some(dof) = get("dof")
+            && v["conversions"].as_array().unwrap().is_empty()
+        {
+            assert_eq!(
+                v["dof"].as_i64().unwrap(),
+                dof.parse::<i64>().unwrap(),
+                "{model}: dof"
+            );
+        }
+        assert_eq!(v["pantelides"]["equals_c"], true, "{model}: Pantelides ≠ c");
+        let text = daec(&["analyze", &model]);
+        assert_eq!(text.code, 0);
+        snapshot!(snapshot_name("analyze", &model), text.stdout);
+    }
+}

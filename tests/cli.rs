@@ -1,0 +1,184 @@
+//! The command line: exit codes, parameter overrides, JSON, output files.
+
+mod common;
+
+use common::daec;
+
+const PENDULUM: &str = "models/steinbrecher/pendulum.dae";
+
+#[test]
+fn usage_errors_exit_2() {
+    let r = daec(&["flatten"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = daec(&["frobnicate", PENDULUM]);
+    assert_eq!(r.code, 2);
+    let r = daec(&["flatten", "models/no/such/file.dae"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("cannot read `models/no/such/file.dae`"),
+        "{}",
+        r.stderr
+    );
+    let r = daec(&["flatten", PENDULUM, "-p", "m"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("is not NAME=VALUE"), "{}", r.stderr);
+    let r = daec(&["flatten", PENDULUM, "-p", "m=heavy"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("`heavy` is not a number"), "{}", r.stderr);
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    let r = daec(&["--help"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("flatten"));
+    let r = daec(&["--version"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.starts_with("daec "));
+}
+
+#[test]
+fn parameter_override_changes_the_value() {
+    let r = daec(&["flatten", PENDULUM, "-p", "g=9.81", "-p", "l=2"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("parameter Real g = 9.81"), "{}", r.stdout);
+    assert!(r.stdout.contains("parameter Real l = 2.0"), "{}", r.stdout);
+    // Real parameters stay symbolic in the equations.
+    assert!(r.stdout.contains("l^2"), "{}", r.stdout);
+}
+
+#[test]
+fn unknown_override_is_an_error_with_a_suggestion() {
+    let r = daec(&["flatten", PENDULUM, "-p", "gg=1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the model has no parameter `gg`"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("did you mean `g`?"), "{}", r.stderr);
+}
+
+#[test]
+fn integer_override_resizes_arrays() {
+    let r = daec(&[
+        "flatten",
+        "models/scale/pendulum_chain.dae",
+        "-p",
+        "N=3",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let n_unknowns = v["unknowns"].as_array().unwrap().len();
+    let n_equations = v["equations"].as_array().unwrap().len();
+    assert_eq!(n_unknowns, 7 * 3);
+    assert_eq!(n_equations, 7 * 3);
+    assert_eq!(v["parameters"]["N"], 3.0);
+}
+
+#[test]
+fn json_has_the_documented_shape() {
+    let r = daec(&["flatten", PENDULUM, "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["model"], "Pendulum");
+    let unknowns = v["unknowns"].as_array().unwrap();
+    let names: Vec<&str> = unknowns
+        .iter()
+        .map(|u| u["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["x", "y", "v", "w", "lambda"]);
+    assert_eq!(unknowns[0]["start"], 1.0);
+    assert_eq!(unknowns[1]["fixed"], true);
+    assert_eq!(v["equations"].as_array().unwrap().len(), 5);
+    assert_eq!(v["parameters"]["g"], 13.750_371_637_329_455);
+    assert_eq!(v["experiment"]["stop_time"], 2000.0);
+    assert_eq!(v["experiment"]["tolerance"], 1e-7);
+}
+
+#[test]
+fn output_file_is_written_and_not_on_errors() {
+    let dir = std::env::temp_dir().join(format!("daec-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("flat.dae");
+    let out_s = out.to_str().unwrap();
+    let r = daec(&["flatten", PENDULUM, "-o", out_s]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("model Pendulum"));
+    std::fs::remove_file(&out).unwrap();
+
+    let bad = dir.join("bad.dae");
+    std::fs::write(
+        &bad,
+        "model B\n  Real x;\nequation\n  der(x) = y;\nend B;\n",
+    )
+    .unwrap();
+    let r = daec(&["flatten", bad.to_str().unwrap(), "-o", out_s]);
+    assert_eq!(r.code, 1);
+    assert!(
+        !out.exists(),
+        "an output file was written for a model with errors"
+    );
+
+    let r = daec(&["flatten", PENDULUM, "-o", "/nonexistent-dir/x/flat.dae"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("cannot write"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn several_errors_are_reported_at_once() {
+    let dir = std::env::temp_dir().join(format!("daec-multi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("multi.dae");
+    std::fs::write(
+        &bad,
+        "model M\n  parameter Real k = 2;\n  Real x;\n  Real y;\nequation\n  der(x) = lamda;\n  y = sin(x, 2) + der(k);\nend M;\n",
+    )
+    .unwrap();
+    let r = daec(&["flatten", bad.to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("cannot find `lamda`"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("`sin` takes 1 argument, but 2 were given"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("`der` of a constant expression"),
+        "{}",
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn count_mismatch_names_counts_and_unused_unknowns() {
+    let dir = std::env::temp_dir().join(format!("daec-count-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("count.dae");
+    std::fs::write(
+        &bad,
+        "model C\n  Real x;\n  Real y;\n  Real z[2];\nequation\n  der(x) = -x;\nend C;\n",
+    )
+    .unwrap();
+    let r = daec(&["flatten", bad.to_str().unwrap()]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("the model has 1 equation but 4 unknowns"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("3 unknowns appear in no equation: `y`, `z[1]`, `z[2]`"),
+        "{}",
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

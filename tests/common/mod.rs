@@ -1,0 +1,123 @@
+//! Helpers shared by the end-to-end tests: run `daec` in-process, list
+//! the model library.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// What one run of `daec` produced.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `daec ARGS…` in-process (the working directory is the repository
+/// root, so model paths in diagnostics are relative and stable).
+pub fn daec(args: &[&str]) -> Run {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let mut io = daec::cli::Io {
+        stdout: &mut out,
+        stderr: &mut err,
+        stderr_is_terminal: false,
+    };
+    let mut argv = vec!["daec".into()];
+    argv.extend(args.iter().map(|a| a.into()));
+    let code = daec::cli::run(argv, &mut io);
+    Run {
+        code,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// All `.dae` files under `models/<sub>` (recursively), sorted, as paths
+/// relative to the repository root.
+pub fn models_under(sub: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root().join("models").join(sub)];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "dae") {
+                out.push(relative(&p));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The valid models: everything under `models/` except `models/err/`.
+pub fn valid_models() -> Vec<String> {
+    models_under("")
+        .into_iter()
+        .filter(|p| !p.starts_with("models/err/"))
+        .collect()
+}
+
+fn relative(p: &Path) -> String {
+    p.strip_prefix(root())
+        .unwrap_or(p)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// A snapshot name from a model path: `models/baese/akzo_nobel.dae` →
+/// `baese__akzo_nobel`.
+pub fn snapshot_name(prefix: &str, model: &str) -> String {
+    let stem = model
+        .trim_start_matches("models/")
+        .trim_end_matches(".dae")
+        .replace('/', "__");
+    format!("{prefix}__{stem}")
+}
+
+/// The `// expect:` line of a model, parsed into `key=value` pairs.
+pub fn expectations(model: &str) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(root().join(model)).unwrap_or_default();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim().strip_prefix("// expect:") else {
+            continue;
+        };
+        // Values may contain commas inside brackets: split on spaces outside [].
+        let mut depth = 0;
+        let mut cur = String::new();
+        let mut items = Vec::new();
+        for ch in rest.chars() {
+            match ch {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                _ => {}
+            }
+            if ch.is_whitespace() && depth == 0 {
+                if !cur.is_empty() {
+                    items.push(std::mem::take(&mut cur));
+                }
+            } else {
+                cur.push(ch);
+            }
+        }
+        if !cur.is_empty() {
+            items.push(cur);
+        }
+        for it in items {
+            if let Some((k, v)) = it.split_once('=') {
+                out.push((k.to_string(), v.to_string()));
+            }
+        }
+    }
+    out
+}

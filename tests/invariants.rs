@@ -1,0 +1,80 @@
+//! Architecture invariants that a grep can check (see ARCHITECTURE.md).
+
+mod common;
+
+/// Source files of a crate (recursively).
+fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Invariant 2: only `daec-cli` does file IO, reads the environment or
+/// prints. Library code of every other crate (its `src/`, not its tests,
+/// benches or examples, and not `#[cfg(test)]` modules) must not.
+#[test]
+fn only_the_cli_does_io() {
+    let crates = common::root().join("crates");
+    let forbidden = [
+        "std::fs",
+        "std::env",
+        "println!",
+        "eprintln!",
+        "print!(",
+        "eprint!(",
+        "std::process::exit",
+    ];
+    let mut offenders = Vec::new();
+    for entry in std::fs::read_dir(&crates).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == "daec-cli" {
+            continue;
+        }
+        let mut files = Vec::new();
+        sources(&entry.path().join("src"), &mut files);
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            // Ignore unit-test modules at the end of a file.
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for (lineno, line) in code.lines().enumerate() {
+                let line = line.trim_start();
+                if line.starts_with("//") {
+                    continue;
+                }
+                for pat in forbidden {
+                    if line.contains(pat) {
+                        offenders.push(format!("{}:{}: {}", f.display(), lineno + 1, line));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "IO outside daec-cli:\n{}",
+        offenders.join("\n")
+    );
+}
+
+/// Invariant 4 (partly): the pipeline is deterministic — two runs of the
+/// analysis print byte-identical reports.
+#[test]
+fn analysis_output_is_deterministic() {
+    for model in [
+        "models/steinbrecher/spring_chain.dae",
+        "models/scale/pendulum_chain.dae",
+    ] {
+        let a = common::daec(&["analyze", model, "--format", "json"]);
+        let b = common::daec(&["analyze", model, "--format", "json"]);
+        assert_eq!(a.code, 0, "{}", a.stderr);
+        assert_eq!(a.stdout, b.stdout, "{model}");
+    }
+}

@@ -1,0 +1,433 @@
+//! `daec simulate` end to end: accuracy on the papers' examples
+//! (steinbrecher2016 Ex. 5.1 and 5.2, Baese 2017 §4.6 and §4.7), events,
+//! initialisation reports, exit codes for bad options and numerical
+//! failures, output files.
+
+mod common;
+
+use common::{daec, root, valid_models};
+use std::path::PathBuf;
+
+/// A parsed CSV: header and numeric rows.
+struct Csv {
+    header: Vec<String>,
+    rows: Vec<Vec<f64>>,
+}
+
+impl Csv {
+    fn parse(text: &str) -> Csv {
+        let mut lines = text.lines();
+        let header = lines
+            .next()
+            .unwrap_or_default()
+            .split(',')
+            .map(str::to_string)
+            .collect();
+        let rows = lines
+            .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
+            .collect();
+        Csv { header, rows }
+    }
+
+    fn col(&self, name: &str) -> usize {
+        self.header.iter().position(|h| h == name).unwrap()
+    }
+
+    fn value(&self, row: usize, name: &str) -> f64 {
+        self.rows[row][self.col(name)]
+    }
+}
+
+/// A fresh path in the temporary directory.
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("daec-simulate-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn stats(path: &PathBuf) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn simulate_ok(args: &[&str]) -> Csv {
+    let mut all = vec!["simulate"];
+    all.extend_from_slice(args);
+    let r = daec(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    Csv::parse(&r.stdout)
+}
+
+#[test]
+fn steinbrecher_pendulum_hic_returns_to_the_start_every_period() {
+    // steinbrecher2016 Ex. 5.1: period 2 s, so the state at t = 2i is
+    // (1, 0, 0, 0, 0); TOL = 1e-7.
+    let json = temp("pendulum.json");
+    let csv = simulate_ok(&[
+        "models/steinbrecher/pendulum.dae",
+        "--t-end",
+        "20",
+        "--rtol",
+        "1e-7",
+        "--atol",
+        "1e-7",
+        "--interval",
+        "2",
+        "--stats-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(csv.header, ["time", "x", "y", "v", "w", "lambda"]);
+    assert_eq!(csv.rows.len(), 11);
+    assert_eq!(csv.rows[10][0], 20.0);
+    for (i, row) in csv.rows.iter().enumerate() {
+        assert!((row[0] - 2.0 * i as f64).abs() < 1e-12);
+        let err = ((row[1] - 1.0).powi(2) + row[2].powi(2)).sqrt();
+        assert!(err < 1e-5, "t = {}: position error {err:e}", row[0]);
+    }
+    let s = stats(&json);
+    let levels = s["max_constraint_residual_by_level"].as_array().unwrap();
+    assert_eq!(levels.len(), 3, "levels 0, 1, 2 of (11a), (11b)");
+    for (l, v) in levels.iter().enumerate() {
+        let v = v.as_f64().unwrap();
+        assert!(v < 1e-7, "level {l}: {v:e}");
+    }
+    assert_eq!(s["unknowns"], 5);
+    assert_eq!(s["differential_equations"], 4);
+    assert_eq!(s["constraints"], 3);
+    let accepted = s["steps_accepted"].as_u64().unwrap();
+    assert!((100..20_000).contains(&accepted), "{accepted} steps");
+    assert!(s["lu_decompositions"].as_u64().unwrap() >= s["jacobian_evals"].as_u64().unwrap());
+}
+
+#[test]
+fn pendulum_d_index_1_form_drifts_off_the_position_constraint() {
+    // steinbrecher2016 (41), Fig. 8: only the level-2 constraint is kept.
+    let csv = simulate_ok(&[
+        "models/steinbrecher/pendulum_di1.dae",
+        "--t-end",
+        "20",
+        "--rtol",
+        "1e-7",
+        "--interval",
+        "20",
+    ]);
+    let (x, y) = (csv.value(1, "x"), csv.value(1, "y"));
+    let drift = (x * x + y * y - 1.0).abs();
+    assert!(drift > 1e-6, "level-0 residual {drift:e} did not drift");
+}
+
+#[test]
+fn spring_chain_matches_the_exact_sine_solution_over_400() {
+    // steinbrecher2016 Ex. 5.2 (index 5), TOL = 1e-7 on [0, 400].
+    let csv = simulate_ok(&[
+        "models/steinbrecher/spring_chain.dae",
+        "--rtol",
+        "1e-7",
+        "--interval",
+        "5",
+    ]);
+    assert_eq!(csv.rows.len(), 81);
+    let mut max_err = 0.0f64;
+    for row in &csv.rows {
+        let t = row[0];
+        let exact = [
+            -2.0 * t.sin(),
+            t.sin(),
+            -2.0 * t.sin(),
+            -2.0 * t.cos(),
+            t.cos(),
+            -2.0 * t.cos(),
+            1.5 * t.sin(),
+        ];
+        for (k, e) in exact.iter().enumerate() {
+            max_err = max_err.max((row[k + 1] - e).abs());
+        }
+    }
+    assert!(max_err < 1e-5, "max error {max_err:e}");
+    assert_eq!(csv.rows[80][0], 400.0);
+}
+
+#[test]
+fn akzo_nobel_matches_the_ivp_test_set_reference() {
+    // Baese 2017 §4.7 / IVP test set chemakzo, y(180).
+    let reference = [
+        0.1150794920661702,
+        0.0012038314715677,
+        0.1611562887407974,
+        0.0003656156421249,
+        0.0170801088526440,
+        0.0048735313103074,
+    ];
+    let csv = simulate_ok(&[
+        "models/baese/akzo_nobel.dae",
+        "--rtol",
+        "1e-8",
+        "--atol",
+        "1e-8",
+        "--interval",
+        "180",
+    ]);
+    assert_eq!(csv.rows.len(), 2);
+    for (k, r) in reference.iter().enumerate() {
+        let v = csv.rows[1][k + 1];
+        let rel = ((v - r) / r).abs();
+        assert!(
+            rel < 5e-7,
+            "y{}: {v} vs {r} (relative error {rel:e})",
+            k + 1
+        );
+    }
+}
+
+#[test]
+fn cv_loop_circuit_matches_the_exact_solution() {
+    // Baese 2017 Ex. 2.7, §4.6: iV(0) = -50 follows from the hidden
+    // constraint 0 = 2 e1 + 2 iV + e2 + 100 cos(100 t).
+    let csv = simulate_ok(&["models/baese/cv_loop_circuit.dae", "--interval", "0.01"]);
+    assert_eq!(csv.rows.len(), 101);
+    let mut max_err = 0.0f64;
+    for row in &csv.rows {
+        let t = row[0];
+        let e1 = (100.0 * t).sin();
+        let e2 = 100.0 / 40001.0 * (100.0 * t).cos() + 20000.0 / 40001.0 * (100.0 * t).sin()
+            - 100.0 / 40001.0 * (-t / 2.0).exp();
+        let iv = -2000100.0 / 40001.0 * (100.0 * t).cos() - 50001.0 / 40001.0 * (100.0 * t).sin()
+            + 50.0 / 40001.0 * (-t / 2.0).exp();
+        let exact = [e1 - e2, e2, e1, e2, iv];
+        for (k, e) in exact.iter().enumerate() {
+            max_err = max_err.max((row[k + 1] - e).abs() / e.abs().max(1.0));
+        }
+    }
+    assert!(max_err < 1e-7, "max error {max_err:e}");
+}
+
+#[test]
+fn when_event_reinitialises_and_the_algebraic_variable_follows() {
+    // NDSolve "DAE reinitialization": a: 1 -> 2 at t = 1, x kept, y = a x.
+    let json = temp("event.json");
+    let csv = simulate_ok(&[
+        "models/ndsolve/event_reinit.dae",
+        "--interval",
+        "0.5",
+        "--stats-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(csv.rows.len(), 5);
+    let at = |i: usize| (csv.value(i, "x"), csv.value(i, "a"), csv.value(i, "y"));
+    let close = |a: (f64, f64, f64), b: (f64, f64, f64)| {
+        (a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9 && (a.2 - b.2).abs() < 1e-9
+    };
+    assert!(close(at(1), (1.0, 1.0, 1.0)), "t = 0.5: {:?}", at(1));
+    assert!(close(at(3), (1.0, 2.0, 2.0)), "t = 1.5: {:?}", at(3));
+    assert!(close(at(4), (1.0, 2.0, 2.0)), "t = 2: {:?}", at(4));
+    let s = stats(&json);
+    assert_eq!(s["events"], 1);
+    assert_eq!(s["restarts"], 1);
+}
+
+#[test]
+fn time_discontinuity_is_stepped_to() {
+    let model = temp("switch.dae");
+    std::fs::write(
+        &model,
+        "model Switch\n  Real x(start = 0, fixed = true);\nequation\n  der(x) = if time < 0.3 then 1 else -1;\n  annotation(experiment(StopTime = 1, Tolerance = 1e-8, Interval = 0.1));\nend Switch;\n",
+    )
+    .unwrap();
+    let json = temp("switch.json");
+    let csv = simulate_ok(&[
+        model.to_str().unwrap(),
+        "--stats-json",
+        json.to_str().unwrap(),
+    ]);
+    // x = t up to 0.3, then 0.6 − t.
+    for row in &csv.rows {
+        let exact = if row[0] < 0.3 { row[0] } else { 0.6 - row[0] };
+        assert!((row[1] - exact).abs() < 1e-10, "t = {}: {}", row[0], row[1]);
+    }
+    assert_eq!(stats(&json)["restarts"], 1);
+}
+
+#[test]
+fn verbose_reports_the_moved_start_values() {
+    // Baese Ex. 3.13: printed start (1, 2, 2) is repaired to (1, -2, 0).
+    let r = daec(&[
+        "simulate",
+        "models/baese/pivoting.dae",
+        "--verbose",
+        "--interval",
+        "0.5",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("x2 moved from 2 to -2"), "{}", r.stderr);
+    assert!(r.stderr.contains("x3 moved from 2 to 0"), "{}", r.stderr);
+    assert!(!r.stderr.contains("x1 moved"), "{}", r.stderr);
+    let csv = Csv::parse(&r.stdout);
+    assert_eq!(csv.rows[0][1..], [1.0, -2.0, 0.0]);
+    // x1 = e^t
+    assert!((csv.value(2, "x1") - 1f64.exp()).abs() < 1e-8);
+}
+
+#[test]
+fn inconsistent_fixed_start_values_are_reported_by_name() {
+    let model = temp("inconsistent.dae");
+    std::fs::write(
+        &model,
+        "model Inconsistent\n  Real x(start = 1, fixed = true);\n  Real y(start = 3, fixed = true);\nequation\n  der(x) = y;\n  x + y = 1;\nend Inconsistent;\n",
+    )
+    .unwrap();
+    let r = daec(&["simulate", model.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("initial conditions are inconsistent"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("`x` (fixed), `y` (fixed)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn bad_options_are_usage_errors() {
+    let p = "models/steinbrecher/pendulum.dae";
+    let cases: [(&[&str], &str); 7] = [
+        (&["--rtol", "0"], "--rtol must be a positive finite number"),
+        (
+            &["--atol", "NaN"],
+            "--atol must be a positive finite number",
+        ),
+        (
+            &["--interval", "-1"],
+            "--interval must be a positive finite number",
+        ),
+        (
+            &["--vars", "x,lamda"],
+            "no variable `lamda`; did you mean `lambda`?",
+        ),
+        (&["--form", "ada"], "implemented now: hic"),
+        (&["--form", "rk4"], "unknown form"),
+        (&["-o", "/nonexistent-dir/out.csv"], "does not exist"),
+    ];
+    for (args, msg) in cases {
+        let mut all = vec!["simulate", p];
+        all.extend_from_slice(args);
+        let r = daec(&all);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(msg), "{args:?}: {}", r.stderr);
+    }
+    let r = daec(&["simulate", p, "--t-end", "-1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("end time"), "{}", r.stderr);
+}
+
+#[test]
+fn blow_up_is_a_numerical_failure_with_partial_results() {
+    // x' = x², x(0) = 1 has the solution 1/(1 − t), which blows up at t = 1.
+    let model = temp("blowup.dae");
+    std::fs::write(
+        &model,
+        "model BlowUp\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = x^2;\nend BlowUp;\n",
+    )
+    .unwrap();
+    let out = temp("blowup.csv");
+    let r = daec(&[
+        "simulate",
+        model.to_str().unwrap(),
+        "--t-end",
+        "2",
+        "--interval",
+        "0.1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("integration failed"), "{}", r.stderr);
+    assert!(r.stderr.contains("at t = 0.99"), "{}", r.stderr);
+    assert!(r.stderr.contains("`x`"), "{}", r.stderr);
+    let csv = Csv::parse(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(csv.header, ["time", "x"]);
+    assert_eq!(csv.rows.len(), 10, "rows up to t = 0.9");
+    let last = &csv.rows[9];
+    assert!((last[1] - 1.0 / (1.0 - last[0])).abs() < 1e-4, "{last:?}");
+}
+
+#[test]
+fn csv_file_plot_and_stats_are_written() {
+    let out = temp("pendulum.csv");
+    let plot = temp("pendulum.svg");
+    let json = temp("pendulum-stats.json");
+    let r = daec(&[
+        "simulate",
+        "models/steinbrecher/pendulum.dae",
+        "--t-end",
+        "2",
+        "--interval",
+        "0.5",
+        "-o",
+        out.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
+        "--vars",
+        "x,y",
+        "--stats-json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    assert!(r.stderr.contains("steps:"), "{}", r.stderr);
+    let csv = Csv::parse(&std::fs::read_to_string(&out).unwrap());
+    assert_eq!(csv.rows.len(), 5);
+    assert_eq!(csv.rows[4][0], 2.0);
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(80)]);
+    assert!(svg.contains(">x<") && svg.contains(">y<"));
+    assert!(!svg.contains(">lambda<"));
+    let s = stats(&json);
+    for key in [
+        "steps_accepted",
+        "steps_rejected",
+        "residual_evals",
+        "jacobian_evals",
+        "lu_decompositions",
+        "newton_iterations",
+        "max_constraint_residual",
+        "compile_seconds",
+        "integrate_seconds",
+    ] {
+        assert!(s.get(key).is_some(), "missing {key}");
+    }
+    assert!(s["residual_evals"].as_u64().unwrap() > s["steps_accepted"].as_u64().unwrap());
+}
+
+#[test]
+fn every_model_in_the_library_simulates_or_is_refused_with_a_reason() {
+    let mut simulated = 0;
+    for m in valid_models() {
+        let p = root().join(&m);
+        let text = std::fs::read_to_string(&p).unwrap();
+        // Keep the run short: at most 20 time units.
+        let r = daec(&["simulate", &m, "--t-end", "2", "--interval", "1"]);
+        match r.code {
+            0 => {
+                simulated += 1;
+                let csv = Csv::parse(&r.stdout);
+                assert_eq!(csv.rows.last().map(|r| r[0]), Some(2.0), "{m}");
+                assert!(csv.rows.iter().flatten().all(|v| v.is_finite()), "{m}");
+            }
+            1 => assert!(
+                r.stderr.contains("order > 1")
+                    || r.stderr.contains("not linear in the derivatives")
+                    || r.stderr.contains("Σ-Jacobian is singular"),
+                "{m}: {}",
+                r.stderr
+            ),
+            c => panic!(
+                "{m}: exit {c}: {}\n{}",
+                r.stderr,
+                text.lines().next().unwrap_or("")
+            ),
+        }
+    }
+    assert!(simulated >= 28, "{simulated} models simulated");
+}
