@@ -674,6 +674,8 @@ impl<'a> Lowerer<'a> {
             }
             self.symbols[s].first = self.unknowns.len();
             let name = &d.name.name;
+            let type_name = d.type_name.dotted();
+            self.unknowns.reserve(n);
             for i in 0..n {
                 let subs = unravel(i, &dims);
                 self.unknowns.push(Unknown {
@@ -686,7 +688,7 @@ impl<'a> Lowerer<'a> {
                     min: None,
                     max: None,
                     unit: None,
-                    type_name: d.type_name.dotted(),
+                    type_name: type_name.clone(),
                     description: d.description.clone(),
                 });
                 self.spans.unknowns.push(d.span);
@@ -1788,6 +1790,9 @@ impl<'a> Lowerer<'a> {
         ty: BaseType,
         f: impl Fn(&mut ExprPool, ExprId, ExprId) -> ExprId,
     ) -> R<Val> {
+        if let (Val::Scalar(_, x), Val::Scalar(_, y)) = (&a, &b) {
+            return Ok(Val::Scalar(ty, f(&mut self.pool, *x, *y)));
+        }
         let (sa, sb) = (a.shape().to_vec(), b.shape().to_vec());
         if sa == sb {
             let elems = a
@@ -2020,11 +2025,62 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// A subscript that is an integer literal or a loop variable (the
+    /// common case `x[k]`, `x[k + 1]` in loops), without building values.
+    fn quick_subscript(&self, ix: &ast::Expr) -> Option<i64> {
+        let leaf = |e: &ast::Expr| -> Option<i64> {
+            match &e.kind {
+                ExprKind::Integer(i) => Some(*i),
+                ExprKind::Name(p) if p.len() == 1 => self
+                    .loop_vars
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n == p[0].name)
+                    .map(|&(_, v)| v),
+                _ => None,
+            }
+        };
+        match &ix.kind {
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            } => leaf(lhs)?.checked_add(leaf(rhs)?),
+            ExprKind::Binary {
+                op: BinOp::Sub,
+                lhs,
+                rhs,
+            } => leaf(lhs)?.checked_sub(leaf(rhs)?),
+            _ => leaf(ix),
+        }
+    }
+
     fn index(&mut self, base: &ast::Expr, indices: &[ast::Expr], span: Span, mode: Mode) -> R<Val> {
         let lazy = match &base.kind {
             ExprKind::Name(p) if p.len() == 1 => self.lazy_symbol(&p[0], mode)?,
             _ => None,
         };
+        // Fast path: all subscripts are in-range integers.
+        if let Some((ty, dims, access)) = &lazy
+            && dims.len() == indices.len()
+        {
+            let mut offset = 0usize;
+            let mut ok = true;
+            for (k, ix) in indices.iter().enumerate() {
+                match self.quick_subscript(ix) {
+                    Some(i) if i >= 1 && (i as usize) <= dims[k] => {
+                        offset = offset * dims[k] + (i as usize - 1);
+                    }
+                    _ => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if ok {
+                return Ok(Val::Scalar(*ty, self.element(*access, offset)));
+            }
+        }
         let (ty, shape, value, access) = match lazy {
             Some((ty, dims, access)) => (ty, dims, None, Some(access)),
             None => {
@@ -2255,6 +2311,11 @@ impl<'a> Lowerer<'a> {
                 }
                 let v = self.lower_expr(&args[0], mode)?;
                 self.require_numeric(&v, args[0].span)?;
+                if let Val::Scalar(_, e) = v
+                    && matches!(self.pool.as_leaf(e), Some(Leaf::Var { .. }))
+                {
+                    return Ok(Val::Scalar(BaseType::Real, self.pool.dt(e)));
+                }
                 for &e in v.elems() {
                     let has_var = !self.pool.max_orders(e).is_empty();
                     let has_time = self
