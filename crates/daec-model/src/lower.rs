@@ -1053,30 +1053,9 @@ impl<'a> Lowerer<'a> {
                 }
                 let mut ok = true;
                 for (cond, body) in branches {
-                    let Ok(c) = self.lower_expr(cond, Mode::Equation) else {
+                    let Ok(c) = self.condition(cond, Mode::Equation, "a `when` condition") else {
                         ok = false;
                         continue;
-                    };
-                    let c = match c {
-                        Val::Scalar(BaseType::Boolean, e) => e,
-                        other => {
-                            let _ = self.error(
-                                Diagnostic::error(
-                                    codes::TYPE_MISMATCH,
-                                    "a `when` condition must be a Boolean scalar",
-                                )
-                                .with_primary(
-                                    cond.span,
-                                    format!(
-                                        "this is {} {}",
-                                        shape_text(other.shape()),
-                                        ty_name(other.ty())
-                                    ),
-                                ),
-                            );
-                            ok = false;
-                            continue;
-                        }
                     };
                     self.in_when = true;
                     let mut reinits = Vec::new();
@@ -1192,6 +1171,29 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// Lowers a condition, which must be a Boolean scalar (`what` names it
+    /// in the diagnostic).
+    fn condition(&mut self, c: &ast::Expr, mode: Mode, what: &str) -> R<ExprId> {
+        let v = self.lower_expr(c, mode)?;
+        match v {
+            Val::Scalar(BaseType::Boolean, e) => Ok(e),
+            other => Err(self.error(
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!("{what} must be a Boolean scalar"),
+                )
+                .with_primary(
+                    c.span,
+                    format!(
+                        "this is {} {}",
+                        shape_text(other.shape()),
+                        ty_name(other.ty())
+                    ),
+                ),
+            )),
+        }
+    }
+
     fn if_equation(
         &mut self,
         eq: &'a ast::Equation,
@@ -1204,19 +1206,7 @@ impl<'a> Lowerer<'a> {
         // Conditions that are constant select a branch at compile time.
         let mut conds = Vec::with_capacity(branches.len());
         for (c, _) in branches {
-            let v = self.lower_expr(c, Mode::Equation)?;
-            let Val::Scalar(BaseType::Boolean, e) = v else {
-                return Err(self.error(
-                    Diagnostic::error(
-                        codes::TYPE_MISMATCH,
-                        "an `if` condition must be a Boolean scalar",
-                    )
-                    .with_primary(
-                        c.span,
-                        format!("this is {} {}", shape_text(v.shape()), ty_name(v.ty())),
-                    ),
-                ));
-            };
+            let e = self.condition(c, Mode::Equation, "an `if` condition")?;
             conds.push(e);
         }
         // Fold leading constant conditions.
@@ -1532,19 +1522,7 @@ impl<'a> Lowerer<'a> {
                 let mut pending: Vec<(ExprId, Val, Span)> = Vec::new();
                 let mut chosen = None;
                 for (c, v) in branches {
-                    let cv = self.lower_expr(c, mode)?;
-                    let Val::Scalar(BaseType::Boolean, cid) = cv else {
-                        return Err(self.error(
-                            Diagnostic::error(
-                                codes::TYPE_MISMATCH,
-                                "an `if` condition must be a Boolean scalar",
-                            )
-                            .with_primary(
-                                c.span,
-                                format!("this is {} {}", shape_text(cv.shape()), ty_name(cv.ty())),
-                            ),
-                        ));
-                    };
+                    let cid = self.condition(c, mode, "an `if` condition")?;
                     match self.const_value(cid) {
                         Some(x) if pending.is_empty() && x != 0.0 => {
                             chosen = Some(self.lower_expr(v, mode)?);

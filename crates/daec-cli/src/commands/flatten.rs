@@ -23,28 +23,19 @@ pub(crate) fn flatten(
                 .iter()
                 .map(|u| json!({"name": u.name, "start": u.start, "fixed": u.fixed}))
                 .collect();
-            let equations: Vec<Value> = dae
-                .equations
-                .iter()
-                .map(|e| {
-                    Value::String(format!(
-                        "{} = {}",
-                        daec_expr::to_modelica(&dae.pool, e.lhs, &names),
-                        daec_expr::to_modelica(&dae.pool, e.rhs, &names)
-                    ))
-                })
-                .collect();
-            let initial: Vec<Value> = dae
-                .initial_equations
-                .iter()
-                .map(|e| {
-                    Value::String(format!(
-                        "{} = {}",
-                        daec_expr::to_modelica(&dae.pool, e.lhs, &names),
-                        daec_expr::to_modelica(&dae.pool, e.rhs, &names)
-                    ))
-                })
-                .collect();
+            let text = |list: &[daec_model::Equation]| -> Vec<Value> {
+                list.iter()
+                    .map(|e| {
+                        Value::String(format!(
+                            "{} = {}",
+                            daec_expr::to_modelica(&dae.pool, e.lhs, &names),
+                            daec_expr::to_modelica(&dae.pool, e.rhs, &names)
+                        ))
+                    })
+                    .collect()
+            };
+            let equations = text(&dae.equations);
+            let initial = text(&dae.initial_equations);
             let mut params = Map::new();
             for p in &dae.parameters {
                 params.insert(p.name.clone(), json!(p.value));
