@@ -327,7 +327,7 @@ pub fn hidden_constraints(
                 out.constraints.push(HiddenConstraint {
                     level: row.level,
                     stage: s,
-                    expr: row.expr,
+                    expr: crate::expand::expand(pool, row.expr, 64),
                     source: (row.eq, row.k),
                 });
             } else {

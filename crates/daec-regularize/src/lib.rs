@@ -14,6 +14,7 @@
 
 pub mod consistent;
 pub mod dense;
+pub mod expand;
 pub mod hidden_constraints;
 pub mod linear_combination;
 pub mod signature;
