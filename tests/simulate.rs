@@ -197,7 +197,26 @@ fn cv_loop_circuit_matches_the_exact_solution() {
             max_err = max_err.max((row[k + 1] - e).abs() / e.abs().max(1.0));
         }
     }
-    assert!(max_err < 1e-7, "max error {max_err:e}");
+    // Between steps the values come from the collocation polynomial
+    // (order 3, Hairer–Wanner IV.8 (8.23)), at t = 1 = t_end from a step
+    // end (order 5, tolerance 1e-10).
+    assert!(max_err < 1e-4, "max error {max_err:e}");
+    let last = &csv.rows[100];
+    assert_eq!(last[0], 1.0);
+    let ref_t1 = [
+        -0.2538286045,
+        -0.2525370366,
+        -0.5063656411,
+        -0.2525370366,
+        -42.4833094550,
+    ];
+    for (k, r) in ref_t1.iter().enumerate() {
+        assert!(
+            (last[k + 1] - r).abs() < 1e-9 * r.abs().max(1.0),
+            "{k}: {} vs {r}",
+            last[k + 1]
+        );
+    }
 }
 
 #[test]
@@ -343,13 +362,42 @@ fn blow_up_is_a_numerical_failure_with_partial_results() {
     ]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("integration failed"), "{}", r.stderr);
-    assert!(r.stderr.contains("at t = 0.99"), "{}", r.stderr);
-    assert!(r.stderr.contains("`x`"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("step size too small at t = "),
+        "{}",
+        r.stderr
+    );
+    let t_fail: f64 = r
+        .stderr
+        .split("step size too small at t = ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((t_fail - 1.0).abs() < 1e-3, "failed at {t_fail}");
+    assert!(
+        r.stderr.contains("fastest-changing unknowns: `x`"),
+        "{}",
+        r.stderr
+    );
     let csv = Csv::parse(&std::fs::read_to_string(&out).unwrap());
     assert_eq!(csv.header, ["time", "x"]);
-    assert_eq!(csv.rows.len(), 10, "rows up to t = 0.9");
-    let last = &csv.rows[9];
-    assert!((last[1] - 1.0 / (1.0 - last[0])).abs() < 1e-4, "{last:?}");
+    // the rows up to the last good step, none after the failure
+    assert!(
+        (10..=11).contains(&csv.rows.len()),
+        "{} rows",
+        csv.rows.len()
+    );
+    assert!(csv.rows.iter().all(|r| r[0] <= t_fail));
+    for row in &csv.rows[..10] {
+        assert!(
+            (row[1] - 1.0 / (1.0 - row[0])).abs() < 1e-4 * row[1],
+            "{row:?}"
+        );
+    }
 }
 
 #[test]
@@ -381,8 +429,13 @@ fn csv_file_plot_and_stats_are_written() {
     assert_eq!(csv.rows[4][0], 2.0);
     let svg = std::fs::read_to_string(&plot).unwrap();
     assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(80)]);
-    assert!(svg.contains(">x<") && svg.contains(">y<"));
-    assert!(!svg.contains(">lambda<"));
+    // legend entries (plotters writes text on its own line)
+    assert!(
+        svg.contains("\nx\n</text>") && svg.contains("\ny\n</text>"),
+        "{svg}"
+    );
+    assert!(!svg.contains("\nlambda\n</text>"));
+    assert!(svg.matches("<polyline").count() >= 2);
     let s = stats(&json);
     for key in [
         "steps_accepted",
@@ -403,31 +456,108 @@ fn csv_file_plot_and_stats_are_written() {
 #[test]
 fn every_model_in_the_library_simulates_or_is_refused_with_a_reason() {
     let mut simulated = 0;
-    for m in valid_models() {
-        let p = root().join(&m);
-        let text = std::fs::read_to_string(&p).unwrap();
-        // Keep the run short: at most 20 time units.
-        let r = daec(&["simulate", &m, "--t-end", "2", "--interval", "1"]);
+    let models = valid_models();
+    for m in &models {
+        let text = std::fs::read_to_string(root().join(m)).unwrap();
+        // Keep the run short: the model's StopTime, at most 2.
+        let stop: f64 = text
+            .split("StopTime = ")
+            .nth(1)
+            .and_then(|s| s.split([',', ')']).next())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(2.0);
+        let t_end = stop.min(2.0).to_string();
+        let r = daec(&["simulate", m, "--t-end", &t_end, "--interval", "1"]);
         match r.code {
             0 => {
                 simulated += 1;
                 let csv = Csv::parse(&r.stdout);
-                assert_eq!(csv.rows.last().map(|r| r[0]), Some(2.0), "{m}");
+                assert_eq!(csv.rows.last().map(|r| r[0]), Some(stop.min(2.0)), "{m}");
                 assert!(csv.rows.iter().flatten().all(|v| v.is_finite()), "{m}");
             }
+            // The Σ-method fails on this branch (a documented singular
+            // Σ-Jacobian at the start values).
             1 => assert!(
-                r.stderr.contains("order > 1")
-                    || r.stderr.contains("not linear in the derivatives")
-                    || r.stderr.contains("Σ-Jacobian is singular"),
+                m.ends_with("index_by_initial_values_branch1.dae")
+                    && r.stderr.contains("Σ-Jacobian is singular"),
                 "{m}: {}",
                 r.stderr
             ),
-            c => panic!(
-                "{m}: exit {c}: {}\n{}",
-                r.stderr,
-                text.lines().next().unwrap_or("")
-            ),
+            c => panic!("{m}: exit {c}: {}", r.stderr),
         }
     }
-    assert!(simulated >= 28, "{simulated} models simulated");
+    assert_eq!(simulated, models.len() - 1, "all but the singular branch");
+}
+
+#[test]
+fn second_order_pendulum_is_reduced_to_first_order() {
+    // NDSolve's pendulum in second-order form: new unknowns der(x), der(y).
+    let r = daec(&[
+        "simulate",
+        "models/ndsolve/pendulum.dae",
+        "--verbose",
+        "--t-end",
+        "2",
+        "--interval",
+        "1",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("first-order reduction: new unknowns der(x), der(y)"),
+        "{}",
+        r.stderr
+    );
+    let csv = Csv::parse(&r.stdout);
+    assert_eq!(csv.header, ["time", "x", "y", "lambda", "der(x)", "der(y)"]);
+    for row in &csv.rows {
+        let (x, y, vx, vy) = (row[1], row[2], row[4], row[5]);
+        assert!((x * x + y * y - 1.0).abs() < 1e-8, "{row:?}");
+        assert!((x * vx + y * vy).abs() < 1e-7, "{row:?}");
+    }
+}
+
+#[test]
+fn structurally_extended_form_with_squared_derivatives_simulates() {
+    // steinbrecher2016 (23): `2*der(y)^2` is not quasi-linear; der(y) gets
+    // its own unknown. S1 is valid while x != 0 (t < 0.5).
+    let r = daec(&[
+        "simulate",
+        "models/steinbrecher/pendulum_ste1.dae",
+        "--interval",
+        "0.1",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let csv = Csv::parse(&r.stdout);
+    assert_eq!(csv.header.last().map(String::as_str), Some("der(y)"));
+    let last = csv.rows.last().unwrap();
+    assert_eq!(last[0], 0.4);
+    let (x, y) = (
+        csv.value(csv.rows.len() - 1, "x"),
+        csv.value(csv.rows.len() - 1, "y"),
+    );
+    assert!((x * x + y * y - 1.0).abs() < 1e-8);
+    // der(y) = w along the run
+    for i in 0..csv.rows.len() {
+        assert!((csv.value(i, "der(y)") - csv.value(i, "w")).abs() < 1e-8);
+    }
+}
+
+#[test]
+fn parameter_overrides_reach_the_simulation() {
+    // -p l=2: the pendulum moves on the circle of radius 2.
+    let csv = simulate_ok(&[
+        "models/steinbrecher/pendulum.dae",
+        "-p",
+        "l=2",
+        "--t-end",
+        "1",
+        "--interval",
+        "0.5",
+    ]);
+    assert_eq!(csv.rows.len(), 3);
+    for row in &csv.rows[1..] {
+        let r2 = row[1] * row[1] + row[2] * row[2];
+        assert!((r2 - 4.0).abs() < 1e-8, "{row:?}");
+    }
 }

@@ -1,1 +1,88 @@
-fn main() {}
+//! Benchmarks of `daec simulate` in-process (after compilation): Akzo
+//! Nobel (Baese 2017 §4.7) at rtol = atol = 1e-6, the reference setting of
+//! Hairer's RADAU5 (issue 6), and the HiC pendulum of steinbrecher2016
+//! Ex. 5.1 over one period.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use daec_diag::SourceMap;
+use daec_model::{Dae, LowerOptions};
+use daec_regularize::{AnalyzeOptions, analyze};
+use daec_sim::{Prepared, ResolvedOptions, SimOptions, integrate, prepare, resolve_options};
+
+fn load(path: &str, opts: &SimOptions) -> (Dae, Prepared, ResolvedOptions) {
+    let full = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(full).expect("model file");
+    let mut map = SourceMap::new();
+    let file = map.add(path, text);
+    let parsed = daec_syntax::parse(file, map.source(file));
+    let model = parsed.model.expect("parses");
+    let (dae, _) = daec_model::lower(&model, &LowerOptions::default());
+    let mut dae = dae.expect("lowers");
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let prepared = prepare(&mut dae, &analysis).expect("prepares");
+    let ro = resolve_options(&dae, opts).expect("options");
+    (dae, prepared, ro)
+}
+
+fn bench(c: &mut Criterion) {
+    let akzo = SimOptions {
+        rtol: Some(1e-6),
+        atol: Some(1e-6),
+        interval: Some(180.0),
+        ..SimOptions::default()
+    };
+    let (mut dae, mut prepared, ro) = load("models/baese/akzo_nobel.dae", &akzo);
+    let sim = integrate(&mut dae, &mut prepared, &ro).expect("integrates");
+    eprintln!("akzo tol 1e-6: {:?}", sim.stats);
+    c.bench_function("akzo_nobel_tol_1e-6_solve", |b| {
+        b.iter(|| integrate(&mut dae, &mut prepared, &ro).expect("integrates"))
+    });
+    let pendulum = SimOptions {
+        t_end: Some(2.0),
+        rtol: Some(1e-7),
+        atol: Some(1e-7),
+        interval: Some(2.0),
+    };
+    let (mut dae, mut prepared, ro) = load("models/steinbrecher/pendulum.dae", &pendulum);
+    c.bench_function("pendulum_hic_one_period_tol_1e-7", |b| {
+        b.iter(|| integrate(&mut dae, &mut prepared, &ro).expect("integrates"))
+    });
+}
+
+/// One run of steinbrecher2016 Ex. 5.1 as in the paper: [0, 2000] at
+/// TOL = 1e-7 (not timed by criterion: printed once).
+fn pendulum_2000() {
+    let opts = SimOptions {
+        t_end: Some(2000.0),
+        rtol: Some(1e-7),
+        atol: Some(1e-7),
+        interval: Some(2.0),
+    };
+    let (mut dae, mut prepared, ro) = load("models/steinbrecher/pendulum.dae", &opts);
+    let sim = integrate(&mut dae, &mut prepared, &ro).expect("integrates");
+    let g = 13.750371637329454;
+    // energy ½(v² + w²) + g y with m = 1; 0 at the start
+    let drift = sim
+        .results
+        .z
+        .iter()
+        .map(|z| (0.5 * (z[2] * z[2] + z[3] * z[3]) + g * z[1]).abs())
+        .fold(0.0f64, f64::max);
+    let last = sim.results.z.last().expect("rows");
+    let pos_err = ((last[0] - 1.0).powi(2) + last[1].powi(2)).sqrt();
+    eprintln!(
+        "pendulum [0, 2000] TOL 1e-7: {:.3} s, {} steps ({} rejected), max energy drift {drift:.3e}, position error at t = 2000 {pos_err:.3e}, max constraint residual {:.3e}",
+        sim.stats.integrate_seconds,
+        sim.stats.steps_accepted,
+        sim.stats.steps_rejected,
+        sim.stats.max_constraint_residual
+    );
+}
+
+fn all(c: &mut Criterion) {
+    pendulum_2000();
+    bench(c);
+}
+
+criterion_group!(benches, all);
+criterion_main!(benches);

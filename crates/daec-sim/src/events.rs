@@ -151,7 +151,7 @@ pub fn discontinuities(
         return Vec::new();
     };
     let m = conds.len();
-    if m == 0 || !(t_end > t0) {
+    if m == 0 || t_end.partial_cmp(&t0) != Some(std::cmp::Ordering::Greater) {
         return Vec::new();
     }
     let mut scratch = Vec::new();

@@ -2,6 +2,8 @@
 //!
 //! The pipeline (issue 6):
 //!
+//! 0. [`first_order`] — the reduction of higher-order (and
+//!    non-quasi-linear) models to first-order quasi-linear ones;
 //! 1. [`hic`] — the HiC formulation of steinbrecher2016 §3.3, eq. (37):
 //!    the model's differential equations plus all (hidden) constraints of
 //!    the Σ-method analysis, split symbolically into `E(t,z)ż = k(t,z)`,
@@ -21,6 +23,7 @@
 
 pub mod error;
 pub mod events;
+pub mod first_order;
 pub mod hic;
 pub mod init;
 pub mod output;
@@ -28,6 +31,7 @@ pub mod problem;
 pub mod simulate;
 
 pub use error::SimError;
+pub use first_order::reduce_to_first_order;
 pub use hic::{HicForm, hic_form};
 pub use init::{InitReport, MovedValue};
 pub use output::{Results, SimStats, output_grid, to_csv, to_svg};

@@ -26,7 +26,8 @@ impl Results {
 /// (a grid point closer than `Δ·1e-9` to `t_end` is replaced by it).
 pub fn output_grid(t0: f64, t_end: f64, interval: f64) -> Vec<f64> {
     let mut grid = vec![t0];
-    if !(t_end > t0) || !(interval > 0.0) {
+    let positive = |x: f64| x.is_finite() && x > 0.0;
+    if !positive(t_end - t0) || !positive(interval) {
         return grid;
     }
     let mut k = 1u64;

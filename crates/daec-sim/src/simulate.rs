@@ -69,9 +69,9 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
             "the output interval must be positive and finite (got {interval})"
         )));
     }
-    if (t_end - t0) / interval > 1e8 {
+    if (t_end - t0) / interval > 1e7 {
         return Err(SimError::Options(format!(
-            "the output interval {interval} gives more than 1e8 output points"
+            "the output interval {interval} gives more than 1e7 output points"
         )));
     }
     Ok(ResolvedOptions {
@@ -324,6 +324,7 @@ pub fn integrate(
                     dense.copy_from_slice(step.z);
                 } else {
                     step.dense(to, &mut dense);
+                    problem.project_onto_constraints(to, &mut dense);
                 }
                 results.t.push(to);
                 results.z.push(dense.clone());
@@ -335,6 +336,7 @@ pub fn integrate(
                 last_z.copy_from_slice(step.z);
             } else {
                 step.dense(t_stop, &mut last_z);
+                problem.project_onto_constraints(t_stop, &mut last_z);
             }
             record(&mut stats, last_t, &last_z);
             match first {
@@ -401,7 +403,6 @@ pub fn integrate(
             }
         }
     }
-    // An output point at exactly t_end must exist after a success.
     stats.integrate_seconds = clock.elapsed().as_secs_f64();
     Ok(Simulation {
         results,

@@ -240,17 +240,17 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> String {
             let _ = write!(header, " {:>width$} ", u.name);
         }
         let _ = writeln!(out, "{header} |  c");
-        for i in 0..n {
+        for (i, (&ci, &hvt_col)) in c.iter().zip(&sa.hvt.col_of_row).enumerate() {
             let mut line = format!("{:>5} ", eq_name(i));
             for j in 0..n {
                 let (cell, mark) = match analysis.sigma.get(i, j) {
-                    Some(s) if sa.hvt.col_of_row[i] == j => (s.to_string(), '*'),
+                    Some(s) if hvt_col == j => (s.to_string(), '*'),
                     Some(s) => (s.to_string(), ' '),
                     None => ("-".to_string(), ' '),
                 };
                 let _ = write!(line, " {cell:>width$}{mark}");
             }
-            let _ = writeln!(out, "{line} |  {}", c[i]);
+            let _ = writeln!(out, "{line} |  {ci}");
         }
         let mut dl = format!("{:>5} ", "d");
         for &dj in d {

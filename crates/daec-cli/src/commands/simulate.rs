@@ -20,16 +20,16 @@ pub(crate) struct SimulateArgs {
     #[arg(long, default_value = "hic")]
     form: String,
     /// End time (default: the experiment's StopTime).
-    #[arg(long = "t-end", value_name = "T")]
+    #[arg(long = "t-end", value_name = "T", allow_negative_numbers = true)]
     t_end: Option<f64>,
     /// Relative tolerance (default: the experiment's Tolerance, else 1e-6).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     rtol: Option<f64>,
     /// Absolute tolerance (default: the relative tolerance).
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_name = "A", allow_negative_numbers = true)]
     atol: Option<f64>,
     /// Output interval (default: the experiment's Interval, else 1/500 of the run).
-    #[arg(long, value_name = "DT")]
+    #[arg(long, value_name = "DT", allow_negative_numbers = true)]
     interval: Option<f64>,
     /// Write the CSV here instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
@@ -138,6 +138,18 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         interval: args.interval,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
+    let added = daec_sim::reduce_to_first_order(&mut dae);
+    if args.verbose && !added.is_empty() {
+        let names: Vec<&str> = added
+            .iter()
+            .map(|&j| dae.unknowns[j].name.as_str())
+            .collect();
+        let _ = writeln!(
+            ctx.io.stderr,
+            "first-order reduction: new unknowns {}",
+            names.join(", ")
+        );
+    }
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());
     let model_error = |ctx: &mut Ctx<'_, '_>, msg: &str| {
         let _ = writeln!(ctx.io.stderr, "error: {msg}");

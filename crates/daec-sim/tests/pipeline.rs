@@ -1,0 +1,254 @@
+//! The pieces of the simulation pipeline on the papers' models.
+
+use daec_diag::SourceMap;
+use daec_model::{Dae, LowerOptions};
+use daec_regularize::{AnalyzeOptions, analyze};
+use daec_sim::events::{discontinuities, time_conditions};
+use daec_sim::{
+    HicProblem, Results, SimError, SimOptions, SimStats, hic_form, output_grid, prepare,
+    reduce_to_first_order, resolve_options, simulate, to_csv,
+};
+use daec_solve::QuasiLinearDae;
+
+fn load_text(name: &str, text: &str) -> Dae {
+    let mut map = SourceMap::new();
+    let file = map.add(name, text.to_string());
+    let parsed = daec_syntax::parse(file, map.source(file));
+    let model = parsed.model.expect("parses");
+    let (dae, diags) = daec_model::lower(&model, &LowerOptions::default());
+    dae.unwrap_or_else(|| panic!("{name}: {diags:?}"))
+}
+
+fn load(path: &str) -> Dae {
+    let full = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
+    load_text(path, &std::fs::read_to_string(full).unwrap())
+}
+
+#[test]
+fn hic_form_of_the_pendulum_has_four_differential_rows_and_three_levels() {
+    // steinbrecher2016 (38): F1..F4 and the constraints (10e), (11a), (11b).
+    let mut dae = load("models/steinbrecher/pendulum.dae");
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let form = hic_form(&mut dae, &analysis).unwrap();
+    assert_eq!(form.n, 5);
+    assert_eq!(form.diff.len(), 4);
+    let levels: Vec<u32> = form.constraints.iter().map(|c| c.level).collect();
+    assert_eq!(levels, [0, 1, 2]);
+    assert_eq!(form.differential, [true, true, true, true, false]);
+    assert_eq!(form.max_level(), Some(2));
+    // E = diag(1, 1, m, m) on (x, y, v, w)
+    let cols: Vec<Vec<usize>> = form
+        .diff
+        .iter()
+        .map(|r| r.mass.iter().map(|m| m.0).collect())
+        .collect();
+    assert_eq!(cols, [vec![0], vec![1], vec![2], vec![3]]);
+
+    let problem = {
+        let params = dae.parameter_values();
+        HicProblem::new(&mut dae.pool, &form, params).unwrap()
+    };
+    assert_eq!(
+        (problem.n_vars(), problem.n_diff(), problem.n_constraints()),
+        (5, 4, 3)
+    );
+    // at z = (1, 0, 0, 0, λ): level 2 is (d/dt)² of x² + y² − l² with the
+    // accelerations inserted, 2(v² + w²) − (4/m)λ(x² + y²) − 2 g y = −2
+    let z = [1.0, 0.0, 0.0, 0.0, 0.5];
+    let mut g = [0.0; 3];
+    problem.constraints(0.0, &z, &mut g);
+    assert_eq!(g[0], 0.0);
+    assert_eq!(g[1], 0.0);
+    assert!((g[2] + 2.0).abs() < 1e-12, "{g:?}");
+    // the differential residual E ż − k at ż = 0: (−v, −w, 2xλ, 2yλ + m g)
+    let mut r = [0.0; 4];
+    problem.diff_residual(0.0, &z, &[0.0; 5], &mut r);
+    assert_eq!(r[..3], [0.0, 0.0, 1.0]);
+    assert!((r[3] - 13.750371637329454).abs() < 1e-12);
+    // level-0 constraint Jacobian row (2x, 2y, 0, 0, 0)
+    let pattern = problem.constraint_jacobian_pattern();
+    let mut vals = vec![0.0; pattern.len()];
+    problem.constraint_jacobian_values(0.0, &z, &mut vals);
+    let row0: Vec<(usize, f64)> = pattern
+        .iter()
+        .zip(&vals)
+        .filter(|(p, _)| p.0 == 0)
+        .map(|(p, v)| (p.1, *v))
+        .collect();
+    assert_eq!(row0, [(0, 2.0), (1, 0.0)]);
+    assert_eq!(problem.constraint_residual_by_level(0.0, &z).len(), 3);
+}
+
+#[test]
+fn dense_output_projection_restores_the_constraints() {
+    let mut dae = load("models/steinbrecher/pendulum.dae");
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let form = hic_form(&mut dae, &analysis).unwrap();
+    let problem = {
+        let params = dae.parameter_values();
+        HicProblem::new(&mut dae.pool, &form, params).unwrap()
+    };
+    // a dense-output-sized perturbation of a consistent point
+    let mut z = [1.0005, 0.001, 0.001, -0.002, -0.0068];
+    let r = problem.project_onto_constraints(0.0, &mut z);
+    assert!(r < 1e-12, "residual {r:e}");
+    assert!((z[0] * z[0] + z[1] * z[1] - 1.0).abs() < 1e-12);
+    assert!((z[0] * z[2] + z[1] * z[3]).abs() < 1e-12);
+    // a small correction (the least Euclidean change)
+    let start = [1.0005, 0.001, 0.001, -0.002, -0.0068];
+    let change: f64 = z
+        .iter()
+        .zip(start)
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!(change < 0.01, "moved by {change}");
+}
+
+#[test]
+fn second_order_models_are_reduced_to_first_order() {
+    let mut dae = load("models/ndsolve/pendulum.dae");
+    let n = dae.unknowns.len();
+    let m = dae.equations.len();
+    let added = reduce_to_first_order(&mut dae);
+    assert_eq!(added.len(), 2);
+    let names: Vec<&str> = added
+        .iter()
+        .map(|&j| dae.unknowns[j].name.as_str())
+        .collect();
+    assert_eq!(names, ["der(x)", "der(y)"]);
+    assert_eq!(dae.unknowns.len(), n + 2);
+    assert_eq!(dae.equations.len(), m + 2);
+    for e in &dae.equations {
+        assert!(dae.pool.max_orders(e.residual).iter().all(|&(_, k)| k <= 1));
+    }
+    // a first-order model is left alone
+    let mut first = load("models/steinbrecher/pendulum.dae");
+    assert!(reduce_to_first_order(&mut first).is_empty());
+    assert_eq!(first.equations.len(), 5);
+}
+
+#[test]
+fn derivatives_in_nonlinear_terms_get_their_own_unknowns() {
+    let mut dae = load("models/steinbrecher/pendulum_ste1.dae");
+    let analysis = analyze(&mut dae.clone(), &AnalyzeOptions::default());
+    let err = hic_form(&mut dae.clone(), &analysis).unwrap_err();
+    assert_eq!(
+        err,
+        SimError::Unsupported(
+            "equation 9 is not linear in the derivatives (the integrator needs the quasi-linear form E(t,z)ż = k(t,z))".into()
+        )
+    );
+    let added = reduce_to_first_order(&mut dae);
+    assert_eq!(added.len(), 1);
+    assert_eq!(dae.unknowns[added[0]].name, "der(y)");
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    assert!(hic_form(&mut dae, &analysis).is_ok());
+}
+
+#[test]
+fn time_switches_are_found_by_bisection() {
+    let mut dae = load_text(
+        "switch.dae",
+        "model S\n  parameter Real tau = 0.3;\n  Real x(start = 0, fixed = true);\nequation\n  der(x) = if time < tau then 1 else -1;\nend S;\n",
+    );
+    let roots: Vec<_> = dae.equations.iter().map(|e| e.residual).collect();
+    let conds = time_conditions(&dae.pool, &roots);
+    assert_eq!(conds.len(), 1);
+    let params = dae.parameter_values();
+    let d = discontinuities(&dae.pool, &conds, &params, 0.0, 1.0);
+    assert_eq!(d.len(), 1);
+    assert!(d[0] < 0.3 && 0.3 - d[0] < 1e-15, "{:e}", 0.3 - d[0]);
+    assert!(discontinuities(&dae.pool, &conds, &params, 0.5, 1.0).is_empty());
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let opts = SimOptions {
+        t_end: Some(1.0),
+        rtol: Some(1e-8),
+        interval: Some(0.5),
+        ..SimOptions::default()
+    };
+    let sim = simulate(&mut dae, &analysis, &opts).unwrap();
+    assert_eq!(sim.results.t, [0.0, 0.5, 1.0]);
+    assert!((sim.results.z[2][0] - (-0.4)).abs() < 1e-10);
+    assert_eq!(sim.stats.restarts, 1);
+    assert!(sim.failure.is_none());
+}
+
+#[test]
+fn the_output_grid_ends_exactly_at_t_end() {
+    assert_eq!(
+        output_grid(0.0, 1.0, 0.3),
+        [0.0, 0.3, 0.6, 0.8999999999999999, 1.0]
+    );
+    let g = output_grid(0.0, 1.0, 0.1);
+    assert_eq!(g.len(), 11);
+    assert_eq!(g[10], 1.0);
+    assert_eq!(output_grid(2.0, 3.0, 5.0), [2.0, 3.0]);
+    assert_eq!(output_grid(0.0, 1.0, f64::NAN), [0.0]);
+}
+
+#[test]
+fn csv_quotes_names_with_commas_and_keeps_full_precision() {
+    let r = Results {
+        names: vec!["x".into(), "A[1,2]".into()],
+        t: vec![0.0, 0.1],
+        z: vec![vec![1.0, -2.5e-7], vec![1.0 / 3.0, 1e20]],
+    };
+    assert_eq!(
+        to_csv(&r),
+        "time,x,\"A[1,2]\"\n0,1,-2.5e-7\n0.1,0.3333333333333333,1e20\n"
+    );
+}
+
+#[test]
+fn options_resolve_against_the_experiment_annotation() {
+    let dae = load("models/baese/akzo_nobel.dae");
+    let ro = resolve_options(&dae, &SimOptions::default()).unwrap();
+    assert_eq!(
+        (ro.t0, ro.t_end, ro.rtol, ro.atol, ro.interval),
+        (0.0, 180.0, 1e-7, 1e-7, 0.5)
+    );
+    let bad = SimOptions {
+        rtol: Some(-1.0),
+        ..SimOptions::default()
+    };
+    assert_eq!(
+        resolve_options(&dae, &bad).unwrap_err(),
+        SimError::Options("tolerances must be positive and finite (rtol = -1, atol = -1)".into())
+    );
+    let back = SimOptions {
+        t_end: Some(-1.0),
+        ..SimOptions::default()
+    };
+    assert!(resolve_options(&dae, &back).is_err());
+}
+
+#[test]
+fn initialization_reports_moved_values_and_consistent_derivatives() {
+    // Baese Ex. 3.13: (1, 2, 2) -> (1, -2, 0); x1' = x1 = 1.
+    let mut dae = load("models/baese/pivoting.dae");
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let p = prepare(&mut dae, &analysis).unwrap();
+    assert_eq!(p.init.z0, [1.0, -2.0, 0.0]);
+    let moved: Vec<(&str, f64, f64)> = p
+        .init
+        .moved
+        .iter()
+        .map(|m| (m.name.as_str(), m.start, m.value))
+        .collect();
+    assert_eq!(moved, [("x2", 2.0, -2.0), ("x3", 2.0, 0.0)]);
+    assert_eq!(p.init.zdot0[0], 1.0);
+}
+
+#[test]
+fn stats_serialise_to_json() {
+    let s = SimStats {
+        steps_accepted: 3,
+        max_constraint_residual_by_level: vec![1e-12, 2e-12],
+        ..SimStats::default()
+    };
+    let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+    assert_eq!(v["steps_accepted"], 3);
+    assert_eq!(v["max_constraint_residual_by_level"][1], 2e-12);
+    assert!(s.summary().contains("level 1: 2.00e-12"));
+}
