@@ -238,7 +238,7 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
             };
         }
     };
-    let hvts = daec_structure::all_hvts(&sigma, &sa.offsets, options.hvt_limit);
+    let hvts = daec_structure::all_hvts_of_analysis(&sigma, &sa, options.hvt_limit);
     let jacobian = sigma_jacobian(&mut dae.pool, &residuals, &sigma, &sa.offsets);
     let pantelides = daec_structure::pantelides(&sigma);
     let params = dae.parameter_values();

@@ -81,3 +81,54 @@ pub fn spring_chain(masses: usize) -> SigmaMatrix {
     e.push((2 * n, p, 0));
     SigmaMatrix::from_entries(2 * n + 1, 2 * n + 1, e)
 }
+
+/// Σ of the scaling model `models/scale/pendulum_chain.dae` with `links` links
+/// (7 equations and 7 unknowns per link; index 3).
+///
+/// Unknowns in the model's declaration order: `x` (columns `0..N`), `y` (`N..2N`), `v`
+/// (`2N..3N`), `w` (`3N..4N`), the link vectors `dx` (`4N..5N`), `dy` (`5N..6N`) and the
+/// multipliers `λ` (`6N..7N`). Equations in flattened source order:
+/// ```text
+/// rows 2k, 2k+1           x_k' = v_k,  y_k' = w_k
+/// rows 2N+2k, 2N+2k+1     dx_k = x_k − x_{k−1},  dy_k = y_k − y_{k−1}   (x_0 = y_0 = 0)
+/// rows 4N+2k, 4N+2k+1     m v_k' = −2 λ_k dx_k + 2 λ_{k+1} dx_{k+1}   (same for w, dy, − m g)
+/// row  6N+k               dx_k² + dy_k² = L²
+/// ```
+/// (the last link has no `k+1` terms). Canonical offsets: c = 1 on the der rows, 2 on the
+/// link-vector and constraint rows, 0 on the force rows; d = 2 for x, y, dx, dy, 1 for v, w
+/// and 0 for λ. Unlike [`pendulum_chain`], the positions are coupled to each other only
+/// through the link vectors, which gives long alternating paths to assignment solvers.
+pub fn pendulum_chain_link_vectors(links: usize) -> SigmaMatrix {
+    let n = links;
+    let (x, y, v, w, dx, dy, lam) = (0, n, 2 * n, 3 * n, 4 * n, 5 * n, 6 * n);
+    let mut e = Vec::with_capacity(22 * n);
+    for k in 0..n {
+        // der(x[k]) = v[k]; der(y[k]) = w[k].
+        e.push((2 * k, x + k, 1));
+        e.push((2 * k, v + k, 0));
+        e.push((2 * k + 1, y + k, 1));
+        e.push((2 * k + 1, w + k, 0));
+        // Link vectors.
+        for (r, pos, d) in [(2 * n + 2 * k, x, dx), (2 * n + 2 * k + 1, y, dy)] {
+            e.push((r, d + k, 0));
+            e.push((r, pos + k, 0));
+            if k > 0 {
+                e.push((r, pos + k - 1, 0));
+            }
+        }
+        // Forces.
+        for (r, vel, d) in [(4 * n + 2 * k, v, dx), (4 * n + 2 * k + 1, w, dy)] {
+            e.push((r, vel + k, 1));
+            e.push((r, lam + k, 0));
+            e.push((r, d + k, 0));
+            if k + 1 < n {
+                e.push((r, lam + k + 1, 0));
+                e.push((r, d + k + 1, 0));
+            }
+        }
+        // Rigid link.
+        e.push((6 * n + k, dx + k, 0));
+        e.push((6 * n + k, dy + k, 0));
+    }
+    SigmaMatrix::from_entries(7 * n, 7 * n, e)
+}

@@ -9,7 +9,9 @@
 //! * [`analyze`]: HVT ([`highest_value_transversal`]), canonical offsets
 //!   ([`canonical_offsets`]), structural index, Val(Σ), Σ-Jacobian pattern, coarse and fine
 //!   block triangular forms ([`coarse_btf`], [`fine_btf`]) — steinbrecher2016 §2 / Pryce 2001.
-//! * [`all_hvts`]: every HVT (the perfect matchings of the tight pattern).
+//! * [`all_hvts`]: every HVT (the perfect matchings of the tight pattern), or their number
+//!   or a lower bound within an `O(nnz)` budget; [`all_hvts_of_analysis`] reuses an
+//!   [`analyze`] result.
 //! * [`max_weight_tight_transversal`]: the HVT maximising κ_T = Π|𝔍_ij| (steinbrecher2016 §3).
 //! * [`dulmage_mendelsohn`]: over-/under-determined parts of a structurally singular model.
 //! * [`pantelides`]: Pantelides' algorithm on the same data (its counts equal c).
@@ -49,7 +51,7 @@ pub use analysis::{SigmaAnalysis, analysis_from_offsets, analyze};
 pub use assignment::{Transversal, highest_value_transversal, max_weight_tight_transversal};
 pub use btf::{Block, Btf, coarse_btf, fine_btf};
 pub use dm::{DmDecomposition, StructuralSingularity, dulmage_mendelsohn, maximum_matching};
-pub use hvt::{HvtCount, HvtEnumeration, all_hvts};
+pub use hvt::{HvtCount, HvtEnumeration, all_hvts, all_hvts_of_analysis};
 pub use offsets::{Offsets, OffsetsError, canonical_offsets, try_canonical_offsets};
 pub use pantelides::{PantelidesError, PantelidesResult, pantelides};
 pub use scheme::{Stage, solution_scheme};

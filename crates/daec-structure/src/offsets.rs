@@ -8,10 +8,11 @@
 //! from `c = 0`) computes the smallest c as a longest-path problem on the equations:
 //! eliminating d gives `c_{i'} ≥ c_i + σ_{i,T(i')} − σ_{i',T(i')}`. We solve that
 //! longest-path problem
-//! * by Dijkstra, when a dual solution from the assignment solver is available (Johnson's
-//!   re-weighting: with dual c⁰, `c⁰_i − c_i ≥ 0` and the edge lengths
-//!   `c⁰_{i'} − c⁰_i − w_{ii'}` are ≥ 0), giving `O(nnz log n)`;
-//! * otherwise by a worklist (queue-based Bellman–Ford) form of Pryce's iteration.
+//! * by a worklist (queue-based Bellman–Ford) form of Pryce's iteration, which is linear on
+//!   DAE-like structures;
+//! * by Dijkstra when that exceeds a budget of a few sweeps and a dual solution from the
+//!   assignment solver is available (Johnson's re-weighting: with dual c⁰, `c⁰_i − c_i ≥ 0`
+//!   and the edge lengths `c⁰_{i'} − c⁰_i − w_{ii'}` are ≥ 0), so `O(nnz log n)` at worst.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -63,6 +64,48 @@ impl fmt::Display for OffsetsError {
 
 impl std::error::Error for OffsetsError {}
 
+/// Worklist (queue-based Bellman–Ford) form of Pryce's fixed-point iteration from c = 0
+/// (Pryce 2001 §3.3): longest paths over the edges `i → i'` given by `weight`.
+///
+/// Returns `Ok(None)` when more than `budget` edge relaxations would be needed, and
+/// [`OffsetsError::NotHighestValue`] when an equation is relaxed more than n times (a
+/// positive cycle: the transversal is not an HVT).
+fn pryce_worklist(
+    s: &SigmaMatrix,
+    weight: &impl Fn(u32, u32) -> (usize, i64),
+    budget: Option<usize>,
+) -> Result<Option<Vec<i64>>, OffsetsError> {
+    let n = s.n_rows();
+    let mut c = vec![0i64; n];
+    let mut count = vec![0usize; n];
+    let mut in_queue = vec![true; n];
+    let mut queue: VecDeque<u32> = (0..n as u32).collect();
+    let mut scanned = 0usize;
+    while let Some(i) = queue.pop_front() {
+        let i = i as usize;
+        in_queue[i] = false;
+        scanned += s.row(i).len();
+        if budget.is_some_and(|b| scanned > b) {
+            return Ok(None);
+        }
+        for &(j, o) in s.row(i) {
+            let (i2, w) = weight(j, o);
+            if c[i] + w > c[i2] {
+                c[i2] = c[i] + w;
+                count[i2] += 1;
+                if count[i2] > n {
+                    return Err(OffsetsError::NotHighestValue);
+                }
+                if !in_queue[i2] {
+                    in_queue[i2] = true;
+                    queue.push_back(i2 as u32);
+                }
+            }
+        }
+    }
+    Ok(Some(c))
+}
+
 /// The canonical (smallest) offsets for an HVT `t` of `s`.
 ///
 /// # Panics
@@ -76,6 +119,16 @@ pub fn canonical_offsets(s: &SigmaMatrix, t: &Transversal) -> Offsets {
 
 /// The canonical (smallest) offsets for an HVT `t` of `s`, or an error if `t` is not an HVT.
 pub fn try_canonical_offsets(s: &SigmaMatrix, t: &Transversal) -> Result<Offsets, OffsetsError> {
+    offsets_with_sweep_budget(s, t, 4)
+}
+
+/// [`try_canonical_offsets`] with Pryce's iteration limited to `sweeps · (nnz + n)` edge
+/// relaxations when a verified dual is available (Dijkstra finishes the job otherwise).
+fn offsets_with_sweep_budget(
+    s: &SigmaMatrix,
+    t: &Transversal,
+    sweeps: usize,
+) -> Result<Offsets, OffsetsError> {
     let n = s.n_rows();
     if !s.is_square() || t.col_of_row.len() != n {
         return Err(OffsetsError::NotATransversal);
@@ -104,8 +157,16 @@ pub fn try_canonical_offsets(s: &SigmaMatrix, t: &Transversal) -> Result<Offsets
                 })
             })
     });
-    let c: Vec<i64> = match dual_ok {
-        Some(p) => {
+    // Pryce's iteration first: linear on the chain-like structures of DAE models (each
+    // equation is relaxed a few times). With a verified dual it gets a budget of a few
+    // sweeps and Dijkstra takes over if that runs out, which bounds the worst case by
+    // O(nnz log n); without one it runs to the end (or to the positive-cycle check).
+    let budget = dual_ok.map(|_| sweeps.saturating_mul(s.nnz() + n));
+    let c: Vec<i64> = match pryce_worklist(s, &weight, budget)? {
+        Some(c) => c,
+        None => {
+            // Only reached with a verified dual `p` (the budget is None otherwise).
+            let p = dual_ok.ok_or(OffsetsError::NotHighestValue)?;
             // M_i = p_i − c_i ≥ 0: shortest paths with sources M_i = p_i and lengths
             // p_{i'} − p_i − w ≥ 0.
             let mut m: Vec<i64> = p.clone();
@@ -126,33 +187,6 @@ pub fn try_canonical_offsets(s: &SigmaMatrix, t: &Transversal) -> Result<Offsets
                 }
             }
             (0..n).map(|i| p[i] - m[i]).collect()
-        }
-        None => {
-            // Worklist form of Pryce's fixed-point iteration from c = 0. A relaxation count
-            // above n on one equation reveals a positive cycle, i.e. t is not an HVT.
-            let mut c = vec![0i64; n];
-            let mut count = vec![0usize; n];
-            let mut in_queue = vec![true; n];
-            let mut queue: VecDeque<u32> = (0..n as u32).collect();
-            while let Some(i) = queue.pop_front() {
-                let i = i as usize;
-                in_queue[i] = false;
-                for &(j, o) in s.row(i) {
-                    let (i2, w) = weight(j, o);
-                    if c[i] + w > c[i2] {
-                        c[i2] = c[i] + w;
-                        count[i2] += 1;
-                        if count[i2] > n {
-                            return Err(OffsetsError::NotHighestValue);
-                        }
-                        if !in_queue[i2] {
-                            in_queue[i2] = true;
-                            queue.push_back(i2 as u32);
-                        }
-                    }
-                }
-            }
-            c
         }
     };
     let mut c_out = Vec::with_capacity(n);
@@ -209,6 +243,8 @@ mod tests {
         };
         let b = canonical_offsets(&s, &plain);
         assert_eq!(a, b);
+        // No iteration budget: Johnson–Dijkstra on the dual gives the same offsets.
+        assert_eq!(offsets_with_sweep_budget(&s, &t, 0), Ok(a.clone()));
         assert_eq!(a.c, vec![1, 1, 0, 0, 2]);
         assert_eq!(a.d, vec![2, 2, 1, 1, 0]);
         // A bogus (non-dual) warm start is detected and ignored.
@@ -217,6 +253,56 @@ mod tests {
             ..t
         };
         assert_eq!(canonical_offsets(&s, &bogus), a);
+    }
+
+    #[test]
+    fn dijkstra_and_worklist_agree_on_the_scaling_chains() {
+        for s in [
+            crate::generators::pendulum_chain_link_vectors(50),
+            crate::generators::pendulum_chain(50),
+            crate::generators::spring_chain(50),
+        ] {
+            let t = crate::highest_value_transversal(&s).unwrap();
+            assert!(t.dual_c.is_some());
+            let worklist = offsets_with_sweep_budget(&s, &t, usize::MAX).unwrap();
+            let dijkstra = offsets_with_sweep_budget(&s, &t, 0).unwrap();
+            assert_eq!(worklist, dijkstra);
+            assert_eq!(canonical_offsets(&s, &t), worklist);
+        }
+        // Spot values: link 1 of the link-vector chain (rows der x, link dx, force v).
+        let s = crate::generators::pendulum_chain_link_vectors(50);
+        let t = crate::highest_value_transversal(&s).unwrap();
+        let o = offsets_with_sweep_budget(&s, &t, 0).unwrap();
+        assert_eq!((o.c[2], o.c[102], o.c[202], o.c[301]), (1, 2, 0, 2));
+        assert_eq!((o.d[1], o.d[101], o.d[201], o.d[301]), (2, 1, 2, 0));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Johnson–Dijkstra on the solver's dual and Pryce's worklist iteration compute the
+        /// same (canonical) offsets on random nonsingular Σ (diagonal plus random entries).
+        #[test]
+        fn dijkstra_and_worklist_agree_on_random_sigma(
+            n in 1usize..8,
+            cells in proptest::collection::vec((0u32..100, 0u32..4), 64),
+            diag in proptest::collection::vec(0u32..4, 8),
+        ) {
+            let mut e: Vec<(usize, usize, u32)> = (0..n).map(|i| (i, (i + 1) % n, diag[i])).collect();
+            e.extend(
+                cells
+                    .iter()
+                    .enumerate()
+                    .filter(|&(k, &(p, _))| k < n * n && p < 35)
+                    .map(|(k, &(_, o))| (k / n, k % n, o)),
+            );
+            let s = SigmaMatrix::from_entries(n, n, e);
+            let t = crate::highest_value_transversal(&s).unwrap();
+            let worklist = offsets_with_sweep_budget(&s, &t, usize::MAX).unwrap();
+            let dijkstra = offsets_with_sweep_budget(&s, &t, 0).unwrap();
+            let plain = Transversal { dual_c: None, ..t };
+            proptest::prop_assert_eq!(&worklist, &dijkstra);
+            proptest::prop_assert_eq!(try_canonical_offsets(&s, &plain), Ok(worklist));
+        }
     }
 
     #[test]

@@ -227,3 +227,28 @@ fn every_scalar_model_matches_its_expect_line() {
         checked.len()
     );
 }
+
+/// `generators::pendulum_chain_link_vectors(10)` is the Σ of `models/scale/pendulum_chain.dae`
+/// at its default N = 10: the Σ-method must reproduce the file's `// expect:` line.
+#[test]
+fn link_vector_pendulum_chain_generator_matches_the_model_file() {
+    use daec_structure::generators::pendulum_chain_link_vectors;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/scale/pendulum_chain.dae");
+    let text = std::fs::read_to_string(path).expect("read pendulum_chain.dae");
+    let expect = parse_expect(&text).expect("expect line");
+    let s = pendulum_chain_link_vectors(10);
+    assert_eq!((s.n_rows(), s.n_cols(), s.nnz()), (70, 70, 214));
+    let a = analyze(&s).expect("nonsingular");
+    assert_eq!(Some(a.offsets.c.clone()), expect.c);
+    assert_eq!(Some(a.offsets.d.clone()), expect.d);
+    assert_eq!(Some(a.structural_index), expect.index);
+    assert_eq!(Some(a.dof), expect.dof);
+    assert_eq!((a.structural_index, a.dof), (3, 20));
+    let mut c = vec![1u32; 20];
+    c.extend([2; 20]);
+    c.extend([0; 20]);
+    c.extend([2; 10]);
+    assert_eq!(a.offsets.c, c);
+    let p = pantelides(&s).expect("Pantelides");
+    assert_eq!(p.differentiations, a.offsets.c);
+}

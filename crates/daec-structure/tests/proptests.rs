@@ -190,6 +190,9 @@ proptest! {
         let listed: FxHashSet<Vec<usize>> = e.hvts.iter().cloned().collect();
         prop_assert_eq!(listed.len(), e.hvts.len());
         prop_assert_eq!(listed, brute);
+        // Reusing the analysis' HVT and fine BTF gives the same answer, for any limit.
+        prop_assert_eq!(&all_hvts_of_analysis(&s, &a, 1000), &e);
+        prop_assert_eq!(all_hvts_of_analysis(&s, &a, 1), all_hvts(&s, &a.offsets, 1));
         // The canonical offsets do not depend on the HVT (Pryce 2001, Thm 3.6).
         for t in &e.hvts {
             let t = Transversal::from_cols(&s, t.clone()).unwrap();

@@ -168,10 +168,19 @@ fn singular_jacobian_diagnostic(dae: &Dae, analysis: &Analysis, reg: &Regular) -
         .with_help("reformulate the dependent equations (e.g. eliminate the cancelling terms by hand)")
 }
 
+/// A count for people: exact below 10^6, else as a power of two.
+fn big_count(n: u128) -> String {
+    if n < 1_000_000 {
+        n.to_string()
+    } else {
+        format!("2^{}", 127 - n.leading_zeros())
+    }
+}
+
 fn hvt_count(reg: &Regular) -> String {
     match reg.hvts.count {
-        HvtCount::Exact(n) => n.to_string(),
-        HvtCount::AtLeast(n) => format!("at least {n}"),
+        HvtCount::Exact(n) => big_count(n),
+        HvtCount::AtLeast(n) => format!("at least {}", big_count(n)),
     }
 }
 
@@ -580,7 +589,10 @@ fn json_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> Value {
         "offsets": {"c": sa.offsets.c, "d": sa.offsets.d},
         "sigma": sigma,
         "hvt": hvt,
-        "hvt_count": match reg.hvts.count { HvtCount::Exact(n) => json!(n as u64), HvtCount::AtLeast(n) => json!({"at_least": n as u64}) },
+    "hvt_count": match reg.hvts.count {
+            HvtCount::Exact(n) => u64::try_from(n).map_or_else(|_| json!(n as f64), |n| json!(n)),
+            HvtCount::AtLeast(n) => json!({"at_least": n as f64}),
+        },
         "all_hvts": reg.hvts.hvts,
         "sigma_jacobian": reg.jacobian.iter().map(|e| json!([e.row, e.col, to_modelica(&dae.pool, e.expr, &names)])).collect::<Vec<_>>(),
         "hidden_constraints": constraints,
