@@ -1,7 +1,9 @@
 //! Expansion of products over sums, so that derived constraints print as
 //! flat sums of monomials in which like terms have been collected by the
-//! pool (`2y·(2yλ + mg)/m` → `4y²λ/m + 2gy`). Used for the hidden
-//! constraints, whose elimination leaves nested products behind.
+//! pool (`2y·(2yλ + mg)/m` → `4y²λ/m + 2gy`). Used when printing the
+//! hidden constraints, whose elimination leaves nested products behind
+//! (done at print time: the analysis itself does not need it, and it would
+//! cost a traversal per constraint on large models).
 
 use daec_expr::{ExprId, ExprPool, Node};
 use rustc_hash::FxHashMap;

@@ -204,6 +204,8 @@ pub fn hidden_constraints(
     reference: &ReferencePoint<'_>,
 ) -> ConstraintArray {
     let mut out = ConstraintArray::default();
+    // The solved derivatives keyed by their leaf (for substitution).
+    let mut by_leaf: FxHashMap<ExprId, ExprId> = FxHashMap::default();
     let max_c = offsets.c.iter().copied().max().unwrap_or(0) as i32;
     for s in -max_c..=0 {
         // The stage's rows, with earlier stages' derivatives substituted.
@@ -213,7 +215,12 @@ pub fn hidden_constraints(
             if k < 0 {
                 continue;
             }
-            let expr = substitute(pool, array.rows[i][k as usize], &out.derivatives);
+            let row = array.rows[i][k as usize];
+            let expr = if by_leaf.is_empty() {
+                row
+            } else {
+                pool.substitute(row, &|l| by_leaf.get(&l).copied())
+            };
             rows.push(Row {
                 eq: i,
                 k: k as u32,
@@ -266,7 +273,27 @@ pub fn hidden_constraints(
                         None => continue,
                     }
                 }
-                None => general_pivot(pool, &rows, reference),
+                None => {
+                    // Before Gaussian elimination: leaves that cancelled in
+                    // substitutions leave the pending lists (checked lazily
+                    // here rather than after every substitution).
+                    let mut found_singleton = false;
+                    for (r, row) in rows.iter_mut().enumerate() {
+                        if row.active && row.pending.len() > 1 {
+                            let present = pool.leaves(row.expr);
+                            let before = row.pending.len();
+                            row.pending.retain(|l| present.binary_search(l).is_ok());
+                            if row.pending.len() < before && row.pending.len() <= 1 {
+                                found_singleton |= row.pending.len() == 1;
+                                heap.push(Reverse((row.k, row.eq, r)));
+                            }
+                        }
+                    }
+                    if found_singleton {
+                        continue;
+                    }
+                    general_pivot(pool, &rows, reference)
+                }
             };
             let Some((idx, delta, coef, rest)) = pivot else {
                 break;
@@ -299,9 +326,6 @@ pub fn hidden_constraints(
                         rows_of.entry(b).or_default().push(r);
                     }
                 }
-                // Cancellation may remove leaves: recompute exactly.
-                let present = pool.leaves(rows[r].expr);
-                rows[r].pending.retain(|l| present.binary_search(l).is_ok());
                 if rows[r].pending.len() == 1 {
                     heap.push(Reverse((rows[r].k, rows[r].eq, r)));
                 }
@@ -318,6 +342,13 @@ pub fn hidden_constraints(
             };
             final_values.insert(delta, v);
             out.derivatives.insert(stage_leaf[&delta], v);
+            by_leaf.insert(delta, v);
+        }
+        for row in &mut rows {
+            if row.active && !row.pending.is_empty() {
+                let present = pool.leaves(row.expr);
+                row.pending.retain(|l| present.binary_search(l).is_ok());
+            }
         }
         for row in &rows {
             if !row.active {
@@ -327,7 +358,7 @@ pub fn hidden_constraints(
                 out.constraints.push(HiddenConstraint {
                     level: row.level,
                     stage: s,
-                    expr: crate::expand::expand(pool, row.expr, 64),
+                    expr: row.expr,
                     source: (row.eq, row.k),
                 });
             } else {

@@ -4,8 +4,9 @@
 
 use crate::{Ctx, EXIT_MODEL, Format, ModelArgs, emit, load};
 use daec_diag::{Diagnostic, Span, codes};
-use daec_expr::to_modelica;
+use daec_expr::{ExprId, to_modelica};
 use daec_model::{Dae, FlatNames};
+use daec_regularize::expand::expand;
 use daec_regularize::{Analysis, AnalyzeOptions, Outcome, Regular, analyze};
 use daec_structure::{HvtCount, StructuralSingularity};
 use serde_json::{Value, json};
@@ -58,10 +59,27 @@ pub(crate) fn analyze_command(
         warnings.push(d);
     }
     ctx.diagnostics(&loaded.map, &warnings);
+    // Constraints printed with products multiplied out (all of them for
+    // JSON, the listed ones for text).
+    let shown = match format {
+        Format::Text => LIST_MAX,
+        Format::Json => usize::MAX,
+    };
+    let expanded: Vec<ExprId> = reg
+        .constraints
+        .as_ref()
+        .map(|ca| {
+            ca.constraints
+                .iter()
+                .take(shown)
+                .map(|h| expand(&mut dae.pool, h.expr, 64))
+                .collect()
+        })
+        .unwrap_or_default();
     let text = match format {
-        Format::Text => text_report(&dae, &analysis, reg),
+        Format::Text => text_report(&dae, &analysis, reg, &expanded),
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&json_report(&dae, &analysis, reg))
+            let mut s = serde_json::to_string_pretty(&json_report(&dae, &analysis, reg, &expanded))
                 .unwrap_or_default();
             s.push('\n');
             s
@@ -184,7 +202,7 @@ fn hvt_count(reg: &Regular) -> String {
     }
 }
 
-fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> String {
+fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId]) -> String {
     let names = FlatNames(dae);
     let sa = &reg.sigma;
     let n = dae.unknowns.len();
@@ -410,7 +428,7 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> String {
                 } else {
                     format!("^({})", h.source.1)
                 },
-                to_modelica(&dae.pool, h.expr, &names)
+                to_modelica(&dae.pool, expanded[k], &names)
             );
         }
         if !ca.is_complete() {
@@ -436,8 +454,10 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> String {
         if p.converged {
             let _ = writeln!(
                 out,
-                "  consistent point found from the start values ({} Gauss–Newton iterations, start residual {:.3e}, residual {:.3e})",
-                p.iterations, p.initial_residual, p.residual
+                "  consistent point found from the start values ({} Gauss–Newton iterations, start residual {}, residual {})",
+                p.iterations,
+                fmt_residual(p.initial_residual),
+                fmt_residual(p.residual)
             );
         } else {
             let _ = writeln!(
@@ -452,7 +472,7 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> String {
             .unknowns
             .iter()
             .zip(&p.z)
-            .filter(|(u, z)| (u.start.unwrap_or(0.0) - **z).abs() > 1e-12 * (1.0 + z.abs()))
+            .filter(|(u, z)| (u.start.unwrap_or(0.0) - **z).abs() > 1e-9 * (1.0 + z.abs()))
             .map(|(u, z)| {
                 format!(
                     "{} {} → {}",
@@ -501,6 +521,16 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> String {
     out
 }
 
+/// A residual, with round-off shown as such (so that reports do not change
+/// with the last bits of a computation).
+fn fmt_residual(r: f64) -> String {
+    if r < 1e-12 {
+        "< 1e-12".to_string()
+    } else {
+        format!("{r:.3e}")
+    }
+}
+
 fn fmt_num(x: f64) -> String {
     if x == 0.0 {
         return "0".into();
@@ -515,7 +545,7 @@ fn fmt_num(x: f64) -> String {
     format!("{x:.6e}")
 }
 
-fn json_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> Value {
+fn json_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId]) -> Value {
     let names = FlatNames(dae);
     let sa = &reg.sigma;
     let structural_index = analysis
@@ -541,10 +571,11 @@ fn json_report(dae: &Dae, analysis: &Analysis, reg: &Regular) -> Value {
         .map(|ca| {
             ca.constraints
                 .iter()
-                .map(|h| {
+                .enumerate()
+                .map(|(k, h)| {
                     json!({
                         "level": h.level,
-                        "equation": format!("0 = {}", to_modelica(&dae.pool, h.expr, &names)),
+                        "equation": format!("0 = {}", to_modelica(&dae.pool, expanded[k], &names)),
                         "source": {"equation": h.source.0, "differentiations": h.source.1},
                     })
                 })
