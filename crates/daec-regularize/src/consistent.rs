@@ -77,7 +77,7 @@ pub struct ConsistentPoint {
 /// Options of [`consistent_point`].
 #[derive(Clone, Debug)]
 pub struct ProjectionOptions {
-    /// Residual tolerance (absolute, in the max-norm).
+    /// Residual tolerance in the max-norm, scaled by `1 + max|x|`.
     pub tol: f64,
     /// Iteration limit.
     pub max_iter: usize,
@@ -162,7 +162,10 @@ pub fn consistent_point(
         })
         .collect();
     let mut iterations = 0;
-    while max_norm(&r) > options.tol && iterations < options.max_iter && m > 0 && !free.is_empty() {
+    // The tolerance scales with the size of the values (round-off in
+    // constraints of large values is larger).
+    let tol_at = |x: &[f64]| options.tol * (1.0 + x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+    while max_norm(&r) > tol_at(&z) && iterations < options.max_iter && m > 0 && !free.is_empty() {
         iterations += 1;
         let p = StateEnv {
             position: &position,
@@ -223,6 +226,7 @@ pub fn consistent_point(
         }
     }
     let residual = max_norm(&r);
+    let converged = residual <= tol_at(&z);
     let worst_equation = r
         .iter()
         .enumerate()
@@ -239,6 +243,6 @@ pub fn consistent_point(
         residual,
         worst_equation,
         iterations,
-        converged: residual <= options.tol,
+        converged,
     }
 }

@@ -198,38 +198,40 @@ pub fn min_norm_solve(b_mat: &Matrix, b: &[f64]) -> Option<Vec<f64>> {
     if m > n {
         return None;
     }
-    // A = Bᵀ (n × m), factorised in place: A = Q R.
-    let mut a = b_mat.transpose();
+    // Householder QR of A = Bᵀ (n × m). Column k of A is row k of B, so the
+    // factorisation works on B's rows in place: contiguous in memory.
+    let mut a = b_mat.data.clone();
+    let scale = b_mat.max_abs().max(f64::MIN_POSITIVE);
     let mut vs: Vec<Vec<f64>> = Vec::with_capacity(m);
-    let scale = a.max_abs().max(f64::MIN_POSITIVE);
     for k in 0..m {
-        let norm = (k..n).map(|i| a.get(i, k).powi(2)).sum::<f64>().sqrt();
+        let col = &a[k * n + k..(k + 1) * n];
+        let norm = col.iter().map(|x| x * x).sum::<f64>().sqrt();
         if norm <= 1e-13 * scale {
             return None;
         }
-        let alpha = if a.get(k, k) > 0.0 { -norm } else { norm };
-        let mut v: Vec<f64> = (k..n).map(|i| a.get(i, k)).collect();
+        let alpha = if col[0] > 0.0 { -norm } else { norm };
+        let mut v: Vec<f64> = col.to_vec();
         v[0] -= alpha;
         let vnorm2: f64 = v.iter().map(|x| x * x).sum();
         if vnorm2 > 0.0 {
             for j in k..m {
-                let dot: f64 = (k..n).map(|i| v[i - k] * a.get(i, j)).sum();
+                let cj = &mut a[j * n + k..(j + 1) * n];
+                let dot: f64 = v.iter().zip(cj.iter()).map(|(x, y)| x * y).sum();
                 let f = 2.0 * dot / vnorm2;
-                for i in k..n {
-                    a.set(i, j, a.get(i, j) - f * v[i - k]);
+                for (y, x) in cj.iter_mut().zip(&v) {
+                    *y -= f * x;
                 }
             }
         }
         vs.push(v);
     }
-    // Rᵀ s = b (forward substitution; R is the upper m × m part of a).
+    // R[k][j] (j ≥ k) is entry k of the transformed column j: a[j·n + k].
+    // Rᵀ s = b by forward substitution.
     let mut s = vec![0.0; n];
     for i in 0..m {
-        let mut acc = b[i];
-        for k in 0..i {
-            acc -= a.get(k, i) * s[k];
-        }
-        s[i] = acc / a.get(i, i);
+        let ci = &a[i * n..i * n + i + 1];
+        let acc = b[i] - ci[..i].iter().zip(&s[..i]).map(|(r, x)| r * x).sum::<f64>();
+        s[i] = acc / ci[i];
     }
     // y = Q s = H_0 H_1 … H_{m−1} s.
     for k in (0..m).rev() {
@@ -238,10 +240,11 @@ pub fn min_norm_solve(b_mat: &Matrix, b: &[f64]) -> Option<Vec<f64>> {
         if vnorm2 == 0.0 {
             continue;
         }
-        let dot: f64 = (k..n).map(|i| v[i - k] * s[i]).sum();
+        let tail = &mut s[k..];
+        let dot: f64 = v.iter().zip(tail.iter()).map(|(x, y)| x * y).sum();
         let f = 2.0 * dot / vnorm2;
-        for i in k..n {
-            s[i] -= f * v[i - k];
+        for (y, x) in tail.iter_mut().zip(v) {
+            *y -= f * x;
         }
     }
     Some(s)

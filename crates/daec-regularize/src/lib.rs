@@ -50,7 +50,7 @@ impl Default for AnalyzeOptions {
     fn default() -> Self {
         AnalyzeOptions {
             hvt_limit: 16,
-            success_check_max_unknowns: 1500,
+            success_check_max_unknowns: 800,
             constraints_max_unknowns: 200_000,
             max_conversions: 20,
         }
