@@ -279,7 +279,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn run(&mut self) {
-        self.check_end_name_and_overrides();
+        self.check_overrides();
         self.declare_symbols();
         // Parameters first (in dependency order, on demand), then sizes of
         // unknowns, then attributes, then equations.
@@ -314,7 +314,7 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn check_end_name_and_overrides(&mut self) {
+    fn check_overrides(&mut self) {
         for (name, _) in &self.options.overrides {
             let base = name.split('[').next().unwrap_or(name);
             let found = self.model.declarations.iter().any(|d| {

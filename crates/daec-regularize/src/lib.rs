@@ -248,6 +248,7 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
         .map(|u| u.start.unwrap_or(0.0))
         .collect();
     let t0 = dae.experiment.start_time.unwrap_or(0.0);
+    let orders = dae_orders(&sigma);
     let (derivative_array, constraints) = if n <= options.constraints_max_unknowns {
         let da = DerivativeArray::new(&mut dae.pool, &residuals, &sa.offsets.c);
         let reference = ReferencePoint {
@@ -255,13 +256,11 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
             params: &params,
             t: t0,
         };
-        let orders = dae_orders(&sigma);
         let ca = hidden_constraints(&mut dae.pool, &da, &sa.offsets, &orders, &reference);
         (Some(da), Some(ca))
     } else {
         (None, None)
     };
-    let orders = dae_orders(&sigma);
     let success = success_check(
         dae,
         &jacobian,
