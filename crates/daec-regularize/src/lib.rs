@@ -15,6 +15,7 @@
 pub mod consistent;
 pub mod dense;
 pub mod expand;
+pub mod formulation;
 pub mod hidden_constraints;
 pub mod linear_combination;
 pub mod signature;
