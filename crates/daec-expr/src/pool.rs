@@ -35,9 +35,14 @@
 //! reciprocals are exact in IEEE arithmetic), so `x / 3` stays `x * 3^(-1)`
 //! and prints back as `x / 3.0`.
 //!
-//! Leaves and constants are interned through dense side tables, composite
-//! nodes through an open-addressing table; [`ExprPool::with_capacity`]
-//! pre-sizes both when the size of a model can be estimated.
+//! Leaves and constants are interned through dense side tables. A composite
+//! node is looked up first among the few parents recorded for its largest
+//! operand (a dense table indexed by id: the operand was usually created just
+//! before, so the lookup stays in cache), and only then in an
+//! open-addressing hash table; sums and products are looked up on their
+//! borrowed operand lists, so a node is allocated only when it is new.
+//! [`ExprPool::with_capacity`] pre-sizes the tables when the size of a model
+//! can be estimated.
 
 use std::hash::{Hash, Hasher};
 
@@ -328,50 +333,97 @@ impl Node {
         }
     }
 
+    /// The hash of a composite node (see [`nary_hash`] for sums and
+    /// products; the two agree on equal nodes).
     fn fx_hash(&self) -> u64 {
-        let mut h = FxHasher::default();
-        std::mem::discriminant(self).hash(&mut h);
-        match self {
-            Node::Const(v) => v.to_bits().hash(&mut h),
-            Node::Leaf(l) => l.hash(&mut h),
-            Node::Add(c) | Node::Mul(c) => c.hash(&mut h),
-            Node::Powi(a, n) => {
-                a.hash(&mut h);
-                n.hash(&mut h);
+        let (d, a, b, c): (u64, u64, u64, u64) = match *self {
+            Node::Const(v) => (0, v.to_bits(), 0, 0),
+            Node::Leaf(l) => {
+                let mut h = FxHasher::default();
+                l.hash(&mut h);
+                (1, h.finish(), 0, 0)
             }
-            Node::Pow(a, b) | Node::And(a, b) | Node::Or(a, b) => {
-                a.hash(&mut h);
-                b.hash(&mut h);
-            }
-            Node::Func(f, a) => {
-                f.hash(&mut h);
-                a.hash(&mut h);
-            }
-            Node::Func2(f, a, b) => {
-                f.hash(&mut h);
-                a.hash(&mut h);
-                b.hash(&mut h);
-            }
-            Node::Cmp(op, a, b) => {
-                op.hash(&mut h);
-                a.hash(&mut h);
-                b.hash(&mut h);
-            }
-            Node::Not(a) => a.hash(&mut h),
-            Node::Select(c, a, b) => {
-                c.hash(&mut h);
-                a.hash(&mut h);
-                b.hash(&mut h);
-            }
-        }
-        // FxHash alone clusters the low bits for our keys; finish with the
-        // splitmix64 mixer so linear probing stays short.
-        let mut z = h.finish();
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+            Node::Add(ref c) => return nary_hash(false, c),
+            Node::Mul(ref c) => return nary_hash(true, c),
+            Node::Powi(a, n) => (4, id64(a), u64::from(n as u32), 0),
+            Node::Pow(a, b) => (5, id64(a), id64(b), 0),
+            Node::Func(f, a) => (6 | (f as u64) << 8, id64(a), 0, 0),
+            Node::Func2(f, a, b) => (7 | (f as u64) << 8, id64(a), id64(b), 0),
+            Node::Cmp(op, a, b) => (8 | (op as u64) << 8, id64(a), id64(b), 0),
+            Node::And(a, b) => (9, id64(a), id64(b), 0),
+            Node::Or(a, b) => (10, id64(a), id64(b), 0),
+            Node::Not(a) => (11, id64(a), 0, 0),
+            Node::Select(c, a, b) => (12, id64(c), id64(a), id64(b)),
+        };
+        finish(mix(mix(mix(mix(0, d), a), b), c))
     }
 }
+
+fn id64(e: ExprId) -> u64 {
+    u64::from(e.0)
+}
+
+/// One FxHash step.
+#[inline]
+fn mix(h: u64, x: u64) -> u64 {
+    (h.rotate_left(5) ^ x).wrapping_mul(0xf135_7aea_2e62_a9c5)
+}
+
+/// FxHash alone clusters the low bits for our keys; finish with the
+/// splitmix64 mixer so linear probing stays short.
+#[inline]
+fn finish(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Hash of a sum (`mul = false`) or product with operands `kids`, computed
+/// on the borrowed operand list (no node is built for a lookup).
+#[inline]
+fn nary_hash(mul: bool, kids: &[ExprId]) -> u64 {
+    let mut h = mix(0, if mul { 3 } else { 2 } | (kids.len() as u64) << 8);
+    let mut pairs = kids.chunks_exact(2);
+    for p in &mut pairs {
+        h = mix(h, id64(p[0]) | id64(p[1]) << 32);
+    }
+    if let [last] = pairs.remainder() {
+        h = mix(h, id64(*last));
+    }
+    finish(h)
+}
+
+/// A composite node to look up in the interning table, borrowed.
+#[derive(Clone, Copy)]
+enum Key<'a> {
+    /// A sum (`false`) or product (`true`) with these operands.
+    Nary(bool, &'a [ExprId]),
+    /// Any other composite node.
+    Fixed(&'a Node),
+}
+
+impl Key<'_> {
+    fn hash(self) -> u64 {
+        match self {
+            Key::Nary(mul, kids) => nary_hash(mul, kids),
+            Key::Fixed(node) => node.fx_hash(),
+        }
+    }
+
+    fn matches(self, node: &Node) -> bool {
+        match (self, node) {
+            (Key::Nary(false, k), Node::Add(c)) | (Key::Nary(true, k), Node::Mul(c)) => **c == *k,
+            (Key::Nary(..), _) => false,
+            (Key::Fixed(k), n) => k.same(n),
+        }
+    }
+}
+
+/// Number of parents per node kept in the dense first-parents table.
+const PARENTS: usize = 4;
+
+/// Number of entries of the constant cache (a power of two).
+const CONST_CACHE: usize = 256;
 
 /// Unknowns and parameters with smaller indices are interned in dense side
 /// tables; larger (unusual) indices fall back to a hash map.
@@ -379,12 +431,17 @@ const DENSE_LIMIT: u32 = 1 << 24;
 
 /// The interning table: open addressing with linear probing over a
 /// power-of-two number of 8-byte slots, each `(tag << 32) | (id + 1)` with
-/// `tag` the high half of the node's hash (0 = empty slot). One probe is one
-/// cache line, which matters for pools of millions of nodes.
+/// `tag` the high half of the node's hash (0 = empty slot). The home slot of
+/// an entry is given by the top bits of its tag, so the table can grow
+/// without the hashes being stored elsewhere. One probe is one cache line,
+/// which matters for pools of millions of nodes.
 #[derive(Clone, Debug, Default)]
 struct InternTable {
     slots: Vec<u64>,
     len: usize,
+    /// `64 - log2(slots.len())`: the home of tag `t` is
+    /// `(t << 32) >> shift`.
+    shift: u32,
 }
 
 enum Probe {
@@ -393,13 +450,28 @@ enum Probe {
 }
 
 impl InternTable {
-    fn probe(&self, nodes: &[Node], node: &Node, h: u64) -> Probe {
+    fn with_slots(n: usize) -> Self {
+        debug_assert!(n.is_power_of_two());
+        InternTable {
+            slots: vec![0; n],
+            len: 0,
+            shift: 64 - n.trailing_zeros(),
+        }
+    }
+
+    #[inline]
+    fn home(&self, tag: u64) -> usize {
+        ((tag << 32) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn probe(&self, nodes: &[Node], key: Key<'_>, h: u64) -> Probe {
         if self.slots.is_empty() {
             return Probe::Vacant(usize::MAX);
         }
         let mask = self.slots.len() - 1;
         let tag = h >> 32;
-        let mut i = (h as usize) & mask;
+        let mut i = self.home(tag);
         loop {
             let s = self.slots[i];
             if s == 0 {
@@ -407,7 +479,7 @@ impl InternTable {
             }
             if s >> 32 == tag {
                 let id = (s & 0xffff_ffff) as u32 - 1;
-                if nodes[id as usize].same(node) {
+                if key.matches(&nodes[id as usize]) {
                     return Probe::Found(id);
                 }
             }
@@ -415,23 +487,25 @@ impl InternTable {
         }
     }
 
-    fn place(&mut self, h: u64, id: u32) {
+    /// Places a slot value (tag and id) at the first free slot from its home.
+    fn place(&mut self, s: u64) {
         let mask = self.slots.len() - 1;
-        let mut i = (h as usize) & mask;
+        let mut i = self.home(s >> 32);
         while self.slots[i] != 0 {
             i = (i + 1) & mask;
         }
-        self.slots[i] = (h >> 32 << 32) | (u64::from(id) + 1);
+        self.slots[i] = s;
     }
 
     /// Doubles the table (keeping the load factor ≤ 1/2) and re-places the
-    /// entries from their stored hashes (`None` for nodes not in the table).
-    fn grow(&mut self, hashes: &[Option<u64>]) {
+    /// entries (their homes come from the tags stored in the slots).
+    fn grow(&mut self) {
         let cap = (self.slots.len() * 2).max(64);
-        self.slots = vec![0; cap];
-        for (id, h) in hashes.iter().enumerate() {
-            if let Some(h) = h {
-                self.place(*h, id as u32);
+        let old = std::mem::replace(self, InternTable::with_slots(cap));
+        self.len = old.len;
+        for s in old.slots {
+            if s != 0 {
+                self.place(s);
             }
         }
     }
@@ -445,10 +519,13 @@ impl InternTable {
 #[derive(Clone, Debug, Default)]
 pub struct ExprPool {
     nodes: Vec<Node>,
-    /// Hash-consing table over the composite nodes.
+    /// Hash-consing table over the composite nodes that are not among the
+    /// first two parents of their anchor (see
+    /// [`ExprPool::intern_composite`]).
     table: InternTable,
-    /// Hash of each node that is in `table` (`None` for leaves and constants).
-    hashes: Vec<Option<u64>>,
+    /// `first_parent[a]` holds 1 + the ids of the first two composite nodes
+    /// whose largest operand is `a` (0 where there is none yet).
+    first_parent: Vec<[u32; PARENTS]>,
     /// Leaves and constants are interned in dense side tables (cache
     /// friendly): `var_ids[j][k]` is `Var{j,k}` for k < 4 (`u32::MAX` if
     /// absent); higher orders, `time` and indices ≥ `DENSE_LIMIT` go to
@@ -457,10 +534,16 @@ pub struct ExprPool {
     param_ids: Vec<u32>,
     other_leaves: FxHashMap<Leaf, u32>,
     const_ids: FxHashMap<u64, u32>,
+    /// Direct-mapped cache of `const_ids`: `(bits, id + 1)`, 0 = empty.
+    const_cache: Vec<(u64, u32)>,
     /// Reusable buffers for the n-ary constructors (avoid an allocation per
     /// call).
     scratch_ids: Vec<ExprId>,
     scratch_pows: Vec<(ExprId, i32)>,
+    /// Spare id buffers for the constructors (a stack, since they nest).
+    spare_ids: Vec<Vec<ExprId>>,
+    /// Spare buffers for the like-term collection of [`ExprPool::sum`].
+    spare_parts: Vec<Vec<TermParts>>,
     /// Memo of total time derivatives, indexed by node (`NO_MEMO` if absent).
     pub(crate) dt_memo: Vec<u32>,
     /// Memo of partial derivatives, keyed by (expression, wrt).
@@ -469,7 +552,7 @@ pub struct ExprPool {
 
 /// Decomposition of a sum term as `coef · core`, where the core is a slice
 /// of product factors; see [`ExprPool::term_parts`].
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct TermParts {
     coef: f64,
     term: ExprId,
@@ -490,9 +573,11 @@ impl ExprPool {
     pub fn with_capacity(nodes: usize) -> Self {
         let mut p = Self::default();
         p.nodes.reserve(nodes);
-        p.hashes.reserve(nodes);
-        let slots = (nodes.saturating_mul(2)).next_power_of_two().max(64);
-        p.table.slots = vec![0; slots];
+        p.first_parent.reserve(nodes);
+        // The hash table only holds the nodes that are not among the first
+        // parents of their anchor (typically well under half of them).
+        let slots = nodes.next_power_of_two().max(64);
+        p.table = InternTable::with_slots(slots);
         p
     }
 
@@ -524,11 +609,26 @@ impl ExprPool {
     fn intern(&mut self, node: Node) -> ExprId {
         match node {
             Node::Const(v) => {
-                if let Some(&id) = self.const_ids.get(&v.to_bits()) {
-                    return ExprId(id);
+                let bits = v.to_bits();
+                // A small direct-mapped cache in front of the map: a few
+                // constants (-1, 0, 1, 2) are looked up very often.
+                if self.const_cache.is_empty() {
+                    self.const_cache = vec![(0, 0); CONST_CACHE];
                 }
-                let id = self.push(node, None);
-                self.const_ids.insert(v.to_bits(), id.0);
+                let c = (finish(bits) as usize) & (CONST_CACHE - 1);
+                let (cb, cid) = self.const_cache[c];
+                if cid != 0 && cb == bits {
+                    return ExprId(cid - 1);
+                }
+                let id = match self.const_ids.get(&bits) {
+                    Some(&id) => ExprId(id),
+                    None => {
+                        let id = self.push(node);
+                        self.const_ids.insert(bits, id.0);
+                        id
+                    }
+                };
+                self.const_cache[c] = (bits, id.0 + 1);
                 id
             }
             Node::Leaf(Leaf::Var { unknown, order }) if order < 4 && unknown < DENSE_LIMIT => {
@@ -538,7 +638,7 @@ impl ExprPool {
                 {
                     return ExprId(id);
                 }
-                let id = self.push(node, None);
+                let id = self.push(node);
                 if self.var_ids.len() <= j {
                     self.var_ids.resize(j + 1, [u32::MAX; 4]);
                 }
@@ -552,7 +652,7 @@ impl ExprPool {
                 {
                     return ExprId(id);
                 }
-                let id = self.push(node, None);
+                let id = self.push(node);
                 if self.param_ids.len() <= k {
                     self.param_ids.resize(k + 1, u32::MAX);
                 }
@@ -563,27 +663,94 @@ impl ExprPool {
                 if let Some(&id) = self.other_leaves.get(&l) {
                     return ExprId(id);
                 }
-                let id = self.push(node, None);
+                let id = self.push(node);
                 self.other_leaves.insert(l, id.0);
                 id
             }
+            Node::Add(ref c) => self.intern_nary(false, c),
+            Node::Mul(ref c) => self.intern_nary(true, c),
             _ => {
-                let h = node.fx_hash();
-                match self.table.probe(&self.nodes, &node, h) {
-                    Probe::Found(id) => ExprId(id),
-                    Probe::Vacant(slot) => {
-                        let id = self.push(node, Some(h));
-                        self.table.len += 1;
-                        if slot == usize::MAX || self.table.len * 2 > self.table.slots.len() {
-                            self.table.grow(&self.hashes);
-                        } else {
-                            self.table.slots[slot] = (h >> 32 << 32) | (u64::from(id.0) + 1);
-                        }
-                        id
-                    }
-                }
+                let anchor = node.children().max().map_or(0, |c| c.0);
+                // Not a sum or product: cloning it does not allocate.
+                self.intern_composite(Key::Fixed(&node), anchor, || node.clone())
             }
         }
+    }
+
+    /// Finds or inserts a composite node. `anchor` is its largest operand
+    /// id: the first two composite nodes anchored at each id are found
+    /// through the dense `first_parent` table (one access close to the
+    /// operand, usually just created, so in cache), the others through the
+    /// hash table.
+    #[inline]
+    fn intern_composite(
+        &mut self,
+        key: Key<'_>,
+        anchor: u32,
+        make: impl FnOnce() -> Node,
+    ) -> ExprId {
+        let a = anchor as usize;
+        for k in 0..PARENTS {
+            let fp = self.first_parent[a][k];
+            if fp == 0 {
+                let id = self.push(make());
+                self.first_parent[a][k] = id.0 + 1;
+                return id;
+            }
+            if key.matches(&self.nodes[fp as usize - 1]) {
+                return ExprId(fp - 1);
+            }
+        }
+        let h = key.hash();
+        match self.table.probe(&self.nodes, key, h) {
+            Probe::Found(id) => ExprId(id),
+            Probe::Vacant(slot) => {
+                let node = make();
+                self.insert(node, h, slot)
+            }
+        }
+    }
+
+    /// Interns the sum (`mul = false`) or product of `kids`, which must
+    /// already be in canonical form; the node is only allocated when it is
+    /// new.
+    fn intern_nary(&mut self, mul: bool, kids: &[ExprId]) -> ExprId {
+        // Canonical operand lists are sorted, except for a leading constant.
+        let anchor = kids[0].max(kids[kids.len() - 1]).0;
+        self.intern_composite(Key::Nary(mul, kids), anchor, || {
+            if mul {
+                Node::Mul(kids.into())
+            } else {
+                Node::Add(kids.into())
+            }
+        })
+    }
+
+    /// Appends a composite node and enters it in the table at `slot` (from
+    /// a probe that found no equal node).
+    fn insert(&mut self, node: Node, h: u64, slot: usize) -> ExprId {
+        let id = self.push(node);
+        let s = (h >> 32 << 32) | (u64::from(id.0) + 1);
+        self.table.len += 1;
+        if slot == usize::MAX || self.table.len * 2 > self.table.slots.len() {
+            self.table.grow();
+            self.table.place(s);
+        } else {
+            self.table.slots[slot] = s;
+        }
+        id
+    }
+
+    /// A cleared spare id buffer (see [`ExprPool::give_ids`]).
+    fn take_ids(&mut self) -> Vec<ExprId> {
+        let mut v = self.spare_ids.pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+
+    /// Returns a buffer from [`ExprPool::take_ids`] for reuse.
+    fn give_ids(&mut self, v: Vec<ExprId>) {
+        self.spare_ids.push(v);
     }
 
     /// Appends a node.
@@ -591,13 +758,13 @@ impl ExprPool {
     /// # Panics
     /// Panics if the pool would exceed 2^32 − 1 nodes (about 100 GB of
     /// nodes; memory runs out long before).
-    fn push(&mut self, node: Node, hash: Option<u64>) -> ExprId {
+    fn push(&mut self, node: Node) -> ExprId {
         let id = u32::try_from(self.nodes.len())
             .ok()
             .filter(|&id| id != u32::MAX)
             .expect("expression pool exceeds 2^32 - 1 nodes");
         self.nodes.push(node);
-        self.hashes.push(hash);
+        self.first_parent.push([0; PARENTS]);
         ExprId(id)
     }
 
@@ -660,6 +827,16 @@ impl ExprPool {
 
     /// `a - b`, stored as `a + (-1)·b`.
     pub fn sub(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        if matches!(self.nodes[b.index()], Node::Add(_)) {
+            // `(-1)·b` would be distributed over the terms of `b` by the
+            // sum: do that directly, without interning `(-1)·b`.
+            self.constant(-1.0);
+            let mut flat = std::mem::take(&mut self.scratch_ids);
+            flat.clear();
+            let r = self.sum_in(&[a], Some(b), &mut flat);
+            self.scratch_ids = flat;
+            return r;
+        }
         let nb = self.neg(b);
         self.sum(&[a, nb])
     }
@@ -733,12 +910,18 @@ impl ExprPool {
                 }
             }
             Node::Mul(ref fs) => {
-                let fs = fs.clone();
-                let mut parts = Vec::with_capacity(fs.len());
-                for f in fs.iter() {
-                    parts.push(self.powi(*f, n));
+                let mut fs_buf = self.spare_ids.pop().unwrap_or_default();
+                fs_buf.clear();
+                fs_buf.extend_from_slice(fs);
+                let mut parts = self.take_ids();
+                for &f in &fs_buf {
+                    let p = self.powi(f, n);
+                    parts.push(p);
                 }
-                return self.product(&parts);
+                let r = self.product(&parts);
+                self.give_ids(fs_buf);
+                self.give_ids(parts);
+                return r;
             }
             _ => {}
         }
@@ -749,26 +932,70 @@ impl ExprPool {
     pub fn sum(&mut self, terms: &[ExprId]) -> ExprId {
         let mut flat = std::mem::take(&mut self.scratch_ids);
         flat.clear();
-        let r = self.sum_in(terms, &mut flat);
+        let r = self.sum_in(terms, None, &mut flat);
         self.scratch_ids = flat;
         r
     }
 
-    fn sum_in(&mut self, terms: &[ExprId], flat: &mut Vec<ExprId>) -> ExprId {
+    /// The sum of `terms`, plus `-1·neg` distributed over the terms of the
+    /// sum `neg` when given (exactly what the term `(-1)·neg` would give,
+    /// without building that product).
+    fn sum_in(&mut self, terms: &[ExprId], neg: Option<ExprId>, flat: &mut Vec<ExprId>) -> ExprId {
         // Flatten nested sums and fold constants.
         let mut konst = -0.0_f64; // -0.0 is the identity of IEEE addition
         let mut has_const = false;
+        self.sum_terms(terms, flat, &mut konst, &mut has_const);
+        if let Some(b) = neg {
+            self.distribute(-1.0, b, flat, &mut konst, &mut has_const);
+        }
+        self.sum_finish(flat, konst, has_const)
+    }
+
+    /// `c·u` for every term `u` of the sum `add`, into `flat` (constants
+    /// into `konst`).
+    fn distribute(
+        &mut self,
+        c: f64,
+        add: ExprId,
+        flat: &mut Vec<ExprId>,
+        konst: &mut f64,
+        has_const: &mut bool,
+    ) {
+        let mut ts_buf = self.take_ids();
+        if let Node::Add(ts) = &self.nodes[add.index()] {
+            ts_buf.extend_from_slice(ts);
+        }
+        for &u in &ts_buf {
+            let cu = self.scale(c, u);
+            if let Node::Const(v) = self.nodes[cu.index()] {
+                *konst += v;
+                *has_const = true;
+            } else {
+                flat.push(cu);
+            }
+        }
+        self.give_ids(ts_buf);
+    }
+
+    /// Flattens the terms of a sum into `flat` and folds its constants.
+    fn sum_terms(
+        &mut self,
+        terms: &[ExprId],
+        flat: &mut Vec<ExprId>,
+        konst: &mut f64,
+        has_const: &mut bool,
+    ) {
         for &t in terms {
             match &self.nodes[t.index()] {
                 Node::Const(c) => {
-                    konst += c;
-                    has_const = true;
+                    *konst += c;
+                    *has_const = true;
                 }
                 Node::Add(ts) => {
                     for &u in ts.iter() {
                         if let Node::Const(c) = self.nodes[u.index()] {
-                            konst += c;
-                            has_const = true;
+                            *konst += c;
+                            *has_const = true;
                         } else {
                             flat.push(u);
                         }
@@ -778,19 +1005,9 @@ impl ExprPool {
                 Node::Mul(fs)
                     if fs.len() == 2 && matches!(self.nodes[fs[1].index()], Node::Add(_)) =>
                 {
-                    if let (Node::Const(c), Node::Add(ts)) =
-                        (&self.nodes[fs[0].index()], &self.nodes[fs[1].index()])
-                    {
-                        let (c, ts) = (*c, ts.clone());
-                        for &u in ts.iter() {
-                            let cu = self.scale(c, u);
-                            if let Node::Const(v) = self.nodes[cu.index()] {
-                                konst += v;
-                                has_const = true;
-                            } else {
-                                flat.push(cu);
-                            }
-                        }
+                    if let Node::Const(c) = self.nodes[fs[0].index()] {
+                        let add = fs[1];
+                        self.distribute(c, add, flat, konst, has_const);
                     } else {
                         flat.push(t);
                     }
@@ -798,15 +1015,21 @@ impl ExprPool {
                 _ => flat.push(t),
             }
         }
+    }
+
+    /// Collects like terms of the flattened sum and interns it.
+    fn sum_finish(&mut self, flat: &mut [ExprId], mut konst: f64, mut has_const: bool) -> ExprId {
         if flat.is_empty() {
             return self.constant(if has_const { konst } else { 0.0 });
         }
         // Collect like terms: `c1·core + c2·core` → `(c1+c2)·core`.
-        let mut out: Vec<ExprId> = Vec::with_capacity(flat.len() + 1);
+        let mut out = self.take_ids();
         if flat.len() == 1 {
             out.push(flat[0]);
         } else {
-            let mut parts: Vec<TermParts> = flat.iter().map(|&t| self.term_parts(t)).collect();
+            let mut parts = self.spare_parts.pop().unwrap_or_default();
+            parts.clear();
+            parts.extend(flat.iter().map(|&t| self.term_parts(t)));
             parts.sort_by(|a, b| self.core(a).cmp(self.core(b)));
             let mut i = 0;
             while i < parts.len() {
@@ -830,17 +1053,20 @@ impl ExprPool {
                 }
                 i = j;
             }
+            self.spare_parts.push(parts);
         }
         out.sort_unstable();
         if has_const && konst != 0.0 {
             let k = self.constant(konst);
             out.insert(0, k);
         }
-        match out.len() {
+        let r = match out.len() {
             0 => self.constant(0.0),
             1 => out[0],
-            _ => self.intern(Node::Add(out.into_boxed_slice())),
-        }
+            _ => self.intern_nary(false, &out),
+        };
+        self.give_ids(out);
+        r
     }
 
     fn term_parts(&self, t: ExprId) -> TermParts {
@@ -888,12 +1114,19 @@ impl ExprPool {
     pub fn product(&mut self, factors: &[ExprId]) -> ExprId {
         let mut flat = std::mem::take(&mut self.scratch_pows);
         flat.clear();
-        let r = self.product_in(factors, &mut flat);
+        let mut out = self.take_ids();
+        let r = self.product_in(factors, &mut flat, &mut out);
         self.scratch_pows = flat;
+        self.give_ids(out);
         r
     }
 
-    fn product_in(&mut self, factors: &[ExprId], flat: &mut Vec<(ExprId, i32)>) -> ExprId {
+    fn product_in(
+        &mut self,
+        factors: &[ExprId],
+        flat: &mut Vec<(ExprId, i32)>,
+        out: &mut Vec<ExprId>,
+    ) -> ExprId {
         let mut coef = 1.0_f64;
         let push = |pool: &Self, flat: &mut Vec<(ExprId, i32)>, coef: &mut f64, f: ExprId| {
             match pool.nodes[f.index()] {
@@ -917,7 +1150,7 @@ impl ExprPool {
         }
         // Collect like factors: `b^m · b^n` → `b^(m+n)`.
         flat.sort_unstable_by_key(|&(b, _)| b);
-        let mut out: Vec<ExprId> = Vec::with_capacity(flat.len() + 1);
+        let mut distributed = false;
         let mut i = 0;
         while i < flat.len() {
             let (base, mut n) = flat[i];
@@ -943,7 +1176,7 @@ impl ExprPool {
                 Node::Const(c) => coef *= c,
                 Node::Mul(gs) => {
                     // A power of a product is distributed; keep it flat.
-                    let gs = gs.clone();
+                    distributed = true;
                     for g in gs.iter() {
                         match self.nodes[g.index()] {
                             Node::Const(c) => coef *= c,
@@ -961,16 +1194,21 @@ impl ExprPool {
         // `3 · x · 3^(-1)` → `x`, but `x · 3^(-1)` stays.
         let mut recip = 1.0_f64;
         let mut n_recip = 0;
-        out.retain(|f| {
-            if let Node::Powi(b, -1) = self.nodes[f.index()]
-                && let Node::Const(bv) = self.nodes[b.index()]
-            {
-                recip *= bv;
-                n_recip += 1;
-                return false;
-            }
-            true
-        });
+        // (Only negative powers, or powers distributed over a product, can
+        // give `c^(-1)` factors.)
+        let may_recip = flat.iter().any(|&(_, n)| n < 0) || distributed;
+        if may_recip {
+            out.retain(|f| {
+                if let Node::Powi(b, -1) = self.nodes[f.index()]
+                    && let Node::Const(bv) = self.nodes[b.index()]
+                {
+                    recip *= bv;
+                    n_recip += 1;
+                    return false;
+                }
+                true
+            });
+        }
         if n_recip > 0 {
             if recip.is_sign_negative() {
                 recip = -recip;
@@ -1002,7 +1240,7 @@ impl ExprPool {
         match out.len() {
             0 => self.constant(1.0),
             1 => out[0],
-            _ => self.intern(Node::Mul(out.into_boxed_slice())),
+            _ => self.intern_nary(true, out),
         }
     }
 

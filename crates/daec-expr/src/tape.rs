@@ -55,6 +55,10 @@ enum Op {
     AddC(f64, u32),
     /// `init + Σ coefs[k]·v[args[k]]` over `start..start+len`.
     Lin(f64, u32, u32),
+    /// `ca·a + cb·b` (a sum without constant term).
+    Lin2(f64, u32, f64, u32),
+    /// `ca·a + cb·b + cc·c` (a sum without constant term).
+    Lin3(f64, u32, f64, u32, f64, u32),
     Mul(u32, u32),
     /// `c · a`
     MulC(f64, u32),
@@ -84,6 +88,8 @@ impl Op {
             Op::Axpy(..) => 2,
             Op::AddC(..) => 3,
             Op::Lin(..) => 4,
+            Op::Lin2(..) => 20,
+            Op::Lin3(..) => 21,
             Op::Mul(..) => 5,
             Op::MulC(..) => 6,
             Op::MulC2(..) => 7,
@@ -92,13 +98,64 @@ impl Op {
             Op::Recip(_) => 10,
             Op::Powi(..) => 11,
             Op::Pow(..) => 12,
-            Op::Func(..) => 13,
-            Op::Func2(..) => 14,
-            Op::Cmp(..) => 15,
+            Op::Func(f, _) => 32 + *f as u8,
+            Op::Func2(f, ..) => 64 + *f as u8,
+            Op::Cmp(op, ..) => 96 + *op as u8,
             Op::And(..) => 16,
             Op::Or(..) => 17,
             Op::Not(_) => 18,
             Op::Select(..) => 19,
+        }
+    }
+
+    /// The run kind and the operand fields of this instruction (the
+    /// destination is filled in by the caller).
+    fn encode(self) -> (Kind, Ins) {
+        let ins = |a: u32, b: u32, c: u32, k: f64| Ins {
+            dst: 0,
+            a,
+            b,
+            c,
+            k,
+            k2: 0.0,
+            k3: 0.0,
+        };
+        match self {
+            Op::Add(a, b) => (Kind::Add, ins(a, b, 0, 0.0)),
+            Op::Sub(a, b) => (Kind::Sub, ins(a, b, 0, 0.0)),
+            Op::Axpy(a, c, b) => (Kind::Axpy, ins(a, b, 0, c)),
+            Op::AddC(c, a) => (Kind::AddC, ins(a, 0, 0, c)),
+            Op::Lin(init, s, l) => (Kind::Lin, ins(s, l, 0, init)),
+            Op::Lin2(ca, a, cb, b) => (
+                Kind::Lin2,
+                Ins {
+                    k2: cb,
+                    ..ins(a, b, 0, ca)
+                },
+            ),
+            Op::Lin3(ca, a, cb, b, cc, c) => (
+                Kind::Lin3,
+                Ins {
+                    k2: cb,
+                    k3: cc,
+                    ..ins(a, b, c, ca)
+                },
+            ),
+            Op::Mul(a, b) => (Kind::Mul, ins(a, b, 0, 0.0)),
+            Op::MulC(c, a) => (Kind::MulC, ins(a, 0, 0, c)),
+            Op::MulC2(c, a, b) => (Kind::MulC2, ins(a, b, 0, c)),
+            Op::ProdN(c, s, l) => (Kind::ProdN, ins(s, l, 0, c)),
+            Op::Sq(a) => (Kind::Sq, ins(a, 0, 0, 0.0)),
+            Op::Recip(a) => (Kind::Recip, ins(a, 0, 0, 0.0)),
+            Op::Powi(a, n) => (Kind::Powi, ins(a, n as u32, 0, 0.0)),
+            Op::Pow(a, b) => (Kind::Pow, ins(a, b, 0, 0.0)),
+            Op::Func(f, a) => (Kind::Func(f), ins(a, 0, 0, 0.0)),
+            Op::Func2(f, a, b) => (Kind::Func2(f), ins(a, b, 0, 0.0)),
+            Op::Cmp(op, a, b) => (Kind::Cmp(op), ins(a, b, 0, 0.0)),
+            Op::And(a, b) => (Kind::And, ins(a, b, 0, 0.0)),
+            Op::Or(a, b) => (Kind::Or, ins(a, b, 0, 0.0)),
+            Op::Not(a) => (Kind::Not, ins(a, 0, 0, 0.0)),
+            Op::Select(c, a, b) => (Kind::Select, ins(c, a, b, 0.0)),
         }
     }
 
@@ -122,11 +179,12 @@ impl Op {
             | Op::Func2(_, a, b)
             | Op::Cmp(_, a, b)
             | Op::And(a, b)
-            | Op::Or(a, b) => {
+            | Op::Or(a, b)
+            | Op::Lin2(_, a, _, b) => {
                 *a = f(*a);
                 *b = f(*b);
             }
-            Op::Select(c, a, b) => {
+            Op::Select(c, a, b) | Op::Lin3(_, c, _, a, _, b) => {
                 *c = f(*c);
                 *a = f(*a);
                 *b = f(*b);
@@ -149,6 +207,62 @@ impl Op {
             }
         }
     }
+}
+
+/// The operation of a run of instructions (see [`Tape`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    /// `a + b`
+    Add,
+    /// `a - b`
+    Sub,
+    /// `a + k·b`
+    Axpy,
+    /// `k + a`
+    AddC,
+    /// `k + Σ coefs[i]·v[args[i]]` for `i` in `a..a+b`.
+    Lin,
+    /// `k·a + k2·b`
+    Lin2,
+    /// `k·a + k2·b + k3·c`
+    Lin3,
+    /// `a · b`
+    Mul,
+    /// `k · a`
+    MulC,
+    /// `k · a · b`
+    MulC2,
+    /// `k ·` product of `v[args[i]]` for `i` in `a..a+b`.
+    ProdN,
+    /// `a²`
+    Sq,
+    /// `1 / a`
+    Recip,
+    /// `a^(b as i32)`
+    Powi,
+    /// `a^b`
+    Pow,
+    Func(Func),
+    Func2(Func2),
+    Cmp(CmpOp),
+    And,
+    Or,
+    Not,
+    /// `if a then b else c`
+    Select,
+}
+
+/// One encoded instruction: writes slot `dst` from the operand slots `a`,
+/// `b`, `c` and the constant `k`, as its run's [`Kind`] says.
+#[derive(Clone, Copy, Debug)]
+struct Ins {
+    dst: u32,
+    a: u32,
+    b: u32,
+    c: u32,
+    k: f64,
+    k2: f64,
+    k3: f64,
 }
 
 /// Reorders the instructions by dependency level and, within a level, by
@@ -277,19 +391,36 @@ impl Plan {
 /// roots need are compiled; `x − y`, `x + c·y`, `c·x·y` and sums with
 /// coefficients are fused into single instructions, with results bit for bit
 /// equal to [`ExprPool::eval`].
+///
+/// Instructions are grouped into runs of one kind (within a dependency
+/// level), so [`Tape::eval`] dispatches once per run, not once per
+/// instruction; the instruction computing the `r`-th root writes slot
+/// `base + r`, so the outputs are copied out as one block.
 #[derive(Clone, Debug)]
 pub struct Tape {
-    ops: Vec<Op>,
+    ins: Vec<Ins>,
+    /// Runs of instructions of one kind: `(kind, end)`, the run covering
+    /// `ins[previous end..end]`.
+    runs: Vec<(Kind, u32)>,
     args: Vec<u32>,
     coefs: Vec<f64>,
     consts: Vec<f64>,
     /// Parameter ids; parameter `k` of this list lives in slot
     /// `n_inputs + 1 + k`.
     params: Vec<u32>,
-    outputs: Vec<u32>,
+    /// Initial contents of the output block: the values of constant roots
+    /// (the other entries are overwritten by their instructions or fixups);
+    /// empty when no root is a constant.
+    out_init: Vec<f64>,
+    /// Outputs not computed into the output block (leaves and repeated
+    /// roots): `(root index, slot)`.
+    fixups: Vec<(u32, u32)>,
+    n_outputs: usize,
     n_inputs: usize,
-    /// First instruction slot.
+    /// First slot of the output block (after inputs, time, parameters and
+    /// constants); temporaries follow the output block.
     base: usize,
+    n_slots: usize,
 }
 
 impl Tape {
@@ -382,6 +513,12 @@ impl Tape {
                         (true, [(a, x), (c, y)]) if *a == 1.0 => Op::Axpy(s(*x), *c, s(*y)),
                         (true, [(c, x), (b, y)]) if *b == 1.0 => Op::Axpy(s(*y), *c, s(*x)),
                         (false, [(a, x)]) if *a == 1.0 => Op::AddC(*init, s(*x)),
+                        // -0.0 + x = x for every x, so the initial -0.0
+                        // can be dropped.
+                        (true, [(a, x), (b, y)]) => Op::Lin2(*a, s(*x), *b, s(*y)),
+                        (true, [(a, x), (b, y), (c, z)]) => {
+                            Op::Lin3(*a, s(*x), *b, s(*y), *c, s(*z))
+                        }
                         _ => {
                             let start = args.len() as u32;
                             for (c, t) in ts {
@@ -422,36 +559,91 @@ impl Tape {
         }
         let mut outputs: Vec<u32> = roots.iter().map(|&r| slot.get(r).unwrap_or(0)).collect();
         schedule(&mut ops, &mut args, &mut outputs, base);
+        // Destinations: the first instruction computing root `r` writes
+        // slot `base + r`; the other instructions write temporaries after
+        // the output block.
+        let n_out = roots.len();
+        let mut dst = vec![u32::MAX; ops.len()];
+        let mut fixups: Vec<(u32, u32)> = Vec::new();
+        for (r, &o) in outputs.iter().enumerate() {
+            match (o as usize).checked_sub(base) {
+                Some(k) if dst[k] == u32::MAX => dst[k] = (base + r) as u32,
+                _ => fixups.push((r as u32, o)),
+            }
+        }
+        let mut next = base + n_out;
+        for d in dst.iter_mut().filter(|d| **d == u32::MAX) {
+            *d = next as u32;
+            next += 1;
+        }
+        let remap = |a: u32| match (a as usize).checked_sub(base) {
+            Some(k) => dst[k],
+            None => a,
+        };
+        // Constant roots are preset in the output block.
+        let const_slots = c0..base;
+        let mut out_init = Vec::new();
+        fixups.retain(|&(r, s)| {
+            if const_slots.contains(&(s as usize)) {
+                out_init.resize(n_out, 0.0);
+                out_init[r as usize] = consts[s as usize - c0];
+                false
+            } else {
+                true
+            }
+        });
+        for f in fixups.iter_mut() {
+            f.1 = remap(f.1);
+        }
+        for a in args.iter_mut() {
+            *a = remap(*a);
+        }
+        let mut ins: Vec<Ins> = Vec::with_capacity(ops.len());
+        let mut runs: Vec<(Kind, u32)> = Vec::new();
+        for (op, &d) in ops.iter_mut().zip(&dst) {
+            op.map_operands(remap);
+            let (kind, mut i) = op.encode();
+            i.dst = d;
+            match runs.last_mut() {
+                Some((k, end)) if *k == kind => *end += 1,
+                _ => runs.push((kind, ins.len() as u32 + 1)),
+            }
+            ins.push(i);
+        }
         Ok(Tape {
-            ops,
+            ins,
+            runs,
             args,
             coefs,
             consts,
             params,
-            outputs,
+            out_init,
+            fixups,
+            n_outputs: n_out,
             n_inputs,
             base,
+            n_slots: next,
         })
     }
 
     /// Number of instructions (leaves and constants excluded).
     pub fn len(&self) -> usize {
-        self.ops.len()
+        self.ins.len()
     }
 
     /// True if the tape has no instruction.
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+        self.ins.is_empty()
     }
 
     /// Number of scratch slots used by [`Tape::eval`].
     pub fn n_slots(&self) -> usize {
-        self.base + self.ops.len()
+        self.n_slots
     }
 
     /// Number of outputs (roots).
     pub fn n_outputs(&self) -> usize {
-        self.outputs.len()
+        self.n_outputs
     }
 
     /// Number of input slots.
@@ -471,7 +663,7 @@ impl Tape {
         out: &mut [f64],
         scratch: &mut Vec<f64>,
     ) {
-        let n = self.base + self.ops.len();
+        let n = self.n_slots;
         if scratch.len() < n {
             scratch.resize(n, 0.0);
         }
@@ -485,16 +677,35 @@ impl Tape {
             *slot = params.get(p as usize).copied().unwrap_or(f64::NAN);
         }
         let c0 = p0 + self.params.len();
-        v[c0..self.base].copy_from_slice(&self.consts);
+        v[c0..c0 + self.consts.len()].copy_from_slice(&self.consts);
+        v[self.base..self.base + self.out_init.len()].copy_from_slice(&self.out_init);
         let (args, coefs) = (&self.args[..], &self.coefs[..]);
-        for (i, op) in self.ops.iter().enumerate() {
-            let x = match *op {
-                Op::Add(a, b) => v[a as usize] + v[b as usize],
-                Op::Sub(a, b) => v[a as usize] - v[b as usize],
-                Op::Axpy(a, c, b) => v[a as usize] + c * v[b as usize],
-                Op::AddC(c, a) => c + v[a as usize],
-                Op::Lin(init, start, len) => {
-                    let (s, l) = (start as usize, len as usize);
+        let mut start = 0;
+        for &(kind, end) in &self.runs {
+            let run = &self.ins[start..end as usize];
+            start = end as usize;
+            macro_rules! each {
+                (|$a:ident, $b:ident, $c:ident, $k:ident| $e:expr) => {
+                    for i in run {
+                        let ($a, $b, $c, $k) = (i.a as usize, i.b as usize, i.c as usize, i.k);
+                        let _ = (&$a, &$b, &$c, &$k);
+                        v[i.dst as usize] = $e;
+                    }
+                };
+            }
+            macro_rules! each_i {
+                (|$i:ident| $e:expr) => {
+                    for $i in run {
+                        v[$i.dst as usize] = $e;
+                    }
+                };
+            }
+            match kind {
+                Kind::Add => each!(|a, b, c, k| v[a] + v[b]),
+                Kind::Sub => each!(|a, b, c, k| v[a] - v[b]),
+                Kind::Axpy => each!(|a, b, c, k| v[a] + k * v[b]),
+                Kind::AddC => each!(|a, b, c, k| k + v[a]),
+                Kind::Lin => each!(|s, l, c, init| {
                     // Short sums unrolled (same left-to-right order as the
                     // general loop).
                     match (&args[s..s + l], &coefs[s..s + l]) {
@@ -507,42 +718,37 @@ impl Tape {
                             .zip(cs)
                             .fold(init, |acc, (&j, &c)| acc + c * v[j as usize]),
                     }
-                }
-                Op::Mul(a, b) => v[a as usize] * v[b as usize],
-                Op::MulC(c, a) => c * v[a as usize],
-                Op::MulC2(c, a, b) => c * v[a as usize] * v[b as usize],
-                Op::ProdN(c, start, len) => {
-                    let (s, l) = (start as usize, len as usize);
-                    match &args[s..s + l] {
-                        [a, b, d] => c * v[*a as usize] * v[*b as usize] * v[*d as usize],
-                        ix => ix.iter().fold(c, |acc, &j| acc * v[j as usize]),
-                    }
-                }
-                Op::Sq(a) => {
-                    let x = v[a as usize];
-                    x * x
-                }
-                Op::Recip(a) => 1.0 / v[a as usize],
-                Op::Powi(a, n) => v[a as usize].powi(n),
-                Op::Pow(a, b) => v[a as usize].powf(v[b as usize]),
-                Op::Func(f, a) => apply_func(f, v[a as usize]),
-                Op::Func2(f, a, b) => apply_func2(f, v[a as usize], v[b as usize]),
-                Op::Cmp(op, a, b) => apply_cmp(op, v[a as usize], v[b as usize]),
-                Op::And(a, b) => f64::from(v[a as usize] != 0.0 && v[b as usize] != 0.0),
-                Op::Or(a, b) => f64::from(v[a as usize] != 0.0 || v[b as usize] != 0.0),
-                Op::Not(a) => f64::from(v[a as usize] == 0.0),
-                Op::Select(c, a, b) => {
-                    if v[c as usize] != 0.0 {
-                        v[a as usize]
-                    } else {
-                        v[b as usize]
-                    }
-                }
-            };
-            v[self.base + i] = x;
+                }),
+                Kind::Lin2 => each_i!(|i| i.k * v[i.a as usize] + i.k2 * v[i.b as usize]),
+                Kind::Lin3 => each_i!(|i| i.k * v[i.a as usize]
+                    + i.k2 * v[i.b as usize]
+                    + i.k3 * v[i.c as usize]),
+                Kind::Mul => each!(|a, b, c, k| v[a] * v[b]),
+                Kind::MulC => each!(|a, b, c, k| k * v[a]),
+                Kind::MulC2 => each!(|a, b, c, k| k * v[a] * v[b]),
+                Kind::ProdN => each!(|s, l, c, k| match &args[s..s + l] {
+                    [a, b, d] => k * v[*a as usize] * v[*b as usize] * v[*d as usize],
+                    ix => ix.iter().fold(k, |acc, &j| acc * v[j as usize]),
+                }),
+                Kind::Sq => each!(|a, b, c, k| v[a] * v[a]),
+                Kind::Recip => each!(|a, b, c, k| 1.0 / v[a]),
+                Kind::Powi => each!(|a, n, c, k| v[a].powi(n as u32 as i32)),
+                Kind::Pow => each!(|a, b, c, k| v[a].powf(v[b])),
+                Kind::Func(f) => each!(|a, b, c, k| apply_func(f, v[a])),
+                Kind::Func2(f) => each!(|a, b, c, k| apply_func2(f, v[a], v[b])),
+                Kind::Cmp(op) => each!(|a, b, c, k| apply_cmp(op, v[a], v[b])),
+                Kind::And => each!(|a, b, c, k| f64::from(v[a] != 0.0 && v[b] != 0.0)),
+                Kind::Or => each!(|a, b, c, k| f64::from(v[a] != 0.0 || v[b] != 0.0)),
+                Kind::Not => each!(|a, b, c, k| f64::from(v[a] == 0.0)),
+                Kind::Select => each!(|c, a, b, k| if v[c] != 0.0 { v[a] } else { v[b] }),
+            }
         }
-        for (o, &s) in out.iter_mut().zip(&self.outputs) {
-            *o = v[s as usize];
+        let m = out.len().min(self.n_outputs);
+        out[..m].copy_from_slice(&v[self.base..self.base + m]);
+        for &(r, s) in &self.fixups {
+            if let Some(o) = out.get_mut(r as usize) {
+                *o = v[s as usize];
+            }
         }
     }
 }

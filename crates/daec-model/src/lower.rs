@@ -301,12 +301,21 @@ impl<'a> Lowerer<'a> {
             for eq in &section.equations {
                 let _ = self.equation(eq, section.initial, &mut out, &mut spans);
             }
-            if section.initial {
-                self.initial_equations.extend(out);
-                self.spans.initial_equations.extend(spans);
+            // (Moved rather than copied when nothing precedes them.)
+            let (eqs, eq_spans) = if section.initial {
+                (
+                    &mut self.initial_equations,
+                    &mut self.spans.initial_equations,
+                )
             } else {
-                self.equations.extend(out);
-                self.spans.equations.extend(spans);
+                (&mut self.equations, &mut self.spans.equations)
+            };
+            if eqs.is_empty() && eq_spans.is_empty() {
+                *eqs = out;
+                *eq_spans = spans;
+            } else {
+                eqs.extend(out);
+                eq_spans.extend(spans);
             }
         }
         if !self.diags.iter().any(Diagnostic::is_error) {
@@ -678,8 +687,11 @@ impl<'a> Lowerer<'a> {
             self.unknowns.reserve(n);
             for i in 0..n {
                 let subs = unravel(i, &dims);
+                let mut flat_name = String::with_capacity(name.len() + 2 + 8 * subs.len());
+                flat_name.push_str(name);
+                push_subscripts(&mut flat_name, &subs);
                 self.unknowns.push(Unknown {
-                    name: format!("{name}{}", subscript_text(&subs)),
+                    name: flat_name,
                     base: name.clone(),
                     subscripts: subs,
                     start: None,
@@ -1306,7 +1318,7 @@ impl<'a> Lowerer<'a> {
         out: &mut Vec<Equation>,
         spans: &mut Vec<Span>,
     ) -> R<()> {
-        if l.shape() != r.shape() {
+        if !same_shape(l.shape(), r.shape()) {
             return Err(self.error(
                 Diagnostic::error(
                     codes::SHAPE,
@@ -1705,7 +1717,7 @@ impl<'a> Lowerer<'a> {
                 match op {
                     Add | ElemAdd | Sub | ElemSub => {
                         let elementwise = matches!(op, ElemAdd | ElemSub);
-                        if a.shape() != b.shape() && !elementwise {
+                        if !same_shape(a.shape(), b.shape()) && !elementwise {
                             return Err(self.shape_error(&a, &b, span, op));
                         }
                         let sub = matches!(op, Sub | ElemSub);
@@ -1905,6 +1917,12 @@ impl<'a> Lowerer<'a> {
                 return Err(Reported);
             }
             let first_idx = self.symbols[s].first;
+            if self.symbols[s].dims.is_empty() {
+                return Ok(Val::Scalar(
+                    BaseType::Real,
+                    self.pool.var(first_idx as u32, 0),
+                ));
+            }
             let dims = self.symbols[s].dims.clone();
             let n: usize = dims.iter().product();
             let elems: Vec<ExprId> = (0..n)
@@ -1917,6 +1935,14 @@ impl<'a> Lowerer<'a> {
         let (first_idx, ty, dims) = (sym.first, sym.ty, sym.dims.clone());
         let n: usize = dims.iter().product();
         let symbolic = mode == Mode::Equation && kind == SymKind::Parameter && ty == BaseType::Real;
+        if dims.is_empty() {
+            let e = if symbolic {
+                self.pool.param(ParamId(first_idx as u32))
+            } else {
+                self.pool.constant(self.param_values[first_idx])
+            };
+            return Ok(Val::Scalar(ty, e));
+        }
         let elems: Vec<ExprId> = (0..n)
             .map(|i| {
                 if symbolic {
@@ -1952,11 +1978,7 @@ impl<'a> Lowerer<'a> {
 
     /// A declared array referenced by name, without materialising all its
     /// elements (so that `x[k]` in a loop over `k` costs O(1), not O(N)).
-    fn lazy_symbol(
-        &mut self,
-        id: &ast::Ident,
-        mode: Mode,
-    ) -> R<Option<(BaseType, Vec<usize>, Access)>> {
+    fn lazy_symbol(&mut self, id: &ast::Ident, mode: Mode) -> R<Option<(BaseType, usize, Access)>> {
         let name = id.name.as_str();
         if self.loop_vars.iter().any(|(n, _)| *n == name) || name == "time" {
             return Ok(None);
@@ -1972,11 +1994,10 @@ impl<'a> Lowerer<'a> {
                 if self.symbols[s].state != EvalState::Done {
                     return Err(Reported);
                 }
-                let sym = &self.symbols[s];
                 Ok(Some((
                     BaseType::Real,
-                    sym.dims.clone(),
-                    Access::Unknown(sym.first),
+                    s,
+                    Access::Unknown(self.symbols[s].first),
                 )))
             }
             kind => {
@@ -1990,7 +2011,7 @@ impl<'a> Lowerer<'a> {
                 } else {
                     Access::Value(sym.first)
                 };
-                Ok(Some((sym.ty, sym.dims.clone(), access)))
+                Ok(Some((sym.ty, s, access)))
             }
         }
     }
@@ -2039,9 +2060,10 @@ impl<'a> Lowerer<'a> {
             _ => None,
         };
         // Fast path: all subscripts are in-range integers.
-        if let Some((ty, dims, access)) = &lazy
-            && dims.len() == indices.len()
+        if let Some((ty, sym, access)) = &lazy
+            && self.symbols[*sym].dims.len() == indices.len()
         {
+            let dims = &self.symbols[*sym].dims;
             let mut offset = 0usize;
             let mut ok = true;
             for (k, ix) in indices.iter().enumerate() {
@@ -2060,7 +2082,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         let (ty, shape, value, access) = match lazy {
-            Some((ty, dims, access)) => (ty, dims, None, Some(access)),
+            Some((ty, sym, access)) => (ty, self.symbols[sym].dims.clone(), None, Some(access)),
             None => {
                 let v = self.lower_expr(base, mode)?;
                 (v.ty(), v.shape().to_vec(), Some(v), None)
@@ -2197,11 +2219,15 @@ impl<'a> Lowerer<'a> {
         span: Span,
         mode: Mode,
     ) -> R<Val> {
-        let fname = func
-            .iter()
-            .map(|i| i.name.as_str())
-            .collect::<Vec<_>>()
-            .join(".");
+        let fname: std::borrow::Cow<'_, str> = match func {
+            [f] => f.name.as_str().into(),
+            _ => func
+                .iter()
+                .map(|i| i.name.as_str())
+                .collect::<Vec<_>>()
+                .join(".")
+                .into(),
+        };
         let fspan = func[0].span.to(func[func.len() - 1].span);
         if let Some((n, _)) = named_args.first() {
             return Err(self.error(
@@ -2276,7 +2302,7 @@ impl<'a> Lowerer<'a> {
             };
             return self.zip(a, b, span, ty, |p, x, y| p.func2(f, x, y));
         }
-        match fname.as_str() {
+        match &*fname {
             "der" => {
                 if args.len() != 1 {
                     return Err(arity(self, "1 argument"));
@@ -2435,9 +2461,24 @@ fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
 
 /// `[1,2]` for subscripts, "" for scalars.
 fn subscript_text(subs: &[usize]) -> String {
-    if subs.is_empty() {
-        return String::new();
+    let mut out = String::new();
+    push_subscripts(&mut out, subs);
+    out
+}
+
+/// Appends `[i,j,…]` (nothing for a scalar) to `out`.
+fn push_subscripts(out: &mut String, subs: &[usize]) {
+    use std::fmt::Write;
+    for (k, s) in subs.iter().enumerate() {
+        out.push(if k == 0 { '[' } else { ',' });
+        let _ = write!(out, "{s}");
     }
-    let parts: Vec<String> = subs.iter().map(|s| s.to_string()).collect();
-    format!("[{}]", parts.join(","))
+    if !subs.is_empty() {
+        out.push(']');
+    }
+}
+
+/// `a == b` for shapes, without a `memcmp` call for the common scalar case.
+fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && (a.is_empty() || a == b)
 }
