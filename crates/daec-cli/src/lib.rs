@@ -100,6 +100,9 @@ enum Command {
     /// Simulate: regularize (HiC) and integrate with Radau IIA; the
     /// solution as CSV, an optional SVG plot, statistics.
     Simulate(commands::SimulateArgs),
+    /// Regularize: a formulation of the model without hidden constraints
+    /// (ste, ada, hic, dd, ggl, di1) as text, JSON, `.dae` or Rust.
+    Regularize(commands::RegularizeArgs),
 }
 
 fn parse_override(s: &str) -> Result<(String, f64), String> {
@@ -182,6 +185,7 @@ fn run_here(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
             output,
         } => commands::analyze_command(&mut ctx, &model, format, output.as_deref()),
         Command::Simulate(args) => commands::simulate(&mut ctx, &args),
+        Command::Regularize(args) => commands::regularize_command(&mut ctx, &args),
     };
     match result {
         Ok(()) => EXIT_OK,

@@ -14,11 +14,20 @@
 
 pub mod consistent;
 pub mod dense;
+pub mod emit_rust;
 pub mod expand;
+pub mod forms;
 pub mod formulation;
 pub mod hidden_constraints;
 pub mod linear_combination;
+pub mod quasi_linear;
 pub mod signature;
+
+pub use forms::{RegularizeOptions, best_hvt, log_kappa, regularize, ste_for_hvt};
+pub use formulation::{
+    ConstraintRow, DiffRow, Form, FormEquation, FormUnknown, Formulation, QuasiLinearForm,
+    RegularizeError, RowKind, RowSource, UnknownKind,
+};
 
 use consistent::{ConsistentPoint, Point, ProjectionOptions, consistent_point};
 use daec_expr::ExprId;

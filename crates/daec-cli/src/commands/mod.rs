@@ -2,8 +2,10 @@
 
 mod analyze;
 mod flatten;
+mod regularize;
 mod simulate;
 
 pub(crate) use analyze::analyze_command;
 pub(crate) use flatten::flatten;
+pub(crate) use regularize::{RegularizeArgs, regularize_command};
 pub(crate) use simulate::{SimulateArgs, simulate};

@@ -1,0 +1,185 @@
+//! Dummy derivatives (Mattsson & Söderlind 1993), the classical
+//! alternative to the structural extension that steinbrecher2016 §3.1
+//! compares StE with ("the selected variables are not necessarily the
+//! same").
+//!
+//! # Algorithm
+//!
+//! The equations to differentiate and how often are the Σ-method's offsets
+//! `c` (they agree with Pantelides' when both succeed, Pryce 2001). The
+//! differentiated system is the reduced derivative array `d^k F_i`,
+//! `k = 0..c_i`. Mattsson–Söderlind then pick, level by level, which
+//! derivatives become *dummy* (purely algebraic) unknowns:
+//!
+//! 1. Level 1: the rows `R_1 = {i : c_i ≥ 1}` of the highest-order block
+//!    `F_i^(c_i)` and the Jacobian `G_1 = ∂F^(c)/∂z^(d)` — the Σ-Jacobian 𝔍
+//!    — restricted to `R_1` and the columns `C_1 = {j : d_j ≥ 1}`.
+//!    Choose `|R_1|` columns `S_1` with a nonsingular submatrix `M_1`.
+//!    The highest derivatives `z_j^(d_j)`, `j ∈ S_1`, are dummies.
+//! 2. Level `k ≥ 2`: the rows that are differentiated at least `k` times,
+//!    `R_k = {i : c_i ≥ k}`, in their `(c_i − k + 1)`-th derivative, and
+//!    the columns `C_k = S_{k−1}` one derivative lower. Their Jacobian is
+//!    `𝔍[R_k, S_{k−1}]` again (`∂F_i^(m)/∂z_j^(l) = ∂F_i^(m−1)/∂z_j^(l−1)`
+//!    at tight positions). Choose `|R_k|` columns `S_k ⊆ S_{k−1}` with a
+//!    nonsingular submatrix; `z_j^(d_j−k+1)`, `j ∈ S_k`, are dummies.
+//! 3. Stop when `R_k` is empty (`k > max c`).
+//!
+//! The columns are chosen by Householder-free Gram–Schmidt QR with column
+//! pivoting on the numerical values of 𝔍 at the consistent point of the
+//! analysis (the start values when no success check was made): at each
+//! step the column with the largest norm orthogonal to the ones already
+//! chosen (ties: the first). Unknown `j` chosen on `K_j` levels gets the
+//! dummies `z_j^(d_j−K_j+1), …, z_j^(d_j)`, named `dd_x_l`, which replace
+//! these derivatives in the whole derivative array — the same mechanism
+//! as StE, with `d_j − K_j` in place of `σ_{T*(j) j}`. The count is
+//! `Σ_k |R_k| = Σ_i c_i`, so the system is square; its index is ≤ 1 while
+//! the chosen submatrices stay nonsingular (like StE, it is only locally
+//! valid: the pendulum's choice `ẋ, ẍ` fails where `x = 0`).
+
+use super::{err, regular, replaced_array, replacement};
+use crate::Analysis;
+use crate::formulation::{Form, Formulation, RegularizeError};
+use crate::hidden_constraints::ReferencePoint;
+use daec_model::Dae;
+use rustc_hash::FxHashMap;
+
+/// Largest number of rows of the level-1 block pivoted densely.
+const DENSE_MAX: usize = 1500;
+
+/// The dummy-derivative formulation of `dae`.
+pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeError> {
+    let form = Form::Dd;
+    let reg = regular(dae, analysis, form)?;
+    if reg.success.singular() {
+        return Err(err(
+            form,
+            "the Σ-Jacobian is singular at the consistent point, so no choice of dummy derivatives is valid there (see `daec analyze`)",
+        ));
+    }
+    let n = dae.unknowns.len();
+    let (c, d) = (reg.sigma.offsets.c.clone(), reg.sigma.offsets.d.clone());
+    // 𝔍 at the point, sparse.
+    let mut jac: FxHashMap<(usize, usize), f64> = FxHashMap::default();
+    match &reg.success.jacobian {
+        Some(jm) => {
+            for e in &reg.jacobian {
+                jac.insert((e.row, e.col), jm.get(e.row, e.col));
+            }
+        }
+        None => {
+            let params = dae.parameter_values();
+            let start: Vec<f64> = dae
+                .unknowns
+                .iter()
+                .map(|u| u.start.unwrap_or(0.0))
+                .collect();
+            let env = ReferencePoint {
+                z: &start,
+                params: &params,
+                t: dae.experiment.start_time.unwrap_or(0.0),
+            };
+            for e in &reg.jacobian {
+                jac.insert((e.row, e.col), dae.pool.eval(e.expr, &env));
+            }
+        }
+    }
+    let max_c = c.iter().copied().max().unwrap_or(0);
+    let first_rows = c.iter().filter(|&&ci| ci >= 1).count();
+    if first_rows > DENSE_MAX {
+        return Err(err(
+            form,
+            format!(
+                "the dummy derivatives are chosen by dense pivoting, done for at most {DENSE_MAX} differentiated equations (this model has {first_rows})"
+            ),
+        ));
+    }
+    let mut columns: Vec<usize> = (0..n).filter(|&j| d[j] >= 1).collect();
+    let mut levels = vec![0u32; n];
+    for k in 1..=max_c {
+        let rows: Vec<usize> = (0..n).filter(|&i| c[i] >= k).collect();
+        let chosen = pivot_columns(&jac, &rows, &columns).ok_or_else(|| {
+            err(
+                form,
+                format!(
+                    "the Jacobian of the equations differentiated {k} time(s) with respect to the candidate derivatives is singular at the point"
+                ),
+            )
+        })?;
+        for &j in &chosen {
+            levels[j] += 1;
+        }
+        columns = chosen;
+        columns.sort_unstable();
+    }
+    let keep: Vec<u32> = (0..n).map(|j| d[j] - levels[j].min(d[j])).collect();
+    let (added, map) = replacement(dae, &d, &keep, "dd");
+    let equations = replaced_array(dae, reg, &map);
+    let mut unknowns = super::original_unknowns(dae);
+    unknowns.extend(added);
+    Ok(Formulation {
+        form,
+        unknowns,
+        equations,
+        hvt: None,
+    })
+}
+
+/// `rows.len()` of `columns` whose submatrix of `jac` is numerically
+/// nonsingular, by Gram–Schmidt QR with column pivoting; `None` when the
+/// block is rank deficient.
+fn pivot_columns(
+    jac: &FxHashMap<(usize, usize), f64>,
+    rows: &[usize],
+    columns: &[usize],
+) -> Option<Vec<usize>> {
+    let m = rows.len();
+    if m == 0 {
+        return Some(Vec::new());
+    }
+    let mut vecs: Vec<Vec<f64>> = columns
+        .iter()
+        .map(|&j| {
+            rows.iter()
+                .map(|&i| jac.get(&(i, j)).copied().unwrap_or(0.0))
+                .collect()
+        })
+        .collect();
+    let scale = vecs
+        .iter()
+        .flat_map(|v| v.iter())
+        .fold(0.0f64, |a, &x| a.max(x.abs()));
+    if scale <= 0.0 || !scale.is_finite() {
+        return None;
+    }
+    let tol = 1e-10 * scale;
+    let mut alive: Vec<bool> = vec![true; columns.len()];
+    let mut chosen = Vec::with_capacity(m);
+    for _ in 0..m {
+        let mut best: Option<(f64, usize)> = None;
+        for (k, v) in vecs.iter().enumerate() {
+            if !alive[k] {
+                continue;
+            }
+            let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if best.is_none_or(|(b, _)| norm > b * (1.0 + 1e-12)) {
+                best = Some((norm, k));
+            }
+        }
+        let (norm, k) = best?;
+        if norm.is_nan() || norm <= tol {
+            return None;
+        }
+        alive[k] = false;
+        chosen.push(columns[k]);
+        let q: Vec<f64> = vecs[k].iter().map(|x| x / norm).collect();
+        for (o, v) in vecs.iter_mut().enumerate() {
+            if alive[o] {
+                let dot: f64 = v.iter().zip(&q).map(|(a, b)| a * b).sum();
+                for (a, b) in v.iter_mut().zip(&q) {
+                    *a -= dot * b;
+                }
+            }
+        }
+    }
+    Some(chosen)
+}
