@@ -1,198 +1,99 @@
-//! The HiC formulation (steinbrecher2016 §3.3, eq. (37)): the model's
-//! differential equations together with *all* (hidden) constraints
-//! `0 = H(t, z)` of the Σ-method analysis,
+//! The formulation the integrator runs: any of steinbrecher2016 §3's
+//! regularizations (HiC (37) by default, ADA (31), StE (22)) or the
+//! baselines of §5 (DD, GGL, DI1), built by
+//! [`daec_regularize::regularize`] and split into the quasi-linear form
+//! `E(t,z)ż = k(t,z)`, `0 = g(t,z)` by
+//! [`daec_regularize::formulation::Formulation::quasi_linear`]
+//! (first-order derivative leaves only, velocity unknowns where a row is
+//! not affine in `ż`). Overdetermined forms (HiC, ADA) are integrated as
+//! QUALIDAES does (§4); the square ones through the same Radau IIA.
 //!
-//! ```text
-//!   E(t, z) ż = k(t, z)    every residual of the DAE that contains a derivative
-//!          0  = H(t, z)    the constraint array by level (level 0 includes the
-//!                          DAE's purely algebraic equations)
-//! ```
-//!
-//! an overdetermined quasi-linear DAE of d-index 1 that `daec-solve`
-//! integrates as QUALIDAES does (§4). The quasi-linear split is done
-//! symbolically with [`daec_expr::ExprPool::linear_in`] on the derivative
-//! leaves `ż_j`: the coefficients are the row of `E`, the rest is `−k`.
+//! The unknowns are the model's (same indices) followed by the ones the
+//! formulation adds (ψ, ω, dummy derivatives, μ, velocities).
 
 use crate::error::SimError;
-use daec_expr::{ExprId, ExprPool, Leaf};
 use daec_model::Dae;
-use daec_regularize::Analysis;
+use daec_regularize::formulation::{Form, Formulation, QuasiLinearForm};
+use daec_regularize::{Analysis, RegularizeOptions, regularize};
 
-/// One differential row `Σ_j E_ij(t,z) ż_j − k_i(t,z) = 0`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiffRow {
-    /// Index of the model equation (in `Analysis::residuals`).
-    pub equation: usize,
-    /// The residual `E_i·ż − k_i` (the model equation itself).
-    pub residual: ExprId,
-    /// The nonzero entries `(j, E_ij)` of the row of `E`.
-    pub mass: Vec<(usize, ExprId)>,
-}
+pub use daec_regularize::formulation::{ConstraintRow, DiffRow};
 
-/// One constraint row `0 = h(t, z)`.
+/// A formulation ready for the integrator: its quasi-linear split (reached
+/// through `Deref`: `form.diff`, `form.constraints`, `form.unknowns`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConstraintRow {
-    /// The residual, a function of `t`, `z` and parameters only.
-    pub expr: ExprId,
-    /// Constraint level (0 = stated, ≥ 1 hidden; steinbrecher2016 Ex. 2.7).
-    pub level: u32,
-    /// The model equation it was derived from.
-    pub equation: usize,
-}
-
-/// The HiC form of a first-order quasi-linear DAE.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HicForm {
-    /// Number of unknowns `n`.
+pub struct SimForm {
+    /// Which formulation.
+    pub form: Form,
+    /// StE: the HVT it was built on (`hvt[j] = i`).
+    pub hvt: Option<Vec<usize>>,
+    /// The quasi-linear split.
+    pub ql: QuasiLinearForm,
+    /// Number of unknowns `n` of the quasi-linear form.
     pub n: usize,
-    /// The differential part.
-    pub diff: Vec<DiffRow>,
-    /// The constraints `H`, ordered by level.
-    pub constraints: Vec<ConstraintRow>,
-    /// Unknowns that occur differentiated (`ż_j` in some row).
+    /// Number of unknowns of the model (the first ones of the form).
+    pub n_original: usize,
+    /// Unknowns that occur differentiated (a nonzero column of `E`).
     pub differential: Vec<bool>,
 }
 
-impl HicForm {
-    /// The largest constraint level (ν_c), `None` without constraints.
-    pub fn max_level(&self) -> Option<u32> {
-        self.constraints.iter().map(|c| c.level).max()
+/// The HiC form (the default of `daec simulate`).
+pub type HicForm = SimForm;
+
+impl std::ops::Deref for SimForm {
+    type Target = QuasiLinearForm;
+    fn deref(&self) -> &QuasiLinearForm {
+        &self.ql
     }
 }
 
-fn names(dae: &Dae, vars: &[u32]) -> String {
-    let mut v: Vec<u32> = vars.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    v.iter()
-        .map(|&j| {
-            let name = dae
-                .unknowns
-                .get(j as usize)
-                .map_or("?", |u| u.name.as_str());
-            format!("`{name}`")
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Builds the HiC form of `dae` from its `analysis` (which must be the
-/// analysis of this `dae`: the expressions live in `dae.pool`, which grows).
-///
-/// Refused with [`SimError::Unsupported`] and a message naming the
-/// equations or variables when the model is structurally singular, when
-/// some derivative could not be eliminated from the constraints, when a
-/// residual is not linear in the derivatives, or when a variable occurs
-/// with a derivative of order > 1 (second-order models must be written in
-/// first-order form).
-pub fn hic_form(dae: &mut Dae, analysis: &Analysis) -> Result<HicForm, SimError> {
-    let n = dae.unknowns.len();
-    if n == 0 {
-        return Err(SimError::Unsupported("the model has no unknowns".into()));
-    }
-    let Some(reg) = analysis.regular() else {
-        return Err(SimError::Unsupported(
-            "the model is structurally singular (see `daec analyze`)".into(),
-        ));
-    };
-    let Some(ca) = &reg.constraints else {
-        return Err(SimError::Unsupported(
-            "the hidden constraints were not built (model too large for the analysis)".into(),
-        ));
-    };
-    if !ca.is_complete() {
-        let vars: Vec<u32> = ca.unresolved_derivatives.iter().map(|&(j, _)| j).collect();
-        return Err(SimError::Unsupported(format!(
-            "some derivatives could not be eliminated symbolically from the hidden constraints (of {})",
-            names(dae, &vars)
-        )));
-    }
-    // Orders: first-order models only.
-    let mut high: Vec<u32> = Vec::new();
-    for &r in &analysis.residuals {
-        for (j, o) in dae.pool.max_orders(r) {
-            if o > 1 {
-                high.push(j);
+impl SimForm {
+    /// Wraps the quasi-linear split of `formulation` for a model with
+    /// `n_original` unknowns.
+    pub fn new(formulation: &Formulation, ql: QuasiLinearForm, n_original: usize) -> SimForm {
+        let n = ql.n();
+        let mut differential = vec![false; n];
+        for row in &ql.diff {
+            for &(j, _) in &row.mass {
+                if let Some(d) = differential.get_mut(j) {
+                    *d = true;
+                }
             }
         }
-    }
-    if !high.is_empty() {
-        return Err(SimError::Unsupported(format!(
-            "derivatives of order > 1 of {}; write the model in first-order form (a new unknown `v` with `der(x) = v` for each such `x`)",
-            names(dae, &high)
-        )));
-    }
-    let dvars: Vec<ExprId> = (0..n as u32).map(|j| dae.pool.var(j, 1)).collect();
-    let is_derivative = |pool: &ExprPool, l: ExprId| matches!(pool.as_leaf(l), Some(Leaf::Var { order, .. }) if order >= 1);
-    let mut diff = Vec::new();
-    let mut algebraic = Vec::new();
-    let mut differential = vec![false; n];
-    for (i, &r) in analysis.residuals.iter().enumerate() {
-        let has_der = dae
-            .pool
-            .leaves(r)
-            .into_iter()
-            .any(|l| is_derivative(&dae.pool, l));
-        if !has_der {
-            algebraic.push((i, r));
-            continue;
-        }
-        let Some((coefs, _rest)) = dae.pool.linear_in(r, &dvars) else {
-            return Err(SimError::Unsupported(format!(
-                "equation {} is not linear in the derivatives (the integrator needs the quasi-linear form E(t,z)ż = k(t,z))",
-                i + 1
-            )));
-        };
-        let mass: Vec<(usize, ExprId)> = coefs
-            .into_iter()
-            .enumerate()
-            .filter(|(_, c)| dae.pool.as_constant(*c) != Some(0.0))
-            .collect();
-        for &(j, _) in &mass {
-            differential[j] = true;
-        }
-        diff.push(DiffRow {
-            equation: i,
-            residual: r,
-            mass,
-        });
-    }
-    let mut constraints: Vec<ConstraintRow> = Vec::new();
-    for c in &ca.constraints {
-        if dae
-            .pool
-            .leaves(c.expr)
-            .into_iter()
-            .any(|l| is_derivative(&dae.pool, l))
-        {
-            return Err(SimError::Unsupported(format!(
-                "a hidden constraint of equation {} still contains derivatives",
-                c.source.0 + 1
-            )));
-        }
-        constraints.push(ConstraintRow {
-            expr: c.expr,
-            level: c.level,
-            equation: c.source.0,
-        });
-    }
-    // The DAE's own algebraic equations are level-0 constraints; the
-    // analysis normally lists them already (hash-consing makes equal
-    // residuals equal ids).
-    for (i, r) in algebraic {
-        if !constraints.iter().any(|c| c.expr == r) {
-            constraints.push(ConstraintRow {
-                expr: r,
-                level: 0,
-                equation: i,
-            });
+        SimForm {
+            form: formulation.form,
+            hvt: formulation.hvt.clone(),
+            ql,
+            n,
+            n_original,
+            differential,
         }
     }
-    constraints.sort_by_key(|c| c.level);
-    Ok(HicForm {
-        n,
-        diff,
-        constraints,
-        differential,
-    })
+}
+
+/// Builds the formulation `form` of `dae` (with the options `opts`, e.g.
+/// the HVT of an StE variant) from its `analysis` and splits it.
+///
+/// Refused with [`SimError::Unsupported`] and the reason (naming equations
+/// or variables) when the form does not apply to the model.
+pub fn sim_form(
+    dae: &mut Dae,
+    analysis: &Analysis,
+    form: Form,
+    opts: &RegularizeOptions,
+) -> Result<SimForm, SimError> {
+    let n_original = dae.unknowns.len();
+    if n_original == 0 {
+        return Err(SimError::Unsupported("the model has no unknowns".into()));
+    }
+    let f =
+        regularize(dae, analysis, form, opts).map_err(|e| SimError::Unsupported(e.to_string()))?;
+    let ql = f
+        .quasi_linear(&mut dae.pool)
+        .map_err(|e| SimError::Unsupported(e.to_string()))?;
+    Ok(SimForm::new(&f, ql, n_original))
+}
+
+/// Builds the HiC form (steinbrecher2016 §3.3, eq. (37)) of `dae`.
+pub fn hic_form(dae: &mut Dae, analysis: &Analysis) -> Result<HicForm, SimError> {
+    sim_form(dae, analysis, Form::Hic, &RegularizeOptions::default())
 }

@@ -4,11 +4,10 @@
 //!
 //! 0. [`first_order`] — the reduction of higher-order (and
 //!    non-quasi-linear) models to first-order quasi-linear ones;
-//! 1. [`hic`] — the HiC formulation of steinbrecher2016 §3.3, eq. (37):
-//!    the model's differential equations plus all (hidden) constraints of
-//!    the Σ-method analysis, split symbolically into `E(t,z)ż = k(t,z)`,
-//!    `0 = H(t,z)`;
-//! 2. [`problem`] — the HiC form compiled to tapes with analytic sparse
+//! 1. [`hic`] — the formulation: HiC (steinbrecher2016 §3.3, eq. (37),
+//!    the default), ADA, StE, DD, GGL or DI1 from `daec-regularize`, split
+//!    symbolically into `E(t,z)ż = k(t,z)`, `0 = g(t,z)`;
+//! 2. [`problem`] — the formulation compiled to tapes with analytic sparse
 //!    Jacobians, as a [`daec_solve::QuasiLinearDae`] for the Radau IIA
 //!    integrator (overdetermined systems are integrated as QUALIDAES does,
 //!    steinbrecher2016 §4);
@@ -26,17 +25,19 @@ pub mod events;
 pub mod first_order;
 pub mod hic;
 pub mod init;
+pub mod method;
 pub mod output;
 pub mod problem;
 pub mod simulate;
 
 pub use error::SimError;
 pub use first_order::reduce_to_first_order;
-pub use hic::{HicForm, hic_form};
+pub use hic::{HicForm, SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
+pub use method::Method;
 pub use output::{Results, SimStats, output_grid, to_csv, to_svg};
-pub use problem::HicProblem;
+pub use problem::{FormProblem, HicProblem};
 pub use simulate::{
-    Prepared, ResolvedOptions, SimOptions, Simulation, integrate, prepare, resolve_options,
-    simulate,
+    Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, integrate, prepare,
+    prepare_form, resolve_options, simulate,
 };

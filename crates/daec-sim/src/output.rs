@@ -170,6 +170,8 @@ pub struct SimStats {
     pub newton_iterations: usize,
     /// Changes of the equation selection of the overdetermined HiC system.
     pub selection_changes: usize,
+    /// Switches between StE variants (dynamic state selection).
+    pub ste_switches: usize,
     /// `when` events that fired.
     pub events: usize,
     /// Restarts of the integrator (events and discontinuities of `time`).
@@ -220,12 +222,17 @@ impl SimStats {
         );
         let _ = writeln!(
             s,
-            "HiC form: {} unknowns, {} differential equations, {} constraints; events: {}, restarts: {}",
+            "formulation: {} unknowns, {} differential equations, {} constraints; events: {}, restarts: {}{}",
             self.unknowns,
             self.differential_equations,
             self.constraints,
             self.events,
-            self.restarts
+            self.restarts,
+            if self.ste_switches > 0 {
+                format!(", StE switches: {}", self.ste_switches)
+            } else {
+                String::new()
+            }
         );
         let _ = writeln!(
             s,

@@ -1,5 +1,6 @@
-//! [`HicProblem`]: the HiC form as a [`daec_solve::QuasiLinearDae`],
-//! evaluated with compiled [`daec_expr::Tape`]s.
+//! [`FormProblem`]: a quasi-linear formulation (HiC, ADA, StE, DD, GGL,
+//! DI1) as a [`daec_solve::QuasiLinearDae`], evaluated with compiled
+//! [`daec_expr::Tape`]s.
 //!
 //! Residuals, `E(t,z)` and the analytic sparse Jacobians
 //! `∂(E ż − k)/∂z` and `∂H/∂z` are differentiated symbolically
@@ -7,9 +8,10 @@
 //! forward pass over a tape without allocation.
 
 use crate::error::SimError;
-use crate::hic::HicForm;
-use daec_expr::{ExprId, ExprPool, Leaf, Tape};
+use daec_expr::{ExprId, ExprPool, Tape};
 use daec_regularize::dense::{FullPivLu, Matrix, min_norm_solve};
+use daec_regularize::formulation::QuasiLinearForm;
+use daec_regularize::quasi_linear::{mass_entries, sparse_jacobian};
 use daec_solve::QuasiLinearDae;
 use std::cell::RefCell;
 
@@ -20,9 +22,9 @@ struct Sparse {
     pattern: Vec<(usize, usize)>,
 }
 
-/// The HiC form compiled for the integrator.
+/// A quasi-linear formulation compiled for the integrator.
 #[derive(Debug)]
-pub struct HicProblem {
+pub struct FormProblem {
     n: usize,
     n_d: usize,
     n_g: usize,
@@ -42,45 +44,27 @@ fn compile(pool: &ExprPool, roots: &[ExprId], inputs: &[ExprId]) -> Result<Tape,
         .map_err(|e| SimError::Unsupported(format!("cannot compile the equations: {e}")))
 }
 
-/// Symbolic Jacobian entries of `rows` with respect to the unknowns
-/// `z_j` (order-0 leaves), structurally zero entries left out.
-fn jacobian(pool: &mut ExprPool, rows: &[ExprId]) -> (Vec<(usize, usize)>, Vec<ExprId>) {
-    let mut pattern = Vec::new();
-    let mut exprs = Vec::new();
-    for (i, &r) in rows.iter().enumerate() {
-        for l in pool.leaves(r) {
-            if let Some(Leaf::Var { unknown, order: 0 }) = pool.as_leaf(l) {
-                let d = pool.diff(r, l);
-                if pool.as_constant(d) != Some(0.0) {
-                    pattern.push((i, unknown as usize));
-                    exprs.push(d);
-                }
-            }
-        }
-    }
-    (pattern, exprs)
-}
+/// The HiC problem of earlier versions: a [`FormProblem`] over the HiC
+/// form.
+pub type HicProblem = FormProblem;
 
-impl HicProblem {
+impl FormProblem {
     /// Differentiates and compiles `form` (whose expressions live in
     /// `pool`); `params` are the parameter values indexed by `ParamId`.
-    pub fn new(pool: &mut ExprPool, form: &HicForm, params: Vec<f64>) -> Result<Self, SimError> {
-        let n = form.n;
+    pub fn new(
+        pool: &mut ExprPool,
+        form: &QuasiLinearForm,
+        params: Vec<f64>,
+    ) -> Result<Self, SimError> {
+        let n = form.n();
         let z: Vec<ExprId> = (0..n as u32).map(|j| pool.var(j, 0)).collect();
         let zd: Vec<ExprId> = (0..n as u32).map(|j| pool.var(j, 1)).collect();
         let zzd: Vec<ExprId> = z.iter().chain(&zd).copied().collect();
         let diff_rows: Vec<ExprId> = form.diff.iter().map(|r| r.residual).collect();
         let con_rows: Vec<ExprId> = form.constraints.iter().map(|c| c.expr).collect();
-        let (jd_pattern, jd_exprs) = jacobian(pool, &diff_rows);
-        let (jg_pattern, jg_exprs) = jacobian(pool, &con_rows);
-        let mut mass_pattern = Vec::new();
-        let mut mass_exprs = Vec::new();
-        for (i, row) in form.diff.iter().enumerate() {
-            for &(j, e) in &row.mass {
-                mass_pattern.push((i, j));
-                mass_exprs.push(e);
-            }
-        }
+        let (jd_pattern, jd_exprs) = sparse_jacobian(pool, &diff_rows);
+        let (jg_pattern, jg_exprs) = sparse_jacobian(pool, &con_rows);
+        let (mass_pattern, mass_exprs) = mass_entries(form);
         let pool: &ExprPool = pool;
         Ok(Self {
             n,
@@ -219,7 +203,7 @@ impl HicProblem {
     }
 }
 
-impl QuasiLinearDae for HicProblem {
+impl QuasiLinearDae for FormProblem {
     fn n_vars(&self) -> usize {
         self.n
     }
@@ -253,11 +237,13 @@ impl QuasiLinearDae for HicProblem {
     fn constraint_jacobian_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
         self.eval_z(&self.jg.tape, t, z, out);
     }
-    /// All ones: the HiC form is strangeness-free, of d-index 1 — the
-    /// constraints `H` contain every hidden constraint, so together with
-    /// the differential rows they determine all unknowns (steinbrecher2016
-    /// §3.3). RADAU5's index-1 error scaling therefore applies; it is the
-    /// choice `daec-solve` documents for regularised formulations.
+    /// All ones: the regularized forms are strangeness-free, of d-index 1
+    /// — for HiC the constraints `H` contain every hidden constraint, so
+    /// together with the differential rows they determine all unknowns
+    /// (steinbrecher2016 §3.3; likewise ADA §3.2 and StE §3.1). RADAU5's
+    /// index-1 error scaling therefore applies; it is the choice
+    /// `daec-solve` documents for regularised formulations. (DI1 is of
+    /// d-index 1 too, it only drifts.)
     fn variable_index(&self) -> Vec<u8> {
         vec![1; self.n]
     }

@@ -1,17 +1,20 @@
-//! The simulation driver: HiC form → compiled problem → consistent
-//! initialisation → Radau IIA integration with events and
-//! discontinuities → results on the output grid and statistics.
+//! The simulation driver: formulation (HiC by default; ADA, StE, DD, GGL,
+//! DI1) → compiled problem → consistent initialisation → Radau IIA
+//! integration with events, discontinuities and, for StE, dynamic state
+//! selection → results on the output grid and statistics.
 
 use crate::error::SimError;
 use crate::events::{WhenEvents, discontinuities, time_conditions};
-use crate::hic::{HicForm, hic_form};
+use crate::hic::{SimForm, sim_form};
 use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
+use crate::method::{Method, Solver};
 use crate::output::{Results, SimStats, output_grid};
-use crate::problem::HicProblem;
-use daec_expr::ExprId;
+use crate::problem::FormProblem;
+use daec_expr::{Env, ExprId, ParamId};
 use daec_model::Dae;
-use daec_regularize::Analysis;
-use daec_solve::{Options, Radau5, SolveError, Stats, StepControl, locate_event};
+use daec_regularize::formulation::{Form, UnknownKind};
+use daec_regularize::{Analysis, RegularizeOptions, best_hvt, log_kappa};
+use daec_solve::{Options, SolveError, Stats, StepControl, locate_event};
 use std::time::Instant;
 
 /// Simulation settings; `None` takes the model's `experiment` annotation,
@@ -27,6 +30,10 @@ pub struct SimOptions {
     pub atol: Option<f64>,
     /// Output interval.
     pub interval: Option<f64>,
+    /// The formulation to integrate (default HiC).
+    pub form: Option<Form>,
+    /// The integrator (default Radau IIA).
+    pub method: Method,
 }
 
 /// The settings actually used.
@@ -42,6 +49,8 @@ pub struct ResolvedOptions {
     pub atol: f64,
     /// Output interval.
     pub interval: f64,
+    /// The integrator.
+    pub method: Method,
 }
 
 /// Resolves `opts` against the `experiment` annotation of `dae` and checks
@@ -80,39 +89,63 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
         rtol,
         atol,
         interval,
+        method: opts.method,
     })
 }
 
 /// A compiled model, ready to integrate.
 #[derive(Debug)]
 pub struct Prepared {
-    /// The HiC form.
-    pub form: HicForm,
+    /// The formulation (for StE: the variant on the HVT chosen at the
+    /// initial point).
+    pub form: SimForm,
     /// The compiled problem.
-    pub problem: HicProblem,
-    /// The consistent initial point.
+    pub problem: FormProblem,
+    /// The consistent initial point (all unknowns of `form`).
     pub init: InitReport,
     events: WhenEvents,
     time_conditions: Vec<ExprId>,
+    /// StE: the analysis (for `κ_T`) and the variants built so far.
+    ste: Option<SteVariants>,
+}
+
+/// The StE variants of dynamic state selection (issue 6 point 5): the
+/// analysis the HVTs and `κ_T` come from and the variants on other HVTs,
+/// built when first needed and kept for switching back.
+#[derive(Debug)]
+struct SteVariants {
+    analysis: Box<Analysis>,
+    built: Vec<(SimForm, FormProblem)>,
 }
 
 /// Builds the HiC form, compiles it and computes the consistent initial
 /// point.
 pub fn prepare(dae: &mut Dae, analysis: &Analysis) -> Result<Prepared, SimError> {
-    let form = hic_form(dae, analysis)?;
+    prepare_form(dae, analysis, Form::Hic)
+}
+
+/// Builds the formulation `form`, compiles it and computes the consistent
+/// initial point.
+pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Prepared, SimError> {
+    let sim = sim_form(dae, analysis, form, &RegularizeOptions::default())?;
     let params = dae.parameter_values();
-    let problem = HicProblem::new(&mut dae.pool, &form, params)?;
-    let init = initialize(dae, analysis, &form)?;
+    let problem = FormProblem::new(&mut dae.pool, &sim, params)?;
+    let init = initialize(dae, analysis, &sim)?;
     let events = WhenEvents::new(dae)?;
-    let mut roots: Vec<ExprId> = form.diff.iter().map(|r| r.residual).collect();
-    roots.extend(form.constraints.iter().map(|c| c.expr));
+    let mut roots: Vec<ExprId> = sim.diff.iter().map(|r| r.residual).collect();
+    roots.extend(sim.constraints.iter().map(|c| c.expr));
     let time_conditions = time_conditions(&dae.pool, &roots);
+    let ste = (form == Form::Ste).then(|| SteVariants {
+        analysis: Box::new(analysis.clone()),
+        built: Vec::new(),
+    });
     Ok(Prepared {
-        form,
+        form: sim,
         problem,
         init,
         events,
         time_conditions,
+        ste,
     })
 }
 
@@ -144,7 +177,7 @@ fn add_stats(total: &mut SimStats, s: &Stats) {
 
 /// Up to three unknowns changing fastest relative to the tolerance at the
 /// last good step — the likely culprits of a failed step.
-fn fastest(dae: &Dae, z: &[f64], zdot: &[f64], rtol: f64, atol: f64) -> String {
+fn fastest(names: &[String], z: &[f64], zdot: &[f64], rtol: f64, atol: f64) -> String {
     let mut v: Vec<(f64, usize)> = z
         .iter()
         .zip(zdot)
@@ -157,19 +190,22 @@ fn fastest(dae: &Dae, z: &[f64], zdot: &[f64], rtol: f64, atol: f64) -> String {
     v.sort_by(|a, b| b.0.total_cmp(&a.0));
     v.iter()
         .take(3)
-        .map(|&(_, j)| format!("`{}` = {:.6e}", dae.unknowns[j].name, z[j]))
+        .map(|&(_, j)| {
+            let name = names.get(j).map_or("?", |s| s.as_str());
+            format!("`{name}` = {:.6e}", z[j])
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 fn describe_failure(
-    dae: &Dae,
+    names: &[String],
     err: &SolveError,
     z: &[f64],
     zdot: &[f64],
     ro: &ResolvedOptions,
 ) -> SimError {
-    let name = |j: usize| dae.unknowns.get(j).map_or("?", |u| u.name.as_str());
+    let name = |j: usize| names.get(j).map_or("?", |s| s.as_str());
     let msg = match err {
         SolveError::SingularMatrix { t, h, variable } => format!(
             "singular iteration matrix at t = {t} (h = {h:e}): the pivot of `{}` vanished; check the equations that determine `{}`",
@@ -178,19 +214,19 @@ fn describe_failure(
         ),
         SolveError::RankDeficient { t, rank, n } => format!(
             "the equations lost rank at t = {t} ({rank} < {n} unknowns); fastest-changing unknowns: {}",
-            fastest(dae, z, zdot, ro.rtol, ro.atol)
+            fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
         SolveError::StepSizeTooSmall { t, h } => format!(
             "step size too small at t = {t} (h = {h:e}), the solution may blow up or be discontinuous; fastest-changing unknowns: {}",
-            fastest(dae, z, zdot, ro.rtol, ro.atol)
+            fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
         SolveError::NewtonDivergence { t, h, failures } => format!(
             "the Newton iteration diverged {failures} times in a row at t = {t} (h = {h:e}); fastest-changing unknowns: {}",
-            fastest(dae, z, zdot, ro.rtol, ro.atol)
+            fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
         SolveError::TooManySteps { t, max_steps } => format!(
             "more than {max_steps} steps were needed; stopped at t = {t}; fastest-changing unknowns: {}",
-            fastest(dae, z, zdot, ro.rtol, ro.atol)
+            fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
         other => other.to_string(),
     };
@@ -206,7 +242,7 @@ pub fn simulate(
 ) -> Result<Simulation, SimError> {
     let ro = resolve_options(dae, opts)?;
     let start = Instant::now();
-    let mut prepared = prepare(dae, analysis)?;
+    let mut prepared = prepare_form(dae, analysis, opts.form.unwrap_or(Form::Hic))?;
     let compile = start.elapsed().as_secs_f64();
     let mut sim = integrate(dae, &mut prepared, &ro)?;
     sim.stats.compile_seconds = compile;
@@ -220,6 +256,106 @@ const MAX_STEPS: usize = 10_000_000;
 /// What stopped one integration segment early.
 enum Stop {
     Event(usize),
+    /// StE: switch to the variant on this HVT.
+    Switch(Vec<usize>),
+}
+
+/// Hysteresis of the StE state selection: switch from the current HVT `T`
+/// to `T'` only when `κ_T' > SWITCH_FACTOR · κ_T`. With `κ = Π|𝔍_ij|`
+/// over the HVT (steinbrecher2016 §3.1) the pendulum's variants have
+/// `|det| = 16 m x² ℓ²` (S1, (23)) and `16 m y² ℓ²` (S2, (24)): a factor
+/// 2 switches at `|y| = √2 |x|` and back at `|x| = √2 |y|` (angles 54.7°
+/// and 35.3° from the horizontal), so the selection does not chatter near
+/// `|x| = |y|`, where both variants are equally well conditioned, and the
+/// active variant is never worse than half the best `κ` — the pendulum
+/// switches four times per period (steinbrecher2016 Fig. 3).
+pub const SWITCH_FACTOR: f64 = 2.0;
+
+/// Values of `z_j^(l)` for `κ_T` at a point of an StE variant: the
+/// unknowns, their ψ where the variant has them, else `ż` for `l = 1`.
+struct SteEnv<'a> {
+    form: &'a SimForm,
+    z: &'a [f64],
+    zdot: &'a [f64],
+    params: &'a [f64],
+    t: f64,
+}
+
+impl Env for SteEnv<'_> {
+    fn var(&self, unknown: u32, order: u32) -> f64 {
+        let j = unknown as usize;
+        if order == 0 {
+            return self.z.get(j).copied().unwrap_or(f64::NAN);
+        }
+        let psi = self.form.unknowns.iter().position(|u| {
+            matches!(u.kind, UnknownKind::Derivative { unknown, order: o } if unknown == j && o == order)
+        });
+        match psi {
+            Some(k) => self.z.get(k).copied().unwrap_or(f64::NAN),
+            None if order == 1 => self.zdot.get(j).copied().unwrap_or(f64::NAN),
+            None => f64::NAN,
+        }
+    }
+    fn param(&self, p: ParamId) -> f64 {
+        self.params.get(p.0 as usize).copied().unwrap_or(f64::NAN)
+    }
+    fn time(&self) -> f64 {
+        self.t
+    }
+}
+
+/// The HVT to switch to at a point of the StE variant `form`, if another
+/// HVT dominates by [`SWITCH_FACTOR`].
+fn ste_switch(
+    dae: &Dae,
+    analysis: &Analysis,
+    form: &SimForm,
+    env: &SteEnv<'_>,
+) -> Option<Vec<usize>> {
+    let current = form.hvt.as_ref()?;
+    let best = best_hvt(&dae.pool, analysis, env).ok()?;
+    if &best == current {
+        return None;
+    }
+    let (lc, lb) = (
+        log_kappa(&dae.pool, analysis, current, env),
+        log_kappa(&dae.pool, analysis, &best, env),
+    );
+    (lb.is_finite() && (lb > lc + SWITCH_FACTOR.ln())).then_some(best)
+}
+
+/// Values of the StE variant `to` at `(t, z_orig)`: the model's unknowns
+/// from `z` (held), ψ from those of the variant `from` where both have the
+/// same derivative, else from `ż` (order 1) or 0, then projected onto the
+/// constraints of `to` (they determine ψ: StE is of d-index 1).
+fn switch_state(
+    dae: &mut Dae,
+    from: &SimForm,
+    to: &SimForm,
+    t: f64,
+    z: &[f64],
+    zdot: &[f64],
+) -> Result<Vec<f64>, SimError> {
+    let n0 = to.n_original;
+    let mut x = vec![0.0; to.n];
+    x[..n0].copy_from_slice(&z[..n0]);
+    for (k, u) in to.unknowns.iter().enumerate().skip(n0) {
+        x[k] = match u.kind {
+            UnknownKind::Derivative { unknown, order } => {
+                let old = from.unknowns.iter().position(|v| v.kind == u.kind);
+                match old {
+                    Some(o) => z[o],
+                    None if order == 1 => zdot.get(unknown).copied().unwrap_or(0.0),
+                    None => 0.0,
+                }
+            }
+            UnknownKind::Velocity { unknown } => zdot.get(unknown).copied().unwrap_or(0.0),
+            _ => 0.0,
+        };
+    }
+    let mut fixed = vec![true; n0];
+    fixed.resize(to.n, false);
+    crate::init::project_added(dae, to, t, &x, &fixed)
 }
 
 /// Integrates a prepared model over `[t0, t_end]` of `ro`. A numerical
@@ -232,14 +368,16 @@ pub fn integrate(
 ) -> Result<Simulation, SimError> {
     let clock = Instant::now();
     let Prepared {
-        form,
-        problem,
+        form: form0,
+        problem: problem0,
         init,
         events,
         time_conditions,
+        ste,
     } = prepared;
-    let problem: &HicProblem = problem;
-    let n = form.n;
+    // Variant 0 is the prepared one; StE switching appends others.
+    let mut active = 0usize;
+    let n_orig = dae.unknowns.len();
     let params = dae.parameter_values();
     let (t0, t_end) = (init.t0.max(ro.t0), ro.t_end);
     let grid = output_grid(t0, t_end, ro.interval);
@@ -248,19 +386,24 @@ pub fn integrate(
     let mut results = Results {
         names: dae.unknowns.iter().map(|u| u.name.clone()).collect(),
         t: vec![t0],
-        z: vec![init.z0.clone()],
+        z: vec![init.z0[..n_orig.min(init.z0.len())].to_vec()],
     };
     let mut next_out = 1usize;
-    let levels = form.max_level().map_or(0, |l| l as usize + 1);
+    let levels = form0.max_level().map_or(0, |l| l as usize + 1);
     let mut stats = SimStats {
-        unknowns: n,
-        differential_equations: form.diff.len(),
-        constraints: form.constraints.len(),
+        unknowns: form0.n,
+        differential_equations: form0.diff.len(),
+        constraints: form0.constraints.len(),
         max_constraint_residual_by_level: vec![0.0; levels],
         ..SimStats::default()
     };
-    let record = |stats: &mut SimStats, t: f64, z: &[f64]| {
+    let record = |stats: &mut SimStats, problem: &FormProblem, t: f64, z: &[f64]| {
         let by_level = problem.constraint_residual_by_level(t, z);
+        if stats.max_constraint_residual_by_level.len() < by_level.len() {
+            stats
+                .max_constraint_residual_by_level
+                .resize(by_level.len(), 0.0);
+        }
         for (m, v) in stats
             .max_constraint_residual_by_level
             .iter_mut()
@@ -273,7 +416,7 @@ pub fn integrate(
             .iter()
             .fold(0.0, |a: f64, &b| a.max(b));
     };
-    record(&mut stats, t0, &init.z0);
+    record(&mut stats, problem0, t0, &init.z0);
     let n_ev = events.len();
     let mut phi = vec![0.0; n_ev];
     events.eval(t0, &init.z0, &mut phi);
@@ -283,6 +426,12 @@ pub fn integrate(
     let mut failure = None;
     let mut brk = 0usize;
     while t < t_end && failure.is_none() {
+        let (form, problem): (&SimForm, &FormProblem) = match (active, ste.as_ref()) {
+            (0, _) | (_, None) => (&*form0, &*problem0),
+            (k, Some(v)) => (&v.built[k - 1].0, &v.built[k - 1].1),
+        };
+        let n = form.n;
+        let names: Vec<String> = form.unknowns.iter().map(|u| u.name.clone()).collect();
         while brk < breaks.len() && breaks[brk] <= t {
             brk += 1;
         }
@@ -294,12 +443,13 @@ pub fn integrate(
             max_steps: MAX_STEPS,
             ..Options::default()
         };
-        let mut solver = Radau5::new(problem, options)
-            .map_err(|e| SimError::Options(format!("the integrator refused the problem: {e}")))?;
+        let mut solver = Solver::new(ro.method, problem, options, t, &z)?;
         let mut stop: Option<Stop> = None;
         let (mut last_t, mut last_z, mut last_zdot) = (t, z.clone(), zdot.clone());
         let mut dense = vec![0.0; n];
         let mut phi_buf = vec![0.0; n_ev];
+        let ste_analysis = ste.as_ref().map(|v| &*v.analysis);
+        let pool_dae: &Dae = dae;
         let result = solver.integrate(t, &z, seg_end, |step| {
             // The earliest rising edge of an armed event in this step.
             let mut first: Option<(f64, usize)> = None;
@@ -327,7 +477,7 @@ pub fn integrate(
                     problem.project_onto_constraints(to, &mut dense);
                 }
                 results.t.push(to);
-                results.z.push(dense.clone());
+                results.z.push(dense[..n_orig].to_vec());
                 next_out += 1;
             }
             last_t = t_stop;
@@ -338,7 +488,7 @@ pub fn integrate(
                 step.dense(t_stop, &mut last_z);
                 problem.project_onto_constraints(t_stop, &mut last_z);
             }
-            record(&mut stats, last_t, &last_z);
+            record(&mut stats, problem, last_t, &last_z);
             match first {
                 Some((_, k)) => {
                     stop = Some(Stop::Event(k));
@@ -352,13 +502,31 @@ pub fn integrate(
                             *a = true;
                         }
                     }
+                    // StE: dynamic state selection at the start of the
+                    // next step.
+                    if let Some(analysis) = ste_analysis
+                        && step.t < seg_end
+                    {
+                        let env = SteEnv {
+                            form,
+                            z: step.z,
+                            zdot: step.zdot,
+                            params: &params,
+                            t: step.t,
+                        };
+                        if let Some(hvt) = ste_switch(pool_dae, analysis, form, &env) {
+                            stop = Some(Stop::Switch(hvt));
+                            return StepControl::Stop;
+                        }
+                    }
                     StepControl::Continue
                 }
             }
         });
         add_stats(&mut stats, &solver.stats());
+        drop(solver);
         if let Err(e) = result {
-            failure = Some(describe_failure(dae, &e, &last_z, &last_zdot, ro));
+            failure = Some(describe_failure(&names, &e, &last_z, &last_zdot, ro));
             break;
         }
         t = last_t;
@@ -369,18 +537,76 @@ pub fn integrate(
         }
         stats.restarts += 1;
         let mut fixed = vec![false; n];
-        if let Some(Stop::Event(k)) = stop {
-            stats.events += 1;
-            armed[k] = false;
-            for (j, v) in events.reinits(k, t, &z) {
-                if j < n {
-                    z[j] = v;
-                    fixed[j] = true;
+        match stop {
+            Some(Stop::Event(k)) => {
+                stats.events += 1;
+                armed[k] = false;
+                for (j, v) in events.reinits(k, t, &z) {
+                    if j < n_orig {
+                        z[j] = v;
+                        fixed[j] = true;
+                    }
                 }
             }
-        } else if t < seg_end {
-            // The solver returned early without an event: nothing to do.
-            break;
+            Some(Stop::Switch(hvt)) => {
+                let Some(v) = ste.as_mut() else { break };
+                let found = v
+                    .built
+                    .iter()
+                    .position(|(f, _)| f.hvt.as_ref() == Some(&hvt))
+                    .map(|k| k + 1);
+                let target = if form0.hvt.as_ref() == Some(&hvt) {
+                    0
+                } else if let Some(k) = found {
+                    k
+                } else {
+                    let opts = RegularizeOptions {
+                        hvt: Some(hvt.clone()),
+                    };
+                    let built = sim_form(dae, &v.analysis, Form::Ste, &opts).and_then(|f| {
+                        let p = FormProblem::new(&mut dae.pool, &f, params.clone())?;
+                        Ok((f, p))
+                    });
+                    match built {
+                        Ok(b) => {
+                            v.built.push(b);
+                            v.built.len()
+                        }
+                        Err(e) => {
+                            failure = Some(SimError::Numerical(format!(
+                                "StE state selection at t = {t}: the variant on another HVT cannot be built: {e}"
+                            )));
+                            break;
+                        }
+                    }
+                };
+                let (from, to) = {
+                    let get = |k: usize| if k == 0 { &*form0 } else { &v.built[k - 1].0 };
+                    (get(active), get(target))
+                };
+                match switch_state(dae, from, to, t, &z, &zdot) {
+                    Ok(znew) => {
+                        let mut zd = vec![0.0; to.n];
+                        zd[..n_orig].copy_from_slice(&zdot[..n_orig]);
+                        z = znew;
+                        zdot = zd;
+                        active = target;
+                        stats.ste_switches += 1;
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                }
+                continue;
+            }
+            None => {
+                if t < seg_end {
+                    // The solver returned early without an event: nothing
+                    // to do.
+                    break;
+                }
+            }
         }
         let worst = problem
             .constraint_residual_by_level(t, &z)

@@ -9,6 +9,9 @@
 //!   index-aware error scaling;
 //! * [`selection`] — the QUALIDAES-style reduction of overdetermined
 //!   systems (Steinbrecher 2016, section 4);
+//! * [`herk`] — half-explicit Runge–Kutta methods for overdetermined
+//!   semi-implicit DAEs (Bäse 2017, Algorithm 3.3) with automatic
+//!   selectors and step doubling;
 //! * [`events`] — root finding for event functions on the dense output;
 //! * [`solve`] — convenience driver returning the solution on a grid.
 //!
@@ -55,6 +58,7 @@
 
 pub mod error;
 pub mod events;
+pub mod herk;
 pub mod linalg;
 pub mod problem;
 pub mod radau5;
@@ -63,5 +67,6 @@ pub mod tableau;
 
 pub use error::SolveError;
 pub use events::locate_event;
+pub use herk::{Herk, HerkOptions, Selectors, Tableau};
 pub use problem::QuasiLinearDae;
 pub use radau5::{Options, Radau5, SolveFailure, Stats, Step, StepControl, Trajectory, solve};

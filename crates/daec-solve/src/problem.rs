@@ -93,4 +93,15 @@ pub trait QuasiLinearDae {
     fn variable_index(&self) -> Vec<u8> {
         vec![1; self.n_vars()]
     }
+
+    /// Optional projection of an accepted step's end point, the corrector
+    /// of the *projected Runge–Kutta methods* for index-3 DAEs
+    /// (projected-rk-index3-daes, section 2, eqs. (2.7)/(2.8)): the
+    /// integrator calls it with `(t_{n+1}, z_{n+1})` after every accepted
+    /// step and continues from the projected point. Returns whether `z`
+    /// was changed. The default does nothing.
+    fn project_step(&self, t: f64, z: &mut [f64]) -> bool {
+        let _ = (t, z);
+        false
+    }
 }

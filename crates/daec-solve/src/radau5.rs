@@ -109,6 +109,9 @@ pub struct Stats {
     /// Changes of the equation selection of an overdetermined system
     /// (after the first Jacobian evaluation).
     pub selection_changes: usize,
+    /// Accepted steps whose end point the problem projected
+    /// ([`QuasiLinearDae::project_step`]).
+    pub projections: usize,
 }
 
 /// What the observer wants after a step.
@@ -134,6 +137,27 @@ pub struct Step<'a> {
     /// Derivative approximation at `t` (collocation derivative).
     pub zdot: &'a [f64],
     cont: &'a [f64],
+}
+
+impl<'a> Step<'a> {
+    /// A step from its parts: `cont` holds the `4n` coefficients of the
+    /// cubic [`dense`](Self::dense) evaluates (used by other integrators of
+    /// this crate, e.g. [`crate::herk`]).
+    pub(crate) fn from_parts(
+        t_start: f64,
+        t: f64,
+        z: &'a [f64],
+        zdot: &'a [f64],
+        cont: &'a [f64],
+    ) -> Self {
+        Self {
+            t_start,
+            t,
+            z,
+            zdot,
+            cont,
+        }
+    }
 }
 
 impl Step<'_> {
@@ -802,6 +826,14 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     cont[2 * n + i] = (ak - cont[n + i]) / c1m1;
                     cont[3 * n + i] = cont[2 * n + i] - acont3;
                     base_scal[i] = atol_t[i] + rtol_t * y[i].abs();
+                }
+                // Projected Runge–Kutta (projected-rk-index3-daes, eq.
+                // (2.8)): the problem may move the end point onto its
+                // position and velocity constraints; the next step starts
+                // from the projected point and the dense output ends there.
+                if problem.project_step(t, &mut y) {
+                    self.stats.projections += 1;
+                    cont[..n].copy_from_slice(&y);
                 }
                 caljac = false;
                 nsing = 0;

@@ -1,24 +1,30 @@
-//! `daec simulate`: parse, analyze, regularize (HiC) and integrate; the
+//! `daec simulate`: parse, analyze, regularize (HiC by default) and integrate; the
 //! solution as CSV, an optional SVG plot and statistics.
 
 use crate::{Ctx, EXIT_MODEL, EXIT_NUMERIC, ModelArgs, emit, load, write_atomically};
 use clap::Args;
+use daec_regularize::formulation::Form;
 use daec_regularize::{AnalyzeOptions, Outcome, analyze};
-use daec_sim::{SimError, SimOptions, integrate, prepare, resolve_options, to_csv, to_svg};
+use daec_sim::{SimError, SimOptions, integrate, prepare_form, resolve_options, to_csv, to_svg};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// The formulations `--form` names; only `hic` is implemented so far.
-const FORMS: [&str; 6] = ["hic", "ada", "ste", "dd", "ggl", "di1"];
 
 /// Options of `daec simulate`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct SimulateArgs {
     #[command(flatten)]
     model: ModelArgs,
-    /// Regularization to integrate (implemented: hic).
+    /// Regularization to integrate: hic, ada, ste (with dynamic state selection), dd, ggl or di1.
     #[arg(long, default_value = "hic")]
     form: String,
+    /// Integration method: radau5 (overdetermined Radau IIA) or herk
+    /// (half-explicit Runge–Kutta, Bäse 2017).
+    #[arg(long, default_value = "radau5")]
+    method: String,
+    /// Explicit tableau of --method herk: euler, heun, kutta3, rk4 or hem4
+    /// (default hem4).
+    #[arg(long, value_name = "T")]
+    tableau: Option<String>,
     /// End time (default: the experiment's StopTime).
     #[arg(long = "t-end", value_name = "T", allow_negative_numbers = true)]
     t_end: Option<f64>,
@@ -73,20 +79,14 @@ fn check_writable(ctx: &mut Ctx<'_, '_>, path: Option<&Path>) -> Result<(), i32>
 /// `daec simulate MODEL [options]`.
 pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(), i32> {
     let clock = Instant::now();
-    let form = args.form.to_ascii_lowercase();
-    if form != "hic" {
-        let known = FORMS.contains(&form.as_str());
+    let Some(form) = Form::parse(&args.form) else {
+        let forms: Vec<&str> = Form::ALL.iter().map(|f| f.name()).collect();
         return Err(ctx.usage_error(&format!(
-            "{} `--form {}`: the forms are {}; implemented now: hic",
-            if known {
-                "not implemented yet:"
-            } else {
-                "unknown form"
-            },
+            "unknown form `--form {}`: the forms are {}",
             args.form,
-            FORMS.join(", ")
+            forms.join(", ")
         )));
-    }
+    };
     for (what, v) in [
         ("--rtol", args.rtol),
         ("--atol", args.atol),
@@ -131,11 +131,15 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         }
         cols
     };
+    let method = daec_sim::Method::from_names(&args.method, args.tableau.as_deref())
+        .map_err(|e| ctx.usage_error(&format!("--method: {e}")))?;
     let opts = SimOptions {
         t_end: args.t_end,
         rtol: args.rtol,
         atol: args.atol,
         interval: args.interval,
+        form: Some(form),
+        method,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
     let added = daec_sim::reduce_to_first_order(&mut dae);
@@ -167,7 +171,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             "the Σ-Jacobian is singular at the consistent initial point; run `daec analyze` for details",
         ));
     }
-    let mut prepared = match prepare(&mut dae, &analysis) {
+    let mut prepared = match prepare_form(&mut dae, &analysis, form) {
         Ok(p) => p,
         Err(e @ SimError::Options(_)) => return Err(ctx.usage_error(&e.to_string())),
         Err(e) => return Err(model_error(ctx, &e.to_string())),

@@ -1,0 +1,171 @@
+//! The integration method of `daec simulate` (`--method`): the
+//! overdetermined Radau IIA integrator (default) or the half-explicit
+//! Runge–Kutta methods of Bäse (2017), behind one [`Solver`] interface for
+//! the driver in [`crate::simulate`].
+
+use crate::error::SimError;
+use daec_solve::{
+    Herk, HerkOptions, Options, QuasiLinearDae, Radau5, SolveError, Stats, Step, StepControl,
+    Tableau,
+};
+use std::fmt;
+use std::str::FromStr;
+
+/// The integrator. Further methods (e.g. projected Radau IIA for index-3
+/// formulations, issue 7) are meant to be added as variants.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Method {
+    /// Overdetermined Radau IIA of order 5 (the default).
+    #[default]
+    Radau5,
+    /// Half-explicit Runge–Kutta (Bäse 2017, Algorithm 3.3) with the given
+    /// explicit tableau and step doubling; refused with
+    /// [`SimError::Unsupported`] where it does not apply.
+    Herk(Tableau),
+}
+
+impl Method {
+    /// The method names `--method` accepts.
+    pub const NAMES: [&'static str; 2] = ["radau5", "herk"];
+
+    /// Builds a method from `--method NAME [--tableau T]` (the tableau
+    /// only for `herk`, default HEM4).
+    pub fn from_names(method: &str, tableau: Option<&str>) -> Result<Self, String> {
+        match method.trim().to_ascii_lowercase().as_str() {
+            "radau5" => match tableau {
+                None => Ok(Method::Radau5),
+                Some(_) => Err("--tableau applies only to --method herk".into()),
+            },
+            "herk" => Ok(Method::Herk(match tableau {
+                None => Tableau::default(),
+                Some(t) => t.parse()?,
+            })),
+            _ => Err(format!(
+                "unknown method `{method}`; the methods are {}",
+                Method::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Method::Radau5 => f.write_str("radau5"),
+            Method::Herk(t) => write!(f, "herk ({t})"),
+        }
+    }
+}
+
+impl FromStr for Method {
+    type Err = String;
+
+    /// `radau5`, `herk` or `herk:TABLEAU`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.split_once(':') {
+            Some((m, t)) => Method::from_names(m, Some(t)),
+            None => Method::from_names(s, None),
+        }
+    }
+}
+
+/// A bound integrator of either method (built once per integration
+/// segment, so the size difference of the variants does not matter).
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Solver<'p, P: QuasiLinearDae + ?Sized> {
+    /// Radau IIA.
+    Radau5(Radau5<'p, P>),
+    /// Half-explicit Runge–Kutta.
+    Herk(Herk<'p, P>),
+}
+
+impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
+    /// Binds `method` to `problem` with the Radau options `options` (the
+    /// tolerances and the step limit are passed on to HERK). For HERK the
+    /// applicability is checked at `(t, z)` (Bäse 2017, Criterion 3.6):
+    /// if it does not apply, [`SimError::Unsupported`] says why.
+    pub(crate) fn new(
+        method: Method,
+        problem: &'p P,
+        options: Options,
+        t: f64,
+        z: &[f64],
+    ) -> Result<Self, SimError> {
+        let refused =
+            |e: SolveError| SimError::Options(format!("the integrator refused the problem: {e}"));
+        match method {
+            Method::Radau5 => Ok(Solver::Radau5(
+                Radau5::new(problem, options).map_err(refused)?,
+            )),
+            Method::Herk(tableau) => {
+                let herk_options = HerkOptions {
+                    tableau,
+                    rtol: options.rtol,
+                    atol: options.atol,
+                    max_steps: options.max_steps,
+                    ..HerkOptions::default()
+                };
+                let mut herk = Herk::new(problem, herk_options).map_err(refused)?;
+                match herk.selectors_at(t, z) {
+                    Ok(_) => Ok(Solver::Herk(herk)),
+                    Err(SolveError::InvalidProblem(m)) => Err(SimError::Unsupported(format!(
+                        "the half-explicit Runge–Kutta method does not apply to this model: {m}; use --method radau5"
+                    ))),
+                    Err(e) => Err(refused(e)),
+                }
+            }
+        }
+    }
+
+    /// Integrates as [`Radau5::integrate`].
+    pub(crate) fn integrate<F>(
+        &mut self,
+        t0: f64,
+        z0: &[f64],
+        t_end: f64,
+        observer: F,
+    ) -> Result<Stats, SolveError>
+    where
+        F: FnMut(&Step<'_>) -> StepControl,
+    {
+        match self {
+            Solver::Radau5(s) => s.integrate(t0, z0, t_end, observer),
+            Solver::Herk(s) => s.integrate(t0, z0, t_end, observer),
+        }
+    }
+
+    /// Work counters of the last integration.
+    pub(crate) fn stats(&self) -> Stats {
+        match self {
+            Solver::Radau5(s) => s.stats(),
+            Solver::Herk(s) => s.stats(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_names_parse() {
+        assert_eq!(Method::from_names("radau5", None), Ok(Method::Radau5));
+        assert_eq!(
+            Method::from_names("HERK", Some("kutta3")),
+            Ok(Method::Herk(Tableau::Kutta3))
+        );
+        assert_eq!("herk".parse(), Ok(Method::Herk(Tableau::Hem4)));
+        assert_eq!("herk:rk4".parse(), Ok(Method::Herk(Tableau::Rk4)));
+        assert!(Method::from_names("radau5", Some("rk4")).is_err());
+        assert!(
+            Method::from_names("euler", None)
+                .unwrap_err()
+                .contains("radau5, herk")
+        );
+        assert!(
+            Method::from_names("herk", Some("rk9"))
+                .unwrap_err()
+                .contains("hem4")
+        );
+    }
+}

@@ -1,0 +1,432 @@
+//! Every emitted Rust module compiles and evaluates right (issue 5): for
+//! every model in `models/` and every formulation that applies to it, the
+//! module of `daec_regularize::emit_rust` is written into one temporary
+//! cargo project (path dependency on `crates/daec-solve`, the workspace's
+//! `Cargo.lock`, `--offline`), built once for all models together, run,
+//! and its residuals, mass matrices and sparse Jacobians at pseudo-random
+//! points are compared with the in-process tape evaluation
+//! (`daec_expr::Tape`): equal patterns, values within 1e-12 relative.
+//!
+//! The project is built in `<target dir>/emit-rust-check` (kept between
+//! runs, so `daec-solve`'s dependencies are compiled once), with
+//! `opt-level = 0` for a quick build.
+
+mod common;
+
+use daec_diag::SourceMap;
+use daec_expr::{ExprId, ExprPool, Tape};
+use daec_model::{Dae, LowerOptions};
+use daec_regularize::emit_rust::{emit_rust, type_name};
+use daec_regularize::formulation::{Form, QuasiLinearForm};
+use daec_regularize::quasi_linear::{mass_entries, sparse_jacobian};
+use daec_regularize::{AnalyzeOptions, RegularizeOptions, analyze, regularize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn load(path: &str) -> Option<Dae> {
+    let text = std::fs::read_to_string(common::root().join(path)).ok()?;
+    let mut map = SourceMap::new();
+    let file = map.add(path, text);
+    let parsed = daec_syntax::parse(file, map.source(file));
+    let model = parsed.model?;
+    daec_model::lower(&model, &LowerOptions::default()).0
+}
+
+/// A deterministic pseudo-random number in `[0.2, 1.2)` (64-bit LCG).
+fn next(state: &mut u64) -> f64 {
+    *state = state
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    0.2 + ((*state >> 11) as f64) / ((1u64 << 53) as f64)
+}
+
+/// The in-process side of one module: patterns and values at the points.
+struct Expected {
+    label: String,
+    /// `(kind, pattern)` for `m`, `jd`, `jg`.
+    patterns: Vec<(&'static str, Vec<(usize, usize)>)>,
+    /// `(kind, point, values)` for `d`, `g`, `m`, `jd`, `jg`.
+    values: Vec<(&'static str, usize, Vec<f64>)>,
+}
+
+fn eval(
+    pool: &ExprPool,
+    roots: &[ExprId],
+    inputs: &[ExprId],
+    t: f64,
+    x: &[f64],
+    params: &[f64],
+) -> Vec<f64> {
+    let tape = Tape::compile(pool, roots, inputs).expect("tape compiles");
+    let mut out = vec![0.0; roots.len()];
+    let mut scratch = Vec::new();
+    tape.eval(t, x, params, &mut out, &mut scratch);
+    out
+}
+
+type Point = (f64, Vec<f64>, Vec<f64>);
+
+fn expected(
+    pool: &mut ExprPool,
+    q: &QuasiLinearForm,
+    params: &[f64],
+    points: &[Point],
+    label: String,
+) -> Expected {
+    let n = q.n();
+    let diff: Vec<ExprId> = q.diff.iter().map(|r| r.residual).collect();
+    let cons: Vec<ExprId> = q.constraints.iter().map(|c| c.expr).collect();
+    let (mp, me) = mass_entries(q);
+    let (jdp, jde) = sparse_jacobian(pool, &diff);
+    let (jgp, jge) = sparse_jacobian(pool, &cons);
+    let z: Vec<ExprId> = (0..n as u32).map(|j| pool.var(j, 0)).collect();
+    let zd: Vec<ExprId> = (0..n as u32).map(|j| pool.var(j, 1)).collect();
+    let zzd: Vec<ExprId> = z.iter().chain(&zd).copied().collect();
+    let mut values = Vec::new();
+    for (k, (t, x, xd)) in points.iter().enumerate() {
+        let xx: Vec<f64> = x.iter().chain(xd).copied().collect();
+        values.push(("d", k, eval(pool, &diff, &zzd, *t, &xx, params)));
+        values.push(("g", k, eval(pool, &cons, &z, *t, x, params)));
+        values.push(("m", k, eval(pool, &me, &z, *t, x, params)));
+        values.push(("jd", k, eval(pool, &jde, &zzd, *t, &xx, params)));
+        values.push(("jg", k, eval(pool, &jge, &z, *t, x, params)));
+    }
+    Expected {
+        label,
+        patterns: vec![("m", mp), ("jd", jdp), ("jg", jgp)],
+        values,
+    }
+}
+
+fn slice_literal(v: &[f64]) -> String {
+    let items: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
+    format!("&[{}][..]", items.join(", "))
+}
+
+/// The directory the test binary's target dir is (`<target>/debug/deps/…`).
+fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        let p = PathBuf::from(dir);
+        return if p.is_absolute() {
+            p
+        } else {
+            common::root().join(p)
+        };
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.ancestors().nth(3).map(Path::to_path_buf))
+        .unwrap_or_else(|| common::root().join("target"))
+}
+
+const MAIN_HELPERS: &str = r#"
+use daec_solve::QuasiLinearDae;
+
+type Point<'a> = (f64, &'a [f64], &'a [f64]);
+
+fn print(tag: usize, kind: &str, k: usize, v: &[f64]) {
+    let items: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
+    println!("{tag} {kind} {k} {}", items.join(" "));
+}
+
+fn pattern(tag: usize, kind: &str, p: &[(usize, usize)]) {
+    let items: Vec<String> = p.iter().map(|(i, j)| format!("{i}:{j}")).collect();
+    println!("{tag} p{kind} 0 {}", items.join(" "));
+}
+
+fn check(tag: usize, p: &dyn QuasiLinearDae, points: &[Point<'_>]) {
+    pattern(tag, "m", &p.mass_pattern());
+    pattern(tag, "jd", &p.diff_jacobian_pattern());
+    pattern(tag, "jg", &p.constraint_jacobian_pattern());
+    let (nd, ng) = (p.n_diff(), p.n_constraints());
+    let (nm, njd, njg) = (
+        p.mass_pattern().len(),
+        p.diff_jacobian_pattern().len(),
+        p.constraint_jacobian_pattern().len(),
+    );
+    for (k, (t, z, zd)) in points.iter().enumerate() {
+        let mut d = vec![0.0; nd];
+        p.diff_residual(*t, z, zd, &mut d);
+        print(tag, "d", k, &d);
+        let mut g = vec![0.0; ng];
+        p.constraints(*t, z, &mut g);
+        print(tag, "g", k, &g);
+        let mut m = vec![0.0; nm];
+        p.mass_values(*t, z, &mut m);
+        print(tag, "m", k, &m);
+        let mut jd = vec![0.0; njd];
+        p.diff_jacobian_values(*t, z, zd, &mut jd);
+        print(tag, "jd", k, &jd);
+        let mut jg = vec![0.0; njg];
+        p.constraint_jacobian_values(*t, z, &mut jg);
+        print(tag, "jg", k, &jg);
+    }
+}
+"#;
+
+fn close(a: f64, b: f64) -> bool {
+    if a.is_nan() || b.is_nan() {
+        return a.is_nan() && b.is_nan();
+    }
+    if a == b {
+        return true;
+    }
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1e-300)
+        || (a - b).abs() <= 1e-14 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn every_emitted_module_compiles_and_matches_the_tape_evaluation() {
+    let mut modules: Vec<(String, String)> = Vec::new(); // (file, text)
+    let mut expect: Vec<Expected> = Vec::new();
+    let mut main_body = String::new();
+    let mut seed = 0x5eed_u64;
+    for model in common::valid_models() {
+        let Some(mut dae) = load(&model) else {
+            continue;
+        };
+        daec_sim::reduce_to_first_order(&mut dae);
+        let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+        let params: Vec<(String, f64)> = dae
+            .parameters
+            .iter()
+            .map(|p| (p.name.clone(), p.value))
+            .collect();
+        let pvals: Vec<f64> = params.iter().map(|p| p.1).collect();
+        for form in Form::ALL {
+            let Ok(f) = regularize(&mut dae, &analysis, form, &RegularizeOptions::default()) else {
+                continue;
+            };
+            let Ok(q) = f.quasi_linear(&mut dae.pool) else {
+                continue;
+            };
+            let tag = modules.len();
+            let text = emit_rust(&mut dae.pool, &q, &dae.name, &params);
+            let n = q.n();
+            let points: Vec<Point> = (0..3)
+                .map(|_| {
+                    let t = next(&mut seed);
+                    let z = (0..n).map(|_| next(&mut seed)).collect();
+                    let zd = (0..n).map(|_| next(&mut seed)).collect();
+                    (t, z, zd)
+                })
+                .collect();
+            let label = format!("{model} --form {}", form.name());
+            expect.push(expected(&mut dae.pool, &q, &pvals, &points, label));
+            let _ = writeln!(main_body, "    // {model} --form {}", form.name());
+            let ty = type_name(&dae.name);
+            let _ = writeln!(
+                main_body,
+                "    let p = m{tag}::{ty}::default();\n    assert_eq!(m{tag}::UNKNOWNS.len(), p.n_vars());\n    assert_eq!(m{tag}::CONSTRAINT_LEVELS.len(), p.n_constraints());\n    check({tag}, &p, &["
+            );
+            for (t, z, zd) in &points {
+                let _ = writeln!(
+                    main_body,
+                    "        ({t:?}, {}, {}),",
+                    slice_literal(z),
+                    slice_literal(zd)
+                );
+            }
+            let _ = writeln!(main_body, "    ]);");
+            modules.push((format!("m{tag}.rs"), text));
+        }
+    }
+    assert!(modules.len() >= 20, "only {} modules", modules.len());
+    // The project.
+    let dir = target_dir().join("emit-rust-check");
+    let src = dir.join("src");
+    let _ = std::fs::remove_dir_all(&src);
+    std::fs::create_dir_all(&src).unwrap();
+    let solve = common::root().join("crates/daec-solve");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"daec-emit-check\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\ndaec-solve = {{ path = {:?} }}\n\n[workspace]\n\n[profile.dev]\nopt-level = 0\ndebug = false\nincremental = false\n",
+            solve.to_string_lossy()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(common::root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let mut main = String::from("//! Generated by tests/emit_rust.rs.\n\n");
+    for (k, _) in modules.iter().enumerate() {
+        let _ = writeln!(main, "mod m{k};");
+    }
+    main.push_str(MAIN_HELPERS);
+    let _ = writeln!(main, "\nfn main() {{\n{main_body}}}");
+    std::fs::write(src.join("main.rs"), main).unwrap();
+    for (file, text) in &modules {
+        std::fs::write(src.join(file), text).unwrap();
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let target = dir.join("target");
+    let clock = std::time::Instant::now();
+    let build = Command::new(&cargo)
+        .args(["build", "--offline", "--quiet", "--message-format=short"])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .output()
+        .expect("cargo runs");
+    let stderr = String::from_utf8_lossy(&build.stderr);
+    assert!(
+        build.status.success(),
+        "the emitted modules do not compile:\n{stderr}"
+    );
+    eprintln!(
+        "{} modules built in {:.1} s",
+        modules.len(),
+        clock.elapsed().as_secs_f64()
+    );
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert!(warnings.is_empty(), "warnings:\n{}", warnings.join("\n"));
+    let exe = target.join("debug").join("daec-emit-check");
+    let run = Command::new(&exe).output().expect("the check program runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    // Parse `tag kind k values…`.
+    let mut got: std::collections::HashMap<(usize, String, usize), Vec<String>> =
+        std::collections::HashMap::new();
+    for line in stdout.lines() {
+        let mut it = line.split(' ');
+        let (Some(tag), Some(kind), Some(k)) = (it.next(), it.next(), it.next()) else {
+            continue;
+        };
+        let (Ok(tag), Ok(k)) = (tag.parse::<usize>(), k.parse::<usize>()) else {
+            continue;
+        };
+        got.insert(
+            (tag, kind.to_string(), k),
+            it.filter(|s| !s.is_empty()).map(str::to_string).collect(),
+        );
+    }
+    let mut failures = Vec::new();
+    for (tag, e) in expect.iter().enumerate() {
+        for (kind, pattern) in &e.patterns {
+            let want: Vec<String> = pattern.iter().map(|(i, j)| format!("{i}:{j}")).collect();
+            let have = got
+                .get(&(tag, format!("p{kind}"), 0))
+                .cloned()
+                .unwrap_or_default();
+            if want != have {
+                failures.push(format!("{}: pattern {kind} differs", e.label));
+            }
+        }
+        for (kind, k, want) in &e.values {
+            let have: Vec<f64> = got
+                .get(&(tag, kind.to_string(), *k))
+                .map(|v| v.iter().map(|s| s.parse().unwrap_or(f64::NAN)).collect())
+                .unwrap_or_default();
+            if have.len() != want.len() {
+                failures.push(format!(
+                    "{}: {kind} at point {k}: {} values, expected {}",
+                    e.label,
+                    have.len(),
+                    want.len()
+                ));
+                continue;
+            }
+            for (i, (a, b)) in have.iter().zip(want).enumerate() {
+                if !close(*a, *b) {
+                    failures.push(format!(
+                        "{}: {kind}[{i}] at point {k}: emitted {a:e}, tape {b:e}",
+                        e.label
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The compile time of the emitted HiC module of the pendulum chain with
+/// N = 1000 (issue 5, performance; run with `--ignored --nocapture`).
+#[test]
+#[ignore = "measurement: builds a module of several MB"]
+fn pendulum_chain_1000_compile_time() {
+    let path = "models/scale/pendulum_chain.dae";
+    let text = std::fs::read_to_string(common::root().join(path)).unwrap();
+    let mut map = SourceMap::new();
+    let file = map.add(path, text);
+    let parsed = daec_syntax::parse(file, map.source(file));
+    let opts = LowerOptions {
+        overrides: vec![("N".into(), 1000.0)],
+        ..LowerOptions::default()
+    };
+    let mut dae = daec_model::lower(&parsed.model.unwrap(), &opts).0.unwrap();
+    daec_sim::reduce_to_first_order(&mut dae);
+    let clock = std::time::Instant::now();
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let f = regularize(
+        &mut dae,
+        &analysis,
+        Form::Hic,
+        &RegularizeOptions::default(),
+    )
+    .unwrap();
+    let q = f.quasi_linear(&mut dae.pool).unwrap();
+    let params: Vec<(String, f64)> = dae
+        .parameters
+        .iter()
+        .map(|p| (p.name.clone(), p.value))
+        .collect();
+    let code = emit_rust(&mut dae.pool, &q, &dae.name, &params);
+    eprintln!(
+        "N = 1000 HiC: {} unknowns, {} + {} rows, {:.1} MB of Rust, analysis + emission {:.1} s",
+        q.n(),
+        q.diff.len(),
+        q.constraints.len(),
+        code.len() as f64 / 1e6,
+        clock.elapsed().as_secs_f64()
+    );
+    let dir = target_dir().join("emit-rust-chain");
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let solve = common::root().join("crates/daec-solve");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"daec-emit-chain\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\ndaec-solve = {{ path = {:?} }}\n\n[workspace]\n\n[profile.dev]\nopt-level = 0\ndebug = false\nincremental = false\n",
+            solve.to_string_lossy()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(common::root().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::write(src.join("chain.rs"), code).unwrap();
+    std::fs::write(
+        src.join("main.rs"),
+        format!(
+            "mod chain;\nuse daec_solve::QuasiLinearDae;\nfn main() {{\n    let p = chain::{}::default();\n    assert_eq!(chain::UNKNOWNS.len(), p.n_vars());\n    assert_eq!(chain::CONSTRAINT_LEVELS.len(), p.n_constraints());\n    let z = vec![0.5; p.n_vars()];\n    let mut g = vec![0.0; p.n_constraints()];\n    p.constraints(0.0, &z, &mut g);\n    println!(\"{{}}\", g.iter().sum::<f64>());\n}}\n",
+            type_name(&dae.name)
+        ),
+    )
+    .unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // dev profile (opt-level 0), the dependencies already built by the
+    // test above.
+    let clock = std::time::Instant::now();
+    let all = ["build", "--offline", "--quiet"];
+    let out = Command::new(&cargo)
+        .args(all)
+        .current_dir(&dir)
+        .env(
+            "CARGO_TARGET_DIR",
+            target_dir().join("emit-rust-check").join("target"),
+        )
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!(
+        "N = 1000 HiC module: dev build (opt-level 0) {:.1} s",
+        clock.elapsed().as_secs_f64()
+    );
+}
