@@ -33,6 +33,13 @@ pub enum Form {
     /// The d-index-1 form: only the highest-level constraint of each
     /// constraint chain is kept (drifts on the lower levels).
     Di1,
+    /// No regularization: the DAE as written (first order), its algebraic
+    /// rows as level-0 constraints; of the model's own index (3 for the
+    /// Hessenberg mechanical systems). The formulation of the *projected*
+    /// Runge–Kutta methods (projected-rk-index3-daes, §2), which restore
+    /// the position and velocity constraints by a projection after each
+    /// step instead. Not in [`Form::ALL`] (not a regularization).
+    Index3,
 }
 
 impl Form {
@@ -55,18 +62,21 @@ impl Form {
             Form::Dd => "dd",
             Form::Ggl => "ggl",
             Form::Di1 => "di1",
+            Form::Index3 => "index3",
         }
     }
 
-    /// Parses a command-line name (case-insensitive).
+    /// Parses a command-line name (case-insensitive): a form of
+    /// [`Form::ALL`] or `index3`.
     pub fn parse(s: &str) -> Option<Form> {
         Form::ALL
             .into_iter()
+            .chain([Form::Index3])
             .find(|f| f.name().eq_ignore_ascii_case(s))
     }
 
     /// Whether the form has as many equations as unknowns (StE, DD, GGL,
-    /// DI1); ADA and HiC are overdetermined.
+    /// DI1, Index3); ADA and HiC are overdetermined.
     pub fn is_square(self) -> bool {
         !matches!(self, Form::Ada | Form::Hic)
     }

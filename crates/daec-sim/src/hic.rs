@@ -50,6 +50,17 @@ impl SimForm {
     /// Wraps the quasi-linear split of `formulation` for a model with
     /// `n_original` unknowns.
     pub fn new(formulation: &Formulation, ql: QuasiLinearForm, n_original: usize) -> SimForm {
+        SimForm::from_parts(formulation.form, formulation.hvt.clone(), ql, n_original)
+    }
+
+    /// Wraps the quasi-linear split `ql` of the form `form` (built on the
+    /// HVT `hvt` for StE) for a model with `n_original` unknowns.
+    pub fn from_parts(
+        form: Form,
+        hvt: Option<Vec<usize>>,
+        ql: QuasiLinearForm,
+        n_original: usize,
+    ) -> SimForm {
         let n = ql.n();
         let mut differential = vec![false; n];
         for row in &ql.diff {
@@ -60,8 +71,8 @@ impl SimForm {
             }
         }
         SimForm {
-            form: formulation.form,
-            hvt: formulation.hvt.clone(),
+            form,
+            hvt,
             ql,
             n,
             n_original,

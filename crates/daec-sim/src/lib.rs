@@ -7,6 +7,8 @@
 //! 1. [`hic`] — the formulation: HiC (steinbrecher2016 §3.3, eq. (37),
 //!    the default), ADA, StE, DD, GGL or DI1 from `daec-regularize`, split
 //!    symbolically into `E(t,z)ż = k(t,z)`, `0 = g(t,z)`;
+//!    [`projected`] — the index-3 formulation (the DAE as written) of
+//!    projected Radau IIA;
 //! 2. [`problem`] — the formulation compiled to tapes with analytic sparse
 //!    Jacobians, as a [`daec_solve::QuasiLinearDae`] for the Radau IIA
 //!    integrator (overdetermined systems are integrated as QUALIDAES does,
@@ -28,6 +30,7 @@ pub mod init;
 pub mod method;
 pub mod output;
 pub mod problem;
+pub mod projected;
 pub mod simulate;
 
 pub use error::SimError;

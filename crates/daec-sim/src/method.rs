@@ -11,13 +11,17 @@ use daec_solve::{
 use std::fmt;
 use std::str::FromStr;
 
-/// The integrator. Further methods (e.g. projected Radau IIA for index-3
-/// formulations, issue 7) are meant to be added as variants.
+/// The integrator.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Method {
     /// Overdetermined Radau IIA of order 5 (the default).
     #[default]
     Radau5,
+    /// Projected Radau IIA for index-3 Hessenberg systems
+    /// (projected-rk-index3-daes, §2): Radau IIA on the DAE as written
+    /// (`--form index3`), each step's end point projected onto the
+    /// position and velocity constraints.
+    Radau5Projected,
     /// Half-explicit Runge–Kutta (Bäse 2017, Algorithm 3.3) with the given
     /// explicit tableau and step doubling; refused with
     /// [`SimError::Unsupported`] where it does not apply.
@@ -26,7 +30,7 @@ pub enum Method {
 
 impl Method {
     /// The method names `--method` accepts.
-    pub const NAMES: [&'static str; 2] = ["radau5", "herk"];
+    pub const NAMES: [&'static str; 3] = ["radau5", "radau5-projected", "herk"];
 
     /// Builds a method from `--method NAME [--tableau T]` (the tableau
     /// only for `herk`, default HEM4).
@@ -34,6 +38,10 @@ impl Method {
         match method.trim().to_ascii_lowercase().as_str() {
             "radau5" => match tableau {
                 None => Ok(Method::Radau5),
+                Some(_) => Err("--tableau applies only to --method herk".into()),
+            },
+            "radau5-projected" => match tableau {
+                None => Ok(Method::Radau5Projected),
                 Some(_) => Err("--tableau applies only to --method herk".into()),
             },
             "herk" => Ok(Method::Herk(match tableau {
@@ -52,6 +60,7 @@ impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Method::Radau5 => f.write_str("radau5"),
+            Method::Radau5Projected => f.write_str("radau5-projected"),
             Method::Herk(t) => write!(f, "herk ({t})"),
         }
     }
@@ -94,7 +103,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
         let refused =
             |e: SolveError| SimError::Options(format!("the integrator refused the problem: {e}"));
         match method {
-            Method::Radau5 => Ok(Solver::Radau5(
+            Method::Radau5 | Method::Radau5Projected => Ok(Solver::Radau5(
                 Radau5::new(problem, options).map_err(refused)?,
             )),
             Method::Herk(tableau) => {
@@ -160,7 +169,7 @@ mod tests {
         assert!(
             Method::from_names("euler", None)
                 .unwrap_err()
-                .contains("radau5, herk")
+                .contains("radau5, radau5-projected, herk")
         );
         assert!(
             Method::from_names("herk", Some("rk9"))

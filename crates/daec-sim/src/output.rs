@@ -172,6 +172,9 @@ pub struct SimStats {
     pub selection_changes: usize,
     /// Switches between StE variants (dynamic state selection).
     pub ste_switches: usize,
+    /// Step end points projected onto the position and velocity
+    /// constraints (`--method radau5-projected`).
+    pub projections: usize,
     /// `when` events that fired.
     pub events: usize,
     /// Restarts of the integrator (events and discontinuities of `time`).
@@ -230,6 +233,8 @@ impl SimStats {
             self.restarts,
             if self.ste_switches > 0 {
                 format!(", StE switches: {}", self.ste_switches)
+            } else if self.projections > 0 {
+                format!(", projections: {}", self.projections)
             } else {
                 String::new()
             }

@@ -37,6 +37,13 @@ pub struct FormProblem {
     jg: Sparse,
     /// `[z, ż]` input buffer and tape scratch (the trait takes `&self`).
     work: RefCell<(Vec<f64>, Vec<f64>)>,
+    /// Hairer's index of each unknown (all 1 for the regularized forms).
+    variable_index: Vec<u8>,
+    /// Projected Runge–Kutta (projected-rk-index3-daes, eq. (2.8)): the
+    /// constraints the end point of each accepted step is projected onto,
+    /// and whether the projection is on.
+    projector: Option<Box<FormProblem>>,
+    projecting: bool,
 }
 
 fn compile(pool: &ExprPool, roots: &[ExprId], inputs: &[ExprId]) -> Result<Tape, SimError> {
@@ -87,7 +94,34 @@ impl FormProblem {
                 pattern: jg_pattern,
             },
             work: RefCell::new((vec![0.0; 2 * n], Vec::new())),
+            variable_index: vec![1; n],
+            projector: None,
+            projecting: false,
         })
+    }
+
+    /// The problem of projected Radau IIA on an index-3 formulation:
+    /// `variable_index` gives Hairer's index of each unknown for the error
+    /// scaling, `projector` (a problem whose constraints are the position
+    /// and velocity constraints) the manifold of the projection after each
+    /// accepted step, which [`FormProblem::set_projection`] switches on.
+    pub fn with_index3(mut self, variable_index: Vec<u8>, projector: FormProblem) -> Self {
+        if variable_index.len() == self.n {
+            self.variable_index = variable_index;
+        }
+        self.projector = Some(Box::new(projector));
+        self
+    }
+
+    /// Switches the projection of step end points on or off (no effect
+    /// without a projector).
+    pub fn set_projection(&mut self, on: bool) {
+        self.projecting = on && self.projector.is_some();
+    }
+
+    /// Whether step end points are projected.
+    pub fn is_projecting(&self) -> bool {
+        self.projecting
     }
 
     /// The constraint level of each constraint row.
@@ -101,8 +135,13 @@ impl FormProblem {
     }
 
     /// Largest `|h_i(t, z)|` per constraint level `0..=ν_c` (empty without
-    /// constraints); NaN residuals count as infinite.
+    /// constraints); NaN residuals count as infinite. With a projector
+    /// (the index-3 formulation) the levels of the projection: positions
+    /// and velocities.
     pub fn constraint_residual_by_level(&self, t: f64, z: &[f64]) -> Vec<f64> {
+        if let Some(p) = &self.projector {
+            return p.constraint_residual_by_level(t, z);
+        }
         let mut g = vec![0.0; self.n_g];
         self.constraints(t, z, &mut g);
         let levels = self
@@ -128,11 +167,35 @@ impl FormProblem {
     /// 3 and would otherwise violate the constraints by more than the
     /// tolerance. Returns the final max-norm residual.
     pub fn project_onto_constraints(&self, t: f64, z: &mut [f64]) -> f64 {
-        let (m, n) = (self.n_g, self.n);
-        let mut h = vec![0.0; m];
+        self.project(t, z, None, None)
+    }
+
+    /// [`FormProblem::project_onto_constraints`] restricted to the
+    /// constraint rows of level `level` (all rows with `None`), moving
+    /// only the unknowns with `movable[k]` (all with `None`). Returns the
+    /// final max-norm residual of those rows.
+    fn project(&self, t: f64, z: &mut [f64], level: Option<u32>, movable: Option<&[bool]>) -> f64 {
+        let rows: Vec<usize> = (0..self.n_g)
+            .filter(|&i| level.is_none_or(|l| self.levels[i] == l))
+            .collect();
+        let cols: Vec<usize> = (0..self.n)
+            .filter(|&k| movable.is_none_or(|m| m.get(k).copied().unwrap_or(false)))
+            .collect();
+        let (m, n) = (rows.len(), cols.len());
+        // Position of each constraint row / unknown in the subsystem.
+        let mut row_at = vec![usize::MAX; self.n_g];
+        for (a, &i) in rows.iter().enumerate() {
+            row_at[i] = a;
+        }
+        let mut col_at = vec![usize::MAX; self.n];
+        for (a, &k) in cols.iter().enumerate() {
+            col_at[k] = a;
+        }
+        let mut all = vec![0.0; self.n_g];
         let mut vals = vec![0.0; self.jg.pattern.len()];
-        let norm = |h: &[f64]| {
-            h.iter().fold(0.0f64, |a, v| {
+        let norm = |all: &[f64]| {
+            rows.iter().fold(0.0f64, |a, &i| {
+                let v = all[i];
                 if v.is_nan() {
                     f64::INFINITY
                 } else {
@@ -140,19 +203,22 @@ impl FormProblem {
                 }
             })
         };
-        self.constraints(t, z, &mut h);
+        self.constraints(t, z, &mut all);
         let scale = z.iter().fold(1.0f64, |a, v| a.max(v.abs()));
         for _ in 0..3 {
-            let r = norm(&h);
-            if m == 0 || r <= 4.0 * f64::EPSILON * scale || !r.is_finite() {
+            let r = norm(&all);
+            if m == 0 || n == 0 || r <= 4.0 * f64::EPSILON * scale || !r.is_finite() {
                 return r;
             }
             self.constraint_jacobian_values(t, z, &mut vals);
             let mut g = Matrix::zeros(m, n);
             for (&(i, j), &v) in self.jg.pattern.iter().zip(&vals) {
-                g.set(i, j, g.get(i, j) + v);
+                let (a, b) = (row_at[i], col_at[j]);
+                if a != usize::MAX && b != usize::MAX {
+                    g.set(a, b, g.get(a, b) + v);
+                }
             }
-            let rhs: Vec<f64> = h.iter().map(|v| -v).collect();
+            let rhs: Vec<f64> = rows.iter().map(|&i| -all[i]).collect();
             let delta = min_norm_solve(&g, &rhs).or_else(|| {
                 let mut a = Matrix::zeros(m, m);
                 for i in 0..m {
@@ -174,17 +240,17 @@ impl FormProblem {
             });
             let Some(delta) = delta else { return r };
             let old: Vec<f64> = z.to_vec();
-            for (x, d) in z.iter_mut().zip(&delta) {
-                *x += d;
+            for (&k, d) in cols.iter().zip(&delta) {
+                z[k] += d;
             }
-            self.constraints(t, z, &mut h);
-            if norm(&h).partial_cmp(&r) != Some(std::cmp::Ordering::Less) {
+            self.constraints(t, z, &mut all);
+            if norm(&all).partial_cmp(&r) != Some(std::cmp::Ordering::Less) {
                 z.copy_from_slice(&old);
-                self.constraints(t, z, &mut h);
+                self.constraints(t, z, &mut all);
                 return r;
             }
         }
-        norm(&h)
+        norm(&all)
     }
 
     fn eval_z(&self, tape: &Tape, t: f64, z: &[f64], out: &mut [f64]) {
@@ -237,7 +303,8 @@ impl QuasiLinearDae for FormProblem {
     fn constraint_jacobian_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
         self.eval_z(&self.jg.tape, t, z, out);
     }
-    /// All ones: the regularized forms are strangeness-free, of d-index 1
+    /// All ones for the regularized forms (the index-3 formulation of
+    /// [`crate::projected`] sets its own): they are strangeness-free, of d-index 1
     /// — for HiC the constraints `H` contain every hidden constraint, so
     /// together with the differential rows they determine all unknowns
     /// (steinbrecher2016 §3.3; likewise ADA §3.2 and StE §3.1). RADAU5's
@@ -245,6 +312,28 @@ impl QuasiLinearDae for FormProblem {
     /// `daec-solve` documents for regularised formulations. (DI1 is of
     /// d-index 1 too, it only drifts.)
     fn variable_index(&self) -> Vec<u8> {
-        vec![1; self.n]
+        self.variable_index.clone()
+    }
+    /// Projected Radau IIA (projected-rk-index3-daes, eq. (2.8)): first
+    /// the positions (index-1 unknowns) onto the position constraints,
+    /// then, at the projected positions, the velocities (index-2 unknowns)
+    /// onto the velocity constraints; each a Gauss–Newton minimum-norm
+    /// correction, i.e. along `∇g` — the paper's direction `k_λ` for a
+    /// unit mass matrix, an orthogonal projection in the Euclidean metric
+    /// otherwise. Projecting both together would move the positions
+    /// tangentially to satisfy the velocity constraint (a phase error that
+    /// accumulates); the multipliers enter neither and are not moved.
+    fn project_step(&self, t: f64, z: &mut [f64]) -> bool {
+        match &self.projector {
+            Some(p) if self.projecting => {
+                for (level, index) in [(0, 1), (1, 2)] {
+                    let movable: Vec<bool> =
+                        self.variable_index.iter().map(|&i| i == index).collect();
+                    p.project(t, z, Some(level), Some(&movable));
+                }
+                true
+            }
+            _ => false,
+        }
     }
 }

@@ -10,6 +10,7 @@ use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
 use crate::method::{Method, Solver};
 use crate::output::{Results, SimStats, output_grid};
 use crate::problem::FormProblem;
+use crate::projected::index3_form;
 use daec_expr::{Env, ExprId, ParamId};
 use daec_model::Dae;
 use daec_regularize::formulation::{Form, UnknownKind};
@@ -127,9 +128,18 @@ pub fn prepare(dae: &mut Dae, analysis: &Analysis) -> Result<Prepared, SimError>
 /// Builds the formulation `form`, compiles it and computes the consistent
 /// initial point.
 pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Prepared, SimError> {
-    let sim = sim_form(dae, analysis, form, &RegularizeOptions::default())?;
     let params = dae.parameter_values();
-    let problem = FormProblem::new(&mut dae.pool, &sim, params)?;
+    let (sim, problem) = if form == Form::Index3 {
+        let i3 = index3_form(dae, analysis)?;
+        let projector = FormProblem::new(&mut dae.pool, &i3.projection, params.clone())?;
+        let problem = FormProblem::new(&mut dae.pool, &i3.form, params)?
+            .with_index3(i3.variable_index, projector);
+        (i3.form, problem)
+    } else {
+        let sim = sim_form(dae, analysis, form, &RegularizeOptions::default())?;
+        let problem = FormProblem::new(&mut dae.pool, &sim, params)?;
+        (sim, problem)
+    };
     let init = initialize(dae, analysis, &sim)?;
     let events = WhenEvents::new(dae)?;
     let mut roots: Vec<ExprId> = sim.diff.iter().map(|r| r.residual).collect();
@@ -173,6 +183,7 @@ fn add_stats(total: &mut SimStats, s: &Stats) {
     total.lu_decompositions += s.lu_decompositions;
     total.newton_iterations += s.newton_iterations;
     total.selection_changes += s.selection_changes;
+    total.projections += s.projections;
 }
 
 /// Up to three unknowns changing fastest relative to the tolerance at the
@@ -242,7 +253,11 @@ pub fn simulate(
 ) -> Result<Simulation, SimError> {
     let ro = resolve_options(dae, opts)?;
     let start = Instant::now();
-    let mut prepared = prepare_form(dae, analysis, opts.form.unwrap_or(Form::Hic))?;
+    let default_form = match opts.method {
+        Method::Radau5Projected => Form::Index3,
+        _ => Form::Hic,
+    };
+    let mut prepared = prepare_form(dae, analysis, opts.form.unwrap_or(default_form))?;
     let compile = start.elapsed().as_secs_f64();
     let mut sim = integrate(dae, &mut prepared, &ro)?;
     sim.stats.compile_seconds = compile;
@@ -358,6 +373,22 @@ fn switch_state(
     crate::init::project_added(dae, to, t, &x, &fixed)
 }
 
+/// Refuses a method on a formulation it does not integrate: projected
+/// Radau IIA needs the index-3 formulation (and only it), the
+/// half-explicit methods the hidden constraints of a regularized form.
+fn check_method(method: Method, form: Form) -> Result<(), SimError> {
+    match (method, form) {
+        (Method::Radau5Projected, f) if f != Form::Index3 => Err(SimError::Unsupported(format!(
+            "projected Radau IIA integrates the DAE as written and projects onto its constraints: use --form index3 (its default), or --method radau5 for the {} formulation",
+            f.name()
+        ))),
+        (Method::Herk(_), Form::Index3) => Err(SimError::Unsupported(
+            "the half-explicit Runge–Kutta methods need the hidden constraints of a regularized formulation: use --form hic (the default), or --method radau5-projected for the index-3 formulation".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Integrates a prepared model over `[t0, t_end]` of `ro`. A numerical
 /// failure is reported in [`Simulation::failure`] with the results up to
 /// the last good step; `Err` only for set-up errors.
@@ -375,6 +406,8 @@ pub fn integrate(
         time_conditions,
         ste,
     } = prepared;
+    check_method(ro.method, form0.form)?;
+    problem0.set_projection(ro.method == Method::Radau5Projected);
     // Variant 0 is the prepared one; StE switching appends others.
     let mut active = 0usize;
     let n_orig = dae.unknowns.len();

@@ -29,7 +29,7 @@ pub(crate) enum Emit {
 pub(crate) struct RegularizeArgs {
     #[command(flatten)]
     model: ModelArgs,
-    /// The formulation: ste, ada, hic, dd, ggl or di1.
+    /// The formulation: ste, ada, hic, dd, ggl, di1, or index3 (the DAE as written).
     #[arg(long, value_name = "FORM")]
     form: String,
     /// What to write.
@@ -40,8 +40,12 @@ pub(crate) struct RegularizeArgs {
     output: Option<PathBuf>,
 }
 
+/// The forms `--form` accepts: the regularizations and `index3` (the DAE
+/// as written).
 fn form_list() -> String {
-    Form::ALL.map(Form::name).join(", ")
+    let mut names = Form::ALL.map(Form::name).to_vec();
+    names.push(Form::Index3.name());
+    names.join(", ")
 }
 
 /// `daec regularize MODEL --form F [--emit text|json|modelica|rust] [-o FILE]`.

@@ -14,10 +14,14 @@ use std::time::Instant;
 pub(crate) struct SimulateArgs {
     #[command(flatten)]
     model: ModelArgs,
-    /// Regularization to integrate: hic, ada, ste (with dynamic state selection), dd, ggl or di1.
-    #[arg(long, default_value = "hic")]
-    form: String,
-    /// Integration method: radau5 (overdetermined Radau IIA) or herk
+    /// Formulation to integrate: hic (the default), ada, ste (with dynamic
+    /// state selection), dd, ggl, di1, or index3 (the DAE as written, the
+    /// default of --method radau5-projected).
+    #[arg(long)]
+    form: Option<String>,
+    /// Integration method: radau5 (overdetermined Radau IIA),
+    /// radau5-projected (Radau IIA on the index-3 formulation, projected
+    /// onto the position and velocity constraints after each step) or herk
     /// (half-explicit Runge–Kutta, Bäse 2017).
     #[arg(long, default_value = "radau5")]
     method: String,
@@ -79,13 +83,25 @@ fn check_writable(ctx: &mut Ctx<'_, '_>, path: Option<&Path>) -> Result<(), i32>
 /// `daec simulate MODEL [options]`.
 pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(), i32> {
     let clock = Instant::now();
-    let Some(form) = Form::parse(&args.form) else {
-        let forms: Vec<&str> = Form::ALL.iter().map(|f| f.name()).collect();
-        return Err(ctx.usage_error(&format!(
-            "unknown form `--form {}`: the forms are {}",
-            args.form,
-            forms.join(", ")
-        )));
+    let method = daec_sim::Method::from_names(&args.method, args.tableau.as_deref())
+        .map_err(|e| ctx.usage_error(&format!("--method: {e}")))?;
+    let form = match &args.form {
+        None if method == daec_sim::Method::Radau5Projected => Form::Index3,
+        None => Form::Hic,
+        Some(name) => match Form::parse(name) {
+            Some(f) => f,
+            None => {
+                let forms: Vec<&str> = Form::ALL
+                    .iter()
+                    .chain(&[Form::Index3])
+                    .map(|f| f.name())
+                    .collect();
+                return Err(ctx.usage_error(&format!(
+                    "unknown form `--form {name}`: the forms are {}",
+                    forms.join(", ")
+                )));
+            }
+        },
     };
     for (what, v) in [
         ("--rtol", args.rtol),
@@ -131,8 +147,6 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         }
         cols
     };
-    let method = daec_sim::Method::from_names(&args.method, args.tableau.as_deref())
-        .map_err(|e| ctx.usage_error(&format!("--method: {e}")))?;
     let opts = SimOptions {
         t_end: args.t_end,
         rtol: args.rtol,

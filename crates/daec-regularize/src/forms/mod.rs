@@ -10,6 +10,7 @@
 //! | DD   | [`dd`]  | Mattsson & Söderlind (1993), dummy derivatives chosen by column pivoting |
 //! | GGL  | [`ggl`] | Gear, Gupta & Leimkuhler (1985), §5 eq. (40) |
 //! | DI1  | [`di1`] | §5 eqs. (41), (42): the dynamics plus the highest-level constraint only |
+//! | Index3 | [`regularize`] | none: the DAE as written, for projected-rk-index3-daes §2 (projected Radau IIA) |
 //!
 //! [`regularize`] is the entry point; [`Formulation::to_dae`] turns a
 //! (square) formulation into a flat [`Dae`] that `daec analyze` can check
@@ -73,7 +74,22 @@ pub fn regularize(
         Form::Dd => dd::dd(dae, analysis),
         Form::Ggl => ggl::ggl(dae, analysis),
         Form::Di1 => di1::di1(dae, analysis),
+        Form::Index3 => index3(dae, analysis),
     }
+}
+
+/// The DAE as written ([`Form::Index3`]): its rows, differential or
+/// level-0 constraints, in the original unknowns — what the projected
+/// Runge–Kutta methods of projected-rk-index3-daes (§2, eq. (2.8))
+/// integrate.
+fn index3(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeError> {
+    regular(dae, analysis, Form::Index3)?;
+    Ok(Formulation {
+        form: Form::Index3,
+        unknowns: original_unknowns(dae),
+        equations: dae_rows(dae, analysis),
+        hvt: None,
+    })
 }
 
 pub(crate) fn err(form: Form, reason: impl Into<String>) -> RegularizeError {

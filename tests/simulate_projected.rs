@@ -1,0 +1,169 @@
+//! `daec simulate --method radau5-projected --form index3`: projected
+//! Radau IIA (projected-rk-index3-daes, §2, eq. (2.8)) end to end — the
+//! paper's normalized pendulum (4.1) (numerical example 1, Table 1) and
+//! Andrews' squeezer, refusal of models that are not index-3 Hessenberg.
+
+mod common;
+
+use common::daec;
+
+/// Numeric CSV rows (after the header).
+fn rows(csv: &str) -> Vec<Vec<f64>> {
+    csv.lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
+        .collect()
+}
+
+/// Runs the normalized pendulum over [0, 20] and returns the last CSV row
+/// and the statistics.
+fn pendulum(method: &str, tol: &str) -> (Vec<f64>, serde_json::Value) {
+    let stats = std::env::temp_dir().join(format!(
+        "daec-projected-{method}-{tol}-{}.json",
+        std::process::id()
+    ));
+    let r = daec(&[
+        "simulate",
+        "models/projected_rk/pendulum.dae",
+        "--form",
+        "index3",
+        "--method",
+        method,
+        "--t-end",
+        "20",
+        "--rtol",
+        tol,
+        "--interval",
+        "20",
+        "--stats-json",
+        stats.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{method} {tol}: {}", r.stderr);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&stats);
+    (rows(&r.stdout).pop().unwrap(), s)
+}
+
+fn level(s: &serde_json::Value, l: usize) -> f64 {
+    s["max_constraint_residual_by_level"][l].as_f64().unwrap()
+}
+
+fn count(s: &serde_json::Value, key: &str) -> u64 {
+    s[key].as_u64().unwrap()
+}
+
+#[test]
+fn normalized_pendulum_stays_on_the_constraints_with_fewer_evaluations() {
+    // The reference at t = 20 (problem-catalogue P1, computed).
+    let reference = [
+        -0.517719703553,
+        -0.855550295747,
+        1.119137160280,
+        -0.677224193289,
+    ];
+    // Bounds of the position and velocity error at t = 20 (2.7 periods),
+    // one per tolerance.
+    for (tol, bound) in [
+        ("1e-6", 1e-4),
+        ("1e-8", 1e-5),
+        ("1e-10", 1e-6),
+        ("1e-12", 1e-8),
+    ] {
+        let (end, proj) = pendulum("radau5-projected", tol);
+        let (_, plain) = pendulum("radau5", tol);
+        // d1, d2 at round-off after every step with the projection ...
+        assert!(level(&proj, 0) < 1e-14, "{tol}: d1 = {:e}", level(&proj, 0));
+        assert!(level(&proj, 1) < 1e-14, "{tol}: d2 = {:e}", level(&proj, 1));
+        assert_eq!(count(&proj, "projections"), count(&proj, "steps_accepted"));
+        // ... while without it the velocity constraint drifts.
+        assert!(
+            level(&plain, 1) > 1e-8,
+            "{tol}: d2 = {:e}",
+            level(&plain, 1)
+        );
+        assert_eq!(count(&plain, "projections"), 0);
+        // The paper's Table 1 trend: fewer evaluations with projection.
+        let (fp, fu) = (
+            count(&proj, "residual_evals"),
+            count(&plain, "residual_evals"),
+        );
+        assert!(fp < fu, "{tol}: {fp} evaluations projected, {fu} without");
+        let err = end[1..5]
+            .iter()
+            .zip(&reference)
+            .fold(0.0f64, |a, (x, r)| a.max((x - r).abs()));
+        assert!(err < bound, "{tol}: error {err:e} at t = 20");
+        eprintln!(
+            "tol {tol}: f-evaluations {fp} projected / {fu} plain, Jacobians {} / {}, error at t = 20: {err:.1e}",
+            count(&proj, "jacobian_evals"),
+            count(&plain, "jacobian_evals")
+        );
+    }
+}
+
+#[test]
+fn projected_radau_is_the_default_form_of_the_method_and_keeps_andrews_on_its_constraints() {
+    // Andrews' squeezer (projected-rk-index3-daes, example 2): seven bodies,
+    // six position constraints, 20 unknowns in first-order form.
+    let stats = std::env::temp_dir().join(format!("daec-andrews-{}.json", std::process::id()));
+    let r = daec(&[
+        "simulate",
+        "models/projected_rk/andrews_squeezer.dae",
+        "--method",
+        "radau5-projected",
+        "--rtol",
+        "1e-6",
+        "--interval",
+        "0.01",
+        "--stats-json",
+        stats.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&stats);
+    assert_eq!(count(&s, "unknowns"), 20);
+    assert_eq!(count(&s, "constraints"), 6);
+    assert!(level(&s, 0) < 1e-13 && level(&s, 1) < 1e-12, "{s}");
+    assert!(r.stderr.contains("projections:"), "{}", r.stderr);
+    let rows = rows(&r.stdout);
+    assert_eq!(rows.last().map(|r| r[0]), Some(0.03));
+}
+
+#[test]
+fn models_that_are_not_index_3_hessenberg_are_refused() {
+    // The spring chain has index 5, Akzo Nobel index 1.
+    for (m, index) in [
+        ("models/steinbrecher/spring_chain.dae", "index 5"),
+        ("models/baese/akzo_nobel.dae", "index 1"),
+    ] {
+        let r = daec(&["simulate", m, "--method", "radau5-projected"]);
+        assert_eq!(r.code, 1, "{m}: {}", r.stderr);
+        assert!(r.stderr.contains(index), "{m}: {}", r.stderr);
+        assert!(r.stderr.contains("use --form hic"), "{m}: {}", r.stderr);
+        assert!(r.stdout.is_empty());
+    }
+    // The method needs the index-3 formulation, HERK a regularized one.
+    let p = "models/steinbrecher/pendulum.dae";
+    let r = daec(&[
+        "simulate",
+        p,
+        "--method",
+        "radau5-projected",
+        "--form",
+        "hic",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("use --form index3"), "{}", r.stderr);
+    let r = daec(&["simulate", p, "--method", "herk", "--form", "index3"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("need the hidden constraints"),
+        "{}",
+        r.stderr
+    );
+    let r = daec(&["simulate", p, "--form", "index4"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("index3"), "{}", r.stderr);
+}
