@@ -41,6 +41,6 @@ pub use method::Method;
 pub use output::{Results, SimStats, output_grid, to_csv, to_svg};
 pub use problem::{FormProblem, HicProblem};
 pub use simulate::{
-    Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, integrate, prepare,
-    prepare_form, resolve_options, simulate,
+    Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form, integrate,
+    prepare, prepare_form, resolve_options, simulate,
 };

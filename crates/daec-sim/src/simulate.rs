@@ -244,6 +244,15 @@ fn describe_failure(
     SimError::Numerical(msg)
 }
 
+/// The formulation `method` integrates when none is given: the index-3
+/// formulation for projected Radau IIA, HiC otherwise.
+pub fn default_form(method: Method) -> Form {
+    match method {
+        Method::Radau5Projected => Form::Index3,
+        _ => Form::Hic,
+    }
+}
+
 /// Simulates `dae` (whose `analysis` must have been computed on it):
 /// [`prepare`], then [`integrate`].
 pub fn simulate(
@@ -253,11 +262,8 @@ pub fn simulate(
 ) -> Result<Simulation, SimError> {
     let ro = resolve_options(dae, opts)?;
     let start = Instant::now();
-    let default_form = match opts.method {
-        Method::Radau5Projected => Form::Index3,
-        _ => Form::Hic,
-    };
-    let mut prepared = prepare_form(dae, analysis, opts.form.unwrap_or(default_form))?;
+    let form = opts.form.unwrap_or(default_form(opts.method));
+    let mut prepared = prepare_form(dae, analysis, form)?;
     let compile = start.elapsed().as_secs_f64();
     let mut sim = integrate(dae, &mut prepared, &ro)?;
     sim.stats.compile_seconds = compile;

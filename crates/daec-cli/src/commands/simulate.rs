@@ -86,8 +86,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     let method = daec_sim::Method::from_names(&args.method, args.tableau.as_deref())
         .map_err(|e| ctx.usage_error(&format!("--method: {e}")))?;
     let form = match &args.form {
-        None if method == daec_sim::Method::Radau5Projected => Form::Index3,
-        None => Form::Hic,
+        None => daec_sim::default_form(method),
         Some(name) => match Form::parse(name) {
             Some(f) => f,
             None => {
