@@ -408,12 +408,9 @@ pub struct Tape {
     /// Parameter ids; parameter `k` of this list lives in slot
     /// `n_inputs + 1 + k`.
     params: Vec<u32>,
-    /// Initial contents of the output block: the values of constant roots
-    /// (the other entries are overwritten by their instructions or fixups);
-    /// empty when no root is a constant.
-    out_init: Vec<f64>,
-    /// Outputs not computed into the output block (leaves and repeated
-    /// roots): `(root index, slot)`.
+    /// Outputs not computed into the output block (leaves, constants and
+    /// repeated roots): `(root index, slot)`, copied into the output block
+    /// after the instructions.
     fixups: Vec<(u32, u32)>,
     n_outputs: usize,
     n_inputs: usize,
@@ -580,18 +577,6 @@ impl Tape {
             Some(k) => dst[k],
             None => a,
         };
-        // Constant roots are preset in the output block.
-        let const_slots = c0..base;
-        let mut out_init = Vec::new();
-        fixups.retain(|&(r, s)| {
-            if const_slots.contains(&(s as usize)) {
-                out_init.resize(n_out, 0.0);
-                out_init[r as usize] = consts[s as usize - c0];
-                false
-            } else {
-                true
-            }
-        });
         for f in fixups.iter_mut() {
             f.1 = remap(f.1);
         }
@@ -617,7 +602,6 @@ impl Tape {
             coefs,
             consts,
             params,
-            out_init,
             fixups,
             n_outputs: n_out,
             n_inputs,
@@ -678,7 +662,6 @@ impl Tape {
         }
         let c0 = p0 + self.params.len();
         v[c0..c0 + self.consts.len()].copy_from_slice(&self.consts);
-        v[self.base..self.base + self.out_init.len()].copy_from_slice(&self.out_init);
         let (args, coefs) = (&self.args[..], &self.coefs[..]);
         let mut start = 0;
         for &(kind, end) in &self.runs {
@@ -743,12 +726,14 @@ impl Tape {
                 Kind::Select => each!(|c, a, b, k| if v[c] != 0.0 { v[a] } else { v[b] }),
             }
         }
-        let m = out.len().min(self.n_outputs);
-        out[..m].copy_from_slice(&v[self.base..self.base + m]);
+        // Leaves and repeated roots into the output block first, so that the
+        // outputs leave in one block copy (stores into `out` right after
+        // the copy would stall on it).
+        let base = self.base;
         for &(r, s) in &self.fixups {
-            if let Some(o) = out.get_mut(r as usize) {
-                *o = v[s as usize];
-            }
+            v[base + r as usize] = v[s as usize];
         }
+        let m = out.len().min(self.n_outputs);
+        out[..m].copy_from_slice(&v[base..base + m]);
     }
 }
