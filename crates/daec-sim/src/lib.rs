@@ -9,6 +9,8 @@
 //!    symbolically into `E(t,z)ż = k(t,z)`, `0 = g(t,z)`;
 //!    [`projected`] — the index-3 formulation (the DAE as written) of
 //!    projected Radau IIA;
+//!    [`second_order`] — models with `der(der(x))` integrated as written
+//!    (`--method radau-2nd`);
 //! 2. [`problem`] — the formulation compiled to tapes with analytic sparse
 //!    Jacobians, as a [`daec_solve::QuasiLinearDae`] for the Radau IIA
 //!    integrator (overdetermined systems are integrated as QUALIDAES does,
@@ -31,6 +33,7 @@ pub mod method;
 pub mod output;
 pub mod problem;
 pub mod projected;
+pub mod second_order;
 pub mod simulate;
 
 pub use error::SimError;

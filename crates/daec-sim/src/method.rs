@@ -22,6 +22,10 @@ pub enum Method {
     /// (`--form index3`), each step's end point projected onto the
     /// position and velocity constraints.
     Radau5Projected,
+    /// The direct Radau IIA discretisation of second-order DAEs
+    /// (wunderlich2005-second-order-daes, eqs. (29)/(30)) on the model as
+    /// written, run by [`crate::second_order::integrate_second_order`].
+    Radau2nd,
     /// Half-explicit Runge–Kutta (Bäse 2017, Algorithm 3.3) with the given
     /// explicit tableau and step doubling; refused with
     /// [`SimError::Unsupported`] where it does not apply.
@@ -30,7 +34,7 @@ pub enum Method {
 
 impl Method {
     /// The method names `--method` accepts.
-    pub const NAMES: [&'static str; 3] = ["radau5", "radau5-projected", "herk"];
+    pub const NAMES: [&'static str; 4] = ["radau5", "radau5-projected", "radau-2nd", "herk"];
 
     /// Builds a method from `--method NAME [--tableau T]` (the tableau
     /// only for `herk`, default HEM4).
@@ -42,6 +46,10 @@ impl Method {
             },
             "radau5-projected" => match tableau {
                 None => Ok(Method::Radau5Projected),
+                Some(_) => Err("--tableau applies only to --method herk".into()),
+            },
+            "radau-2nd" => match tableau {
+                None => Ok(Method::Radau2nd),
                 Some(_) => Err("--tableau applies only to --method herk".into()),
             },
             "herk" => Ok(Method::Herk(match tableau {
@@ -61,6 +69,7 @@ impl fmt::Display for Method {
         match self {
             Method::Radau5 => f.write_str("radau5"),
             Method::Radau5Projected => f.write_str("radau5-projected"),
+            Method::Radau2nd => f.write_str("radau-2nd"),
             Method::Herk(t) => write!(f, "herk ({t})"),
         }
     }
@@ -105,6 +114,9 @@ impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
         match method {
             Method::Radau5 | Method::Radau5Projected => Ok(Solver::Radau5(
                 Radau5::new(problem, options).map_err(refused)?,
+            )),
+            Method::Radau2nd => Err(SimError::Unsupported(
+                "--method radau-2nd integrates the model as written (daec_sim::second_order::integrate_second_order), not a first-order formulation".into(),
             )),
             Method::Herk(tableau) => {
                 let herk_options = HerkOptions {
@@ -169,7 +181,7 @@ mod tests {
         assert!(
             Method::from_names("euler", None)
                 .unwrap_err()
-                .contains("radau5, radau5-projected, herk")
+                .contains("radau5, radau5-projected, radau-2nd, herk")
         );
         assert!(
             Method::from_names("herk", Some("rk9"))

@@ -12,6 +12,9 @@
 //! * [`herk`] — half-explicit Runge–Kutta methods for overdetermined
 //!   semi-implicit DAEs (Bäse 2017, Algorithm 3.3) with automatic
 //!   selectors and step doubling;
+//! * [`second_order`] — the direct Runge–Kutta (Radau IIA) discretisation
+//!   of second-order DAEs `F(t, x, ẋ, ẍ) = 0` (Wunderlich 2005, eqs.
+//!   (29)/(30)), and the same collocation method on first-order systems;
 //! * [`events`] — root finding for event functions on the dense output;
 //! * [`solve`] — convenience driver returning the solution on a grid.
 //!
@@ -62,6 +65,7 @@ pub mod herk;
 pub mod linalg;
 pub mod problem;
 pub mod radau5;
+pub mod second_order;
 pub mod selection;
 pub mod tableau;
 
@@ -70,3 +74,7 @@ pub use events::locate_event;
 pub use herk::{Herk, HerkOptions, Selectors, Tableau};
 pub use problem::QuasiLinearDae;
 pub use radau5::{Options, Radau5, SolveFailure, Stats, Step, StepControl, Trajectory, solve};
+pub use second_order::{
+    Collocation, SecondOrderDae, SecondOrderOptions, SecondOrderRadau, SecondOrderStats,
+    SecondOrderStep, StepSize,
+};

@@ -21,8 +21,9 @@ pub(crate) struct SimulateArgs {
     form: Option<String>,
     /// Integration method: radau5 (overdetermined Radau IIA),
     /// radau5-projected (Radau IIA on the index-3 formulation, projected
-    /// onto the position and velocity constraints after each step) or herk
-    /// (half-explicit Runge–Kutta, Bäse 2017).
+    /// onto the position and velocity constraints after each step),
+    /// radau-2nd (Radau IIA directly on a model with der(der(x)),
+    /// Wunderlich 2005) or herk (half-explicit Runge–Kutta, Bäse 2017).
     #[arg(long, default_value = "radau5")]
     method: String,
     /// Explicit tableau of --method herk: euler, heun, kutta3, rk4 or hem4
@@ -155,6 +156,8 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         method,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
+    // --method radau-2nd integrates the model as written.
+    let mut original = (method == daec_sim::Method::Radau2nd).then(|| dae.clone());
     let added = daec_sim::reduce_to_first_order(&mut dae);
     if args.verbose && !added.is_empty() {
         let names: Vec<&str> = added
@@ -210,7 +213,13 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         let _ = ctx.io.stderr.write_all(s.as_bytes());
     }
     let compile = clock.elapsed().as_secs_f64();
-    let mut sim = match integrate(&mut dae, &mut prepared, &ro) {
+    let run = match original.as_mut() {
+        Some(original) => {
+            daec_sim::second_order::integrate_second_order(original, &dae, &added, &prepared, &ro)
+        }
+        None => integrate(&mut dae, &mut prepared, &ro),
+    };
+    let mut sim = match run {
         Ok(s) => s,
         Err(e @ SimError::Options(_)) => return Err(ctx.usage_error(&e.to_string())),
         Err(e) => return Err(model_error(ctx, &e.to_string())),
