@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{daec, root, valid_models};
+use common::{daec, root, snapshot_name, valid_models};
 use std::path::PathBuf;
 
 /// A parsed CSV: header and numeric rows.
@@ -452,6 +452,68 @@ fn csv_file_plot_and_stats_are_written() {
     assert!(s["residual_evals"].as_u64().unwrap() > s["steps_accepted"].as_u64().unwrap());
 }
 
+/// `v` to 6 significant digits (the snapshots pin results, not the last
+/// bits of the arithmetic).
+fn sig6(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let s = format!("{v:.5e}");
+    // -0.00000e0 and friends
+    s.replace("-0.00000e0", "0.00000e0")
+}
+
+/// The statistics of a run without the wall times, the constraint
+/// residuals as orders of magnitude, and the last output row.
+fn stats_snapshot(model: &str, stats: &serde_json::Value, csv: &Csv) -> String {
+    let mut out = format!("model: {model}\n");
+    for key in [
+        "steps_accepted",
+        "steps_rejected",
+        "residual_evals",
+        "jacobian_evals",
+        "lu_decompositions",
+        "newton_iterations",
+        "selection_changes",
+        "events",
+        "restarts",
+        "unknowns",
+        "differential_equations",
+        "constraints",
+    ] {
+        out.push_str(&format!("{key}: {}\n", stats[key]));
+    }
+    let magnitude = |v: f64| {
+        if v <= 0.0 {
+            "0".to_string()
+        } else {
+            format!("1e{}", v.log10().ceil() as i32)
+        }
+    };
+    let levels: Vec<String> = stats["max_constraint_residual_by_level"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_f64()).map(magnitude).collect())
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "max constraint residual by level (at most): [{}]\n",
+        levels.join(", ")
+    ));
+    if let Some(last) = csv.rows.last() {
+        // Values at the round-off level of the row are shown as `~0`.
+        let scale = last.iter().fold(1.0f64, |a, v| a.max(v.abs()));
+        out.push_str("last row:\n");
+        for (name, v) in csv.header.iter().zip(last) {
+            let shown = if v.abs() < 1e-11 * scale {
+                "~0".to_string()
+            } else {
+                sig6(*v)
+            };
+            out.push_str(&format!("  {name} = {shown}\n"));
+        }
+    }
+    out
+}
+
 #[test]
 fn every_model_in_the_library_simulates_or_is_refused_with_a_reason() {
     let mut simulated = 0;
@@ -466,13 +528,31 @@ fn every_model_in_the_library_simulates_or_is_refused_with_a_reason() {
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(2.0);
         let t_end = stop.min(2.0).to_string();
-        let r = daec(&["simulate", m, "--t-end", &t_end, "--interval", "1"]);
+        let stats_path = temp(&format!("stats-{}.json", snapshot_name("s", m)));
+        let r = daec(&[
+            "simulate",
+            m,
+            "--t-end",
+            &t_end,
+            "--interval",
+            "1",
+            "--stats-json",
+            stats_path.to_str().unwrap(),
+        ]);
         match r.code {
             0 => {
                 simulated += 1;
                 let csv = Csv::parse(&r.stdout);
                 assert_eq!(csv.rows.last().map(|r| r[0]), Some(stop.min(2.0)), "{m}");
                 assert!(csv.rows.iter().flatten().all(|v| v.is_finite()), "{m}");
+                let s = stats(&stats_path);
+                insta::with_settings!({
+                    snapshot_path => "../snapshots",
+                    prepend_module_to_snapshot => false,
+                    omit_expression => true,
+                }, {
+                    insta::assert_snapshot!(snapshot_name("simulate", m), stats_snapshot(m, &s, &csv));
+                });
             }
             // The Σ-method fails on this branch (a documented singular
             // Σ-Jacobian at the start values).
