@@ -45,5 +45,5 @@ pub use output::{Results, SimStats, output_grid, to_csv, to_svg};
 pub use problem::{FormProblem, HicProblem};
 pub use simulate::{
     Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form, integrate,
-    prepare, prepare_form, resolve_options, simulate,
+    integrate_with_progress, prepare, prepare_form, resolve_options, simulate,
 };

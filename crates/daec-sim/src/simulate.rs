@@ -403,6 +403,17 @@ pub fn integrate(
     prepared: &mut Prepared,
     ro: &ResolvedOptions,
 ) -> Result<Simulation, SimError> {
+    integrate_with_progress(dae, prepared, ro, &mut |_| {})
+}
+
+/// [`integrate`], calling `progress(t)` after every accepted step (the
+/// CLI's progress bar).
+pub fn integrate_with_progress(
+    dae: &mut Dae,
+    prepared: &mut Prepared,
+    ro: &ResolvedOptions,
+    progress: &mut dyn FnMut(f64),
+) -> Result<Simulation, SimError> {
     let clock = Instant::now();
     let Prepared {
         form: form0,
@@ -490,6 +501,7 @@ pub fn integrate(
         let ste_analysis = ste.as_ref().map(|v| &*v.analysis);
         let pool_dae: &Dae = dae;
         let result = solver.integrate(t, &z, seg_end, |step| {
+            progress(step.t);
             // The earliest rising edge of an armed event in this step.
             let mut first: Option<(f64, usize)> = None;
             for k in 0..n_ev {

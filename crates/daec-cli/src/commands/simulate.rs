@@ -5,7 +5,7 @@ use crate::{Ctx, EXIT_MODEL, EXIT_NUMERIC, ModelArgs, emit, load, write_atomical
 use clap::Args;
 use daec_regularize::formulation::Form;
 use daec_regularize::{AnalyzeOptions, Outcome, analyze};
-use daec_sim::{SimError, SimOptions, integrate, prepare_form, resolve_options, to_csv, to_svg};
+use daec_sim::{SimError, SimOptions, prepare_form, resolve_options, to_csv, to_svg};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -217,7 +217,30 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         Some(original) => {
             daec_sim::second_order::integrate_second_order(original, &dae, &added, &prepared, &ro)
         }
-        None => integrate(&mut dae, &mut prepared, &ro),
+        None => {
+            // A progress bar on stderr when it is a terminal.
+            let bar = ctx
+                .io
+                .stderr_is_terminal
+                .then(|| progress_bar(ro.t0, ro.t_end));
+            let span = (ro.t_end - ro.t0).max(f64::MIN_POSITIVE);
+            let mut last = u64::MAX;
+            let mut progress = |t: f64| {
+                if let Some(bar) = &bar {
+                    let pos = (((t - ro.t0) / span).clamp(0.0, 1.0) * 1000.0) as u64;
+                    if pos != last {
+                        last = pos;
+                        bar.set_position(pos);
+                        bar.set_message(format!("t = {t:.6e}"));
+                    }
+                }
+            };
+            let r = daec_sim::integrate_with_progress(&mut dae, &mut prepared, &ro, &mut progress);
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            r
+        }
     };
     let mut sim = match run {
         Ok(s) => s,
@@ -247,4 +270,18 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         return Err(EXIT_NUMERIC);
     }
     Ok(())
+}
+
+/// The progress bar of `daec simulate` over `[t0, t_end]` (1000 ticks).
+fn progress_bar(t0: f64, t_end: f64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(1000),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+        "simulating [{{bar:40}}] {{percent:>3}}% {{msg}} of [{t0}, {t_end}] {{elapsed}}"
+    )) {
+        bar.set_style(style);
+    }
+    bar
 }
