@@ -23,7 +23,9 @@ pub mod linear_combination;
 pub mod quasi_linear;
 pub mod signature;
 
-pub use forms::{RegularizeOptions, best_hvt, log_kappa, regularize, ste_for_hvt};
+pub use forms::{
+    RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality, log_kappa, regularize, ste_for_hvt,
+};
 pub use formulation::{
     ConstraintRow, DiffRow, Form, FormEquation, FormUnknown, Formulation, QuasiLinearForm,
     RegularizeError, RowKind, RowSource, UnknownKind,

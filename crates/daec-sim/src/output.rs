@@ -170,7 +170,8 @@ pub struct SimStats {
     pub newton_iterations: usize,
     /// Changes of the equation selection of the overdetermined HiC system.
     pub selection_changes: usize,
-    /// Switches between StE variants (dynamic state selection).
+    /// Switches between StE variants or DD choices of dummy derivatives
+    /// (dynamic state selection).
     pub ste_switches: usize,
     /// Step end points projected onto the position and velocity
     /// constraints (`--method radau5-projected`).
@@ -232,7 +233,7 @@ impl SimStats {
             self.events,
             self.restarts,
             if self.ste_switches > 0 {
-                format!(", StE switches: {}", self.ste_switches)
+                format!(", state-selection switches (StE/DD): {}", self.ste_switches)
             } else if self.projections > 0 {
                 format!(", projections: {}", self.projections)
             } else {

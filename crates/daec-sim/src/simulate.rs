@@ -14,7 +14,9 @@ use crate::projected::index3_form;
 use daec_expr::{Env, ExprId, ParamId};
 use daec_model::Dae;
 use daec_regularize::formulation::{Form, UnknownKind};
-use daec_regularize::{Analysis, RegularizeOptions, best_hvt, log_kappa};
+use daec_regularize::{
+    Analysis, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality, log_kappa,
+};
 use daec_solve::{Options, SolveError, Stats, StepControl, locate_event};
 use std::time::Instant;
 
@@ -145,7 +147,7 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
     let mut roots: Vec<ExprId> = sim.diff.iter().map(|r| r.residual).collect();
     roots.extend(sim.constraints.iter().map(|c| c.expr));
     let time_conditions = time_conditions(&dae.pool, &roots);
-    let ste = (form == Form::Ste).then(|| SteVariants {
+    let ste = matches!(form, Form::Ste | Form::Dd).then(|| SteVariants {
         analysis: Box::new(analysis.clone()),
         built: Vec::new(),
     });
@@ -277,8 +279,88 @@ const MAX_STEPS: usize = 10_000_000;
 /// What stopped one integration segment early.
 enum Stop {
     Event(usize),
-    /// StE: switch to the variant on this HVT.
-    Switch(Vec<usize>),
+    /// StE or DD: switch to this variant.
+    Switch(Variant),
+}
+
+/// A variant of a locally valid formulation: StE on an HVT, DD with a
+/// choice of dummy derivatives (for each unknown, how many of its highest
+/// derivatives are dummies).
+#[derive(Debug, Clone, PartialEq)]
+enum Variant {
+    Hvt(Vec<usize>),
+    Dummies(Vec<u32>),
+}
+
+impl Variant {
+    /// The variant a formulation is built on.
+    fn of(form: &SimForm) -> Option<Variant> {
+        match form.form {
+            Form::Ste => form.hvt.clone().map(Variant::Hvt),
+            Form::Dd => Some(Variant::Dummies(dummy_levels(form))),
+            _ => None,
+        }
+    }
+
+    fn options(&self) -> RegularizeOptions {
+        match self {
+            Variant::Hvt(h) => RegularizeOptions {
+                hvt: Some(h.clone()),
+                ..RegularizeOptions::default()
+            },
+            Variant::Dummies(l) => RegularizeOptions {
+                dummies: Some(l.clone()),
+                ..RegularizeOptions::default()
+            },
+        }
+    }
+
+    fn form(&self) -> Form {
+        match self {
+            Variant::Hvt(_) => Form::Ste,
+            Variant::Dummies(_) => Form::Dd,
+        }
+    }
+}
+
+/// The dummy derivatives of a DD formulation: per model unknown, the
+/// number of its derivatives that are unknowns of the form.
+fn dummy_levels(form: &SimForm) -> Vec<u32> {
+    let mut levels = vec![0u32; form.n_original];
+    for u in &form.unknowns {
+        if let UnknownKind::Derivative { unknown, .. } = u.kind
+            && let Some(l) = levels.get_mut(unknown)
+        {
+            *l += 1;
+        }
+    }
+    levels
+}
+
+/// Largest model whose DD choice is re-checked after every step (the
+/// check evaluates and pivots the Σ-Jacobian densely).
+const DD_CHECK_MAX: usize = 200;
+
+/// DD dynamic re-selection (Mattsson & Söderlind's dummy pivoting): the
+/// choice pivoting makes at `(t, z)`, when its blocks are better
+/// conditioned than the current choice's by more than [`SWITCH_FACTOR`]
+/// (`Σ log|det|` of the blocks, the analogue of StE's `κ_T`).
+fn dd_switch(
+    dae: &Dae,
+    analysis: &Analysis,
+    form: &SimForm,
+    z: &[f64],
+    t: f64,
+) -> Option<Vec<u32>> {
+    let current = dummy_levels(form);
+    let zo = z.get(..form.n_original)?;
+    let best = dd_levels_at(dae, analysis, zo, t).ok()?;
+    if best == current {
+        return None;
+    }
+    let qc = dd_log_quality(dae, analysis, &current, zo, t);
+    let qb = dd_log_quality(dae, analysis, &best, zo, t);
+    (qb.is_finite() && qb > qc + SWITCH_FACTOR.ln()).then_some(best)
 }
 
 /// Hysteresis of the StE state selection: switch from the current HVT `T`
@@ -565,8 +647,18 @@ pub fn integrate_with_progress(
                             params: &params,
                             t: step.t,
                         };
-                        if let Some(hvt) = ste_switch(pool_dae, analysis, form, &env) {
-                            stop = Some(Stop::Switch(hvt));
+                        let switch = match form.form {
+                            Form::Dd if n_orig <= DD_CHECK_MAX => {
+                                dd_switch(pool_dae, analysis, form, step.z, step.t)
+                                    .map(Variant::Dummies)
+                            }
+                            Form::Ste => {
+                                ste_switch(pool_dae, analysis, form, &env).map(Variant::Hvt)
+                            }
+                            _ => None,
+                        };
+                        if let Some(v) = switch {
+                            stop = Some(Stop::Switch(v));
                             return StepControl::Stop;
                         }
                     }
@@ -599,22 +691,20 @@ pub fn integrate_with_progress(
                     }
                 }
             }
-            Some(Stop::Switch(hvt)) => {
+            Some(Stop::Switch(variant)) => {
                 let Some(v) = ste.as_mut() else { break };
                 let found = v
                     .built
                     .iter()
-                    .position(|(f, _)| f.hvt.as_ref() == Some(&hvt))
+                    .position(|(f, _)| Variant::of(f).as_ref() == Some(&variant))
                     .map(|k| k + 1);
-                let target = if form0.hvt.as_ref() == Some(&hvt) {
+                let target = if Variant::of(form0).as_ref() == Some(&variant) {
                     0
                 } else if let Some(k) = found {
                     k
                 } else {
-                    let opts = RegularizeOptions {
-                        hvt: Some(hvt.clone()),
-                    };
-                    let built = sim_form(dae, &v.analysis, Form::Ste, &opts).and_then(|f| {
+                    let opts = variant.options();
+                    let built = sim_form(dae, &v.analysis, variant.form(), &opts).and_then(|f| {
                         let p = FormProblem::new(&mut dae.pool, &f, params.clone())?;
                         Ok((f, p))
                     });
@@ -625,7 +715,8 @@ pub fn integrate_with_progress(
                         }
                         Err(e) => {
                             failure = Some(SimError::Numerical(format!(
-                                "StE state selection at t = {t}: the variant on another HVT cannot be built: {e}"
+                                "{} state selection at t = {t}: the variant {variant:?} cannot be built: {e}",
+                                variant.form().name().to_ascii_uppercase()
                             )));
                             break;
                         }

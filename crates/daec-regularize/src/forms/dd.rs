@@ -46,7 +46,8 @@ use rustc_hash::FxHashMap;
 /// Largest number of rows of the level-1 block pivoted densely.
 const DENSE_MAX: usize = 1500;
 
-/// The dummy-derivative formulation of `dae`.
+/// The dummy-derivative formulation of `dae`, the dummies chosen by
+/// pivoting at the consistent point of the analysis.
 pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeError> {
     let form = Form::Dd;
     let reg = regular(dae, analysis, form)?;
@@ -56,53 +57,81 @@ pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeE
             "the Σ-Jacobian is singular at the consistent point, so no choice of dummy derivatives is valid there (see `daec analyze`)",
         ));
     }
-    let n = dae.unknowns.len();
-    let (c, d) = (reg.sigma.offsets.c.clone(), reg.sigma.offsets.d.clone());
     // 𝔍 at the point, sparse.
-    let mut jac: FxHashMap<(usize, usize), f64> = FxHashMap::default();
-    match &reg.success.jacobian {
-        Some(jm) => {
-            for e in &reg.jacobian {
-                jac.insert((e.row, e.col), jm.get(e.row, e.col));
-            }
-        }
+    let jac: FxHashMap<(usize, usize), f64> = match &reg.success.jacobian {
+        Some(jm) => reg
+            .jacobian
+            .iter()
+            .map(|e| ((e.row, e.col), jm.get(e.row, e.col)))
+            .collect(),
         None => {
-            let params = dae.parameter_values();
             let start: Vec<f64> = dae
                 .unknowns
                 .iter()
                 .map(|u| u.start.unwrap_or(0.0))
                 .collect();
-            let env = ReferencePoint {
-                z: &start,
-                params: &params,
-                t: dae.experiment.start_time.unwrap_or(0.0),
-            };
-            for e in &reg.jacobian {
-                jac.insert((e.row, e.col), dae.pool.eval(e.expr, &env));
-            }
+            jacobian_at(
+                dae,
+                analysis,
+                &start,
+                dae.experiment.start_time.unwrap_or(0.0),
+            )
         }
+    };
+    let levels = choose_levels(dae, analysis, &jac).map_err(|m| err(form, m))?;
+    dd_with_levels(dae, analysis, &levels)
+}
+
+/// 𝔍 at `(t, z)` (derivatives taken as 0 where 𝔍 depends on them), sparse.
+fn jacobian_at(
+    dae: &Dae,
+    analysis: &Analysis,
+    z: &[f64],
+    t: f64,
+) -> FxHashMap<(usize, usize), f64> {
+    let mut jac = FxHashMap::default();
+    let Some(reg) = analysis.regular() else {
+        return jac;
+    };
+    let params = dae.parameter_values();
+    let env = ReferencePoint {
+        z,
+        params: &params,
+        t,
+    };
+    for e in &reg.jacobian {
+        jac.insert((e.row, e.col), dae.pool.eval(e.expr, &env));
     }
+    jac
+}
+
+/// The Mattsson–Söderlind choice (module docs, steps 1–3) on the values
+/// `jac` of 𝔍: for each unknown, how many of its highest derivatives are
+/// dummies.
+fn choose_levels(
+    dae: &Dae,
+    analysis: &Analysis,
+    jac: &FxHashMap<(usize, usize), f64>,
+) -> Result<Vec<u32>, String> {
+    let Some(reg) = analysis.regular() else {
+        return Err("the model is structurally singular".into());
+    };
+    let n = dae.unknowns.len();
+    let (c, d) = (&reg.sigma.offsets.c, &reg.sigma.offsets.d);
     let max_c = c.iter().copied().max().unwrap_or(0);
     let first_rows = c.iter().filter(|&&ci| ci >= 1).count();
     if first_rows > DENSE_MAX {
-        return Err(err(
-            form,
-            format!(
-                "the dummy derivatives are chosen by dense pivoting, done for at most {DENSE_MAX} differentiated equations (this model has {first_rows})"
-            ),
+        return Err(format!(
+            "the dummy derivatives are chosen by dense pivoting, done for at most {DENSE_MAX} differentiated equations (this model has {first_rows})"
         ));
     }
     let mut columns: Vec<usize> = (0..n).filter(|&j| d[j] >= 1).collect();
     let mut levels = vec![0u32; n];
     for k in 1..=max_c {
         let rows: Vec<usize> = (0..n).filter(|&i| c[i] >= k).collect();
-        let chosen = pivot_columns(&jac, &rows, &columns).ok_or_else(|| {
-            err(
-                form,
-                format!(
-                    "the Jacobian of the equations differentiated {k} time(s) with respect to the candidate derivatives is singular at the point"
-                ),
+        let chosen = pivot_columns(jac, &rows, &columns).ok_or_else(|| {
+            format!(
+                "the Jacobian of the equations differentiated {k} time(s) with respect to the candidate derivatives is singular at the point"
             )
         })?;
         for &j in &chosen {
@@ -111,6 +140,78 @@ pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeE
         columns = chosen;
         columns.sort_unstable();
     }
+    Ok(levels)
+}
+
+/// The dummy derivatives Mattsson–Söderlind pivoting chooses at `(t, z)`
+/// (the model's unknowns; derivatives in 𝔍 taken as 0): for each unknown,
+/// how many of its highest derivatives are dummies. For dynamic
+/// re-selection along a solution (the pendulum's choice `ẋ, ẍ` fails
+/// where `x = 0`).
+pub fn dd_levels_at(
+    dae: &Dae,
+    analysis: &Analysis,
+    z: &[f64],
+    t: f64,
+) -> Result<Vec<u32>, RegularizeError> {
+    let jac = jacobian_at(dae, analysis, z, t);
+    choose_levels(dae, analysis, &jac).map_err(|m| err(Form::Dd, m))
+}
+
+/// `Σ_k log|det 𝔍[R_k, S_k]|` at `(t, z)` for the choice `levels` (the
+/// columns `S_k` = unknowns with `levels[j] ≥ k`): how far the blocks the
+/// choice must invert are from singular; `−∞` when one is singular or the
+/// choice does not fit the blocks.
+pub fn dd_log_quality(dae: &Dae, analysis: &Analysis, levels: &[u32], z: &[f64], t: f64) -> f64 {
+    let Some(reg) = analysis.regular() else {
+        return f64::NEG_INFINITY;
+    };
+    let jac = jacobian_at(dae, analysis, z, t);
+    let n = dae.unknowns.len();
+    let c = &reg.sigma.offsets.c;
+    let max_c = c.iter().copied().max().unwrap_or(0);
+    let mut total = 0.0;
+    for k in 1..=max_c {
+        let rows: Vec<usize> = (0..n).filter(|&i| c[i] >= k).collect();
+        let cols: Vec<usize> = (0..n)
+            .filter(|&j| levels.get(j).copied().unwrap_or(0) >= k)
+            .collect();
+        if rows.len() != cols.len() {
+            return f64::NEG_INFINITY;
+        }
+        let m = rows.len();
+        let mut a = crate::dense::Matrix::zeros(m, m);
+        for (r, &i) in rows.iter().enumerate() {
+            for (q, &j) in cols.iter().enumerate() {
+                a.set(r, q, jac.get(&(i, j)).copied().unwrap_or(0.0));
+            }
+        }
+        let det = crate::dense::FullPivLu::new(&a, 1e-14).determinant();
+        if det == 0.0 || !det.is_finite() {
+            return f64::NEG_INFINITY;
+        }
+        total += det.abs().ln();
+    }
+    total
+}
+
+/// The DD formulation with the dummy derivatives `levels` (for each
+/// unknown, how many of its highest derivatives are dummies).
+pub fn dd_with_levels(
+    dae: &mut Dae,
+    analysis: &Analysis,
+    levels: &[u32],
+) -> Result<Formulation, RegularizeError> {
+    let form = Form::Dd;
+    let reg = regular(dae, analysis, form)?;
+    let n = dae.unknowns.len();
+    if levels.len() != n {
+        return Err(err(
+            form,
+            format!("{} dummy levels for {n} unknowns", levels.len()),
+        ));
+    }
+    let d = reg.sigma.offsets.d.clone();
     let keep: Vec<u32> = (0..n).map(|j| d[j] - levels[j].min(d[j])).collect();
     let (added, map) = replacement(dae, &d, &keep, "dd");
     let equations = replaced_array(dae, reg, &map);

@@ -30,6 +30,7 @@ pub mod ggl;
 pub mod hic;
 pub mod ste;
 
+pub use dd::{dd_levels_at, dd_log_quality};
 pub use ste::{best_hvt, log_kappa, ste_for_hvt};
 
 use crate::formulation::{
@@ -47,6 +48,10 @@ pub struct RegularizeOptions {
     /// StE: build the formulation on this HVT (`hvt[j] = i`, column `j` of
     /// Σ matched to row `i`) instead of choosing `T*` by `κ_T`.
     pub hvt: Option<Vec<usize>>,
+    /// DD: build the formulation with these dummy derivatives — for each
+    /// unknown `j`, its `dummies[j]` highest derivatives — instead of
+    /// pivoting at the consistent point (see [`dd::dd_levels_at`]).
+    pub dummies: Option<Vec<u32>>,
 }
 
 /// Builds the formulation `form` of `dae` from its Σ-method `analysis`
@@ -71,7 +76,10 @@ pub fn regularize(
             Some(h) => ste::ste_for_hvt(dae, analysis, h),
             None => ste::ste(dae, analysis),
         },
-        Form::Dd => dd::dd(dae, analysis),
+        Form::Dd => match &opts.dummies {
+            Some(levels) => dd::dd_with_levels(dae, analysis, levels),
+            None => dd::dd(dae, analysis),
+        },
         Form::Ggl => ggl::ggl(dae, analysis),
         Form::Di1 => di1::di1(dae, analysis),
         Form::Index3 => index3(dae, analysis),
