@@ -805,3 +805,41 @@ fn every_form_of_every_model_simulates_or_is_refused_with_a_reason() {
     }
     assert!(runs >= 40, "only {runs} form/model pairs simulated");
 }
+
+#[test]
+fn ggl_multipliers_are_scaled_as_index_2_variables() {
+    // GGL is of index 2 (steinbrecher2016 §5, (40)): with λ and μ scaled as
+    // index-2 variables (Hairer–Wanner VII.8) the particle on the circular
+    // track (Wunderlich Ex. 1.3, exact solution y = (sin t², cos t²),
+    // λ = −4t²) integrates from t = 1; with index-1 scaling Newton
+    // diverged in the first step.
+    let csv = simulate_ok(&[
+        "models/wunderlich/circular_track_first_order.dae",
+        "--form",
+        "ggl",
+        "--rtol",
+        "1e-8",
+        "--interval",
+        "0.25",
+    ]);
+    assert_eq!(csv.rows.last().map(|r| r[0]), Some(2.0));
+    for row in &csv.rows {
+        let t = row[0];
+        let (y1, y2) = (row[csv.col("y1")], row[csv.col("y2")]);
+        assert!((y1 - (t * t).sin()).abs() < 1e-6, "t = {t}: y1 = {y1}");
+        assert!((y2 - (t * t).cos()).abs() < 1e-6, "t = {t}: y2 = {y2}");
+    }
+    let r = daec(&[
+        "simulate",
+        "models/projected_rk/andrews_squeezer.dae",
+        "--form",
+        "ggl",
+        "--interval",
+        "0.03",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The test-set reference β(0.03) = 15.81 (IVP test set "andrews").
+    let csv = Csv::parse(&r.stdout);
+    let beta = csv.value(csv.rows.len() - 1, "beta");
+    assert!((beta - 15.81).abs() < 0.01, "β(0.03) = {beta}");
+}

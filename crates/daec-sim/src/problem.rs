@@ -113,6 +113,15 @@ impl FormProblem {
         self
     }
 
+    /// Sets Hairer's index of each unknown for the error scaling (ignored
+    /// unless there is one entry per unknown).
+    pub fn with_variable_index(mut self, variable_index: Vec<u8>) -> Self {
+        if variable_index.len() == self.n {
+            self.variable_index = variable_index;
+        }
+        self
+    }
+
     /// Switches the projection of step end points on or off (no effect
     /// without a projector).
     pub fn set_projection(&mut self, on: bool) {

@@ -139,7 +139,18 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
         (i3.form, problem)
     } else {
         let sim = sim_form(dae, analysis, form, &RegularizeOptions::default())?;
-        let problem = FormProblem::new(&mut dae.pool, &sim, params)?;
+        let mut problem = FormProblem::new(&mut dae.pool, &sim, params)?;
+        if form == Form::Ggl {
+            // GGL is of index 2 (steinbrecher2016 §5, (40)): the
+            // multipliers λ, μ — the unknowns that occur undifferentiated —
+            // are index-2 variables for RADAU5's scaling.
+            let index = sim
+                .differential
+                .iter()
+                .map(|&d| if d { 1 } else { 2 })
+                .collect();
+            problem = problem.with_variable_index(index);
+        }
         (sim, problem)
     };
     let init = initialize(dae, analysis, &sim)?;
