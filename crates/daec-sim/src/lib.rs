@@ -33,6 +33,7 @@ pub mod method;
 pub mod output;
 pub mod problem;
 pub mod projected;
+mod regularity;
 pub mod second_order;
 pub mod simulate;
 

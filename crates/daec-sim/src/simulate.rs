@@ -11,6 +11,7 @@ use crate::method::{Method, Solver};
 use crate::output::{Results, SimStats, output_grid};
 use crate::problem::FormProblem;
 use crate::projected::index3_form;
+use crate::regularity::SigmaJacobian;
 use daec_expr::{Env, ExprId, ParamId};
 use daec_model::Dae;
 use daec_regularize::formulation::{Form, UnknownKind};
@@ -110,6 +111,9 @@ pub struct Prepared {
     time_conditions: Vec<ExprId>,
     /// StE: the analysis (for `κ_T`) and the variants built so far.
     ste: Option<SteVariants>,
+    /// The model's Σ-Jacobian, to tell a singular model from other
+    /// failures.
+    sigma: Option<SigmaJacobian>,
 }
 
 /// The StE variants of dynamic state selection (issue 6 point 5): the
@@ -169,6 +173,7 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
         events,
         time_conditions,
         ste,
+        sigma: SigmaJacobian::new(analysis),
     })
 }
 
@@ -515,6 +520,7 @@ pub fn integrate_with_progress(
         events,
         time_conditions,
         ste,
+        sigma,
     } = prepared;
     check_method(ro.method, form0.form)?;
     problem0.set_projection(ro.method == Method::Radau5Projected);
@@ -680,7 +686,23 @@ pub fn integrate_with_progress(
         add_stats(&mut stats, &solver.stats());
         drop(solver);
         if let Err(e) = result {
-            failure = Some(describe_failure(&names, &e, &last_z, &last_zdot, ro));
+            let mut f = describe_failure(&names, &e, &last_z, &last_zdot, ro);
+            let why = sigma.as_ref().and_then(|s| {
+                s.explain(
+                    dae,
+                    init.t0,
+                    &init.z0,
+                    &init.zdot0,
+                    last_t,
+                    &last_z,
+                    &last_zdot,
+                )
+            });
+            if let (SimError::Numerical(m), Some(why)) = (&mut f, why) {
+                m.push_str("; ");
+                m.push_str(&why);
+            }
+            failure = Some(f);
             break;
         }
         t = last_t;
