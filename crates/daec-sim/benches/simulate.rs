@@ -11,16 +11,24 @@ use daec_sim::{
     Method, Prepared, ResolvedOptions, SimOptions, default_form, integrate, prepare_form,
     resolve_options,
 };
-use daec_solve::Tableau;
+use daec_solve::{LinearSolver, Options, Radau5, StepControl, Tableau};
 
 fn load(path: &str, opts: &SimOptions) -> (Dae, Prepared, ResolvedOptions) {
+    load_with(path, opts, LowerOptions::default())
+}
+
+fn load_with(
+    path: &str,
+    opts: &SimOptions,
+    lower: LowerOptions,
+) -> (Dae, Prepared, ResolvedOptions) {
     let full = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(full).expect("model file");
     let mut map = SourceMap::new();
     let file = map.add(path, text);
     let parsed = daec_syntax::parse(file, map.source(file));
     let model = parsed.model.expect("parses");
-    let (dae, _) = daec_model::lower(&model, &LowerOptions::default());
+    let (dae, _) = daec_model::lower(&model, &lower);
     let mut dae = dae.expect("lowers");
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());
     let form = opts.form.unwrap_or(default_form(opts.method));
@@ -143,10 +151,64 @@ fn herk_vs_radau_pendulum_200(c: &mut Criterion) {
     group.finish();
 }
 
+/// The large case of issue 6: the HiC form of the pendulum chain
+/// (`models/scale/pendulum_chain.dae`, `-p N=…`) over a short interval,
+/// the Radau IIA integration alone (the compiled problem from its
+/// consistent initial point) with the dense and with the sparse linear
+/// algebra (LU of the iteration matrices and the equation selection).
+fn pendulum_chain_dense_vs_sparse(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pendulum_chain_hic_t_0_0.1");
+    group.sample_size(10);
+    for links in [20usize, 50, 200] {
+        let opts = SimOptions {
+            t_end: Some(0.1),
+            rtol: Some(1e-6),
+            atol: Some(1e-6),
+            interval: Some(0.1),
+            ..SimOptions::default()
+        };
+        let lower = LowerOptions {
+            overrides: vec![("N".into(), links as f64)],
+            ..LowerOptions::default()
+        };
+        let (_dae, prepared, _ro) = load_with("models/scale/pendulum_chain.dae", &opts, lower);
+        let problem = &prepared.problem;
+        let (z0, zd0) = (&prepared.init.z0, &prepared.init.zdot0);
+        let run = |solver: LinearSolver| {
+            let o = Options {
+                rtol: 1e-6,
+                atol: 1e-6,
+                initial_derivative: Some(zd0.clone()),
+                linear_solver: solver,
+                ..Options::default()
+            };
+            let mut r = Radau5::new(problem, o).expect("binds");
+            r.integrate(0.0, z0, 0.1, |_| StepControl::Continue)
+                .expect("integrates")
+        };
+        let s = run(LinearSolver::Sparse);
+        eprintln!(
+            "pendulum chain N = {links} (n = {}): {} steps, {} Jacobians, {} LU",
+            z0.len(),
+            s.steps_accepted,
+            s.jacobian_evals,
+            s.lu_decompositions
+        );
+        for (name, solver) in [
+            ("dense", LinearSolver::Dense),
+            ("sparse", LinearSolver::Sparse),
+        ] {
+            group.bench_function(format!("n_{links}_{name}"), |b| b.iter(|| run(solver)));
+        }
+    }
+    group.finish();
+}
+
 fn all(c: &mut Criterion) {
     pendulum_2000();
     bench(c);
     herk_vs_radau_pendulum_200(c);
+    pendulum_chain_dense_vs_sparse(c);
 }
 
 criterion_group!(benches, all);

@@ -73,7 +73,9 @@ pub use error::SolveError;
 pub use events::locate_event;
 pub use herk::{Herk, HerkOptions, Selectors, Tableau};
 pub use problem::QuasiLinearDae;
-pub use radau5::{Options, Radau5, SolveFailure, Stats, Step, StepControl, Trajectory, solve};
+pub use radau5::{
+    LinearSolver, Options, Radau5, SolveFailure, Stats, Step, StepControl, Trajectory, solve,
+};
 pub use second_order::{
     Collocation, SecondOrderDae, SecondOrderOptions, SecondOrderRadau, SecondOrderStats,
     SecondOrderStep, StepSize,

@@ -1,17 +1,32 @@
-//! Dense LU factorisations (partial pivoting) of the real and the complex
-//! iteration matrices of the Radau IIA simplified Newton method.
+//! LU factorisations (partial pivoting) of the real and the complex
+//! iteration matrices of the Radau IIA simplified Newton method
+//! (Hairer–Wanner, Solving ODEs II, IV.8).
 //!
 //! The systems are small for most models (a handful to a few dozen
 //! unknowns), where an allocation-free row-major LU is several times faster
-//! than a general library call; larger systems go through `faer`
-//! ([`crate::linalg::FAER_THRESHOLD`]).
+//! than a general library call; larger systems go through `faer`'s dense
+//! LU ([`FAER_THRESHOLD`]), and large ones (more than
+//! [`SPARSE_THRESHOLD`] unknowns) through `faer`'s sparse LU on the fixed
+//! pattern of the problem ([`sparse`]).
 
 use faer::Mat;
 use faer::c64;
 use faer::linalg::solvers::{PartialPivLu, Solve};
 
+pub mod sparse;
+
+pub use sparse::{SparseComplexLu, SparseNewtonSystem, SparsePattern, SparseRealLu};
+
 /// Systems with more unknowns than this are factorised by `faer`.
 pub const FAER_THRESHOLD: usize = 24;
+
+/// Systems with more unknowns than this use the sparse LU (and the sparse
+/// equation selection) unless [`crate::radau5::Options::linear_solver`]
+/// says otherwise. Chosen by measurement on chain-like DAEs (pendulum
+/// chains, `crates/daec-sim/benches/simulate.rs`): from about this size on
+/// the sparse factorisation is faster than the dense one even for the
+/// densest iteration matrices of the regularised forms.
+pub const SPARSE_THRESHOLD: usize = 100;
 
 /// Error of a factorisation: the matrix is (numerically) singular; the
 /// payload is the column (variable) whose pivot vanished.
@@ -76,12 +91,16 @@ impl RealLu {
                 }
             }
             let inv = 1.0 / lu[k * n + k];
-            for i in k + 1..n {
-                let f = lu[i * n + k] * inv;
-                lu[i * n + k] = f;
+            // rows below k against the pivot row (slices: no bounds checks
+            // in the inner loop; same operations in the same order)
+            let (top, rest) = lu.split_at_mut((k + 1) * n);
+            let urow = &top[k * n + k + 1..];
+            for row in rest.chunks_exact_mut(n) {
+                let f = row[k] * inv;
+                row[k] = f;
                 if f != 0.0 {
-                    for j in k + 1..n {
-                        lu[i * n + j] -= f * lu[k * n + j];
+                    for (x, &u) in row[k + 1..].iter_mut().zip(urow) {
+                        *x -= f * u;
                     }
                 }
             }
@@ -192,17 +211,20 @@ impl ComplexLu {
             let (pr, pi) = (ar[k * n + k], ai[k * n + k]);
             let den = pr * pr + pi * pi;
             let (ir, ii) = (pr / den, -pi / den);
-            for i in k + 1..n {
-                let (xr, xi) = (ar[i * n + k], ai[i * n + k]);
+            let (top_r, rest_r) = ar.split_at_mut((k + 1) * n);
+            let (top_i, rest_i) = ai.split_at_mut((k + 1) * n);
+            let (u_r, u_i) = (&top_r[k * n + k + 1..], &top_i[k * n + k + 1..]);
+            for (row_r, row_i) in rest_r.chunks_exact_mut(n).zip(rest_i.chunks_exact_mut(n)) {
+                let (xr, xi) = (row_r[k], row_i[k]);
                 let fr = xr * ir - xi * ii;
                 let fi = xr * ii + xi * ir;
-                ar[i * n + k] = fr;
-                ai[i * n + k] = fi;
+                row_r[k] = fr;
+                row_i[k] = fi;
                 if fr != 0.0 || fi != 0.0 {
-                    for j in k + 1..n {
-                        let (ur, ui) = (ar[k * n + j], ai[k * n + j]);
-                        ar[i * n + j] -= fr * ur - fi * ui;
-                        ai[i * n + j] -= fr * ui + fi * ur;
+                    let targets = row_r[k + 1..].iter_mut().zip(row_i[k + 1..].iter_mut());
+                    for ((a, b), (&ur, &ui)) in targets.zip(u_r.iter().zip(u_i)) {
+                        *a -= fr * ur - fi * ui;
+                        *b -= fr * ui + fi * ur;
                     }
                 }
             }
@@ -230,12 +252,15 @@ impl ComplexLu {
                 bi.swap(k, p);
             }
         }
+        // (zipped slices: no bounds checks; same operations in the same
+        // order as the indexed loops)
         for i in 1..n {
             let (lr, li) = (&ar[i * n..i * n + i], &ai[i * n..i * n + i]);
             let (mut sr, mut si) = (0.0, 0.0);
-            for j in 0..i {
-                sr += lr[j] * br[j] - li[j] * bi[j];
-                si += lr[j] * bi[j] + li[j] * br[j];
+            let l = lr.iter().zip(li);
+            for ((&a, &b), (&xr, &xi)) in l.zip(br[..i].iter().zip(&bi[..i])) {
+                sr += a * xr - b * xi;
+                si += a * xi + b * xr;
             }
             br[i] -= sr;
             bi[i] -= si;
@@ -243,9 +268,10 @@ impl ComplexLu {
         for k in (0..n).rev() {
             let (ur, ui) = (&ar[k * n..(k + 1) * n], &ai[k * n..(k + 1) * n]);
             let (mut sr, mut si) = (br[k], bi[k]);
-            for j in k + 1..n {
-                sr -= ur[j] * br[j] - ui[j] * bi[j];
-                si -= ur[j] * bi[j] + ui[j] * br[j];
+            let u = ur[k + 1..].iter().zip(&ui[k + 1..]);
+            for ((&a, &b), (&xr, &xi)) in u.zip(br[k + 1..].iter().zip(&bi[k + 1..])) {
+                sr -= a * xr - b * xi;
+                si -= a * xi + b * xr;
             }
             let (pr, pi) = (ur[k], ui[k]);
             let den = pr * pr + pi * pi;

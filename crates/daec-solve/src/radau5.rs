@@ -24,9 +24,9 @@
 //! system per Jacobian evaluation by [`crate::selection`].
 
 use crate::error::SolveError;
-use crate::linalg::{ComplexLu, RealLu};
+use crate::linalg::{ComplexLu, RealLu, SPARSE_THRESHOLD, SparseNewtonSystem};
 use crate::problem::QuasiLinearDae;
-use crate::selection::{EquationSelection, select_equations};
+use crate::selection::{EquationSelection, select_equations, select_equations_sparse};
 use crate::tableau::{C1, C2, DD, Transform};
 
 /// Maximal simplified-Newton corrections of the end-point projection.
@@ -66,6 +66,38 @@ pub struct Options {
     pub initial_derivative: Option<Vec<f64>>,
     /// Consecutive Newton failures after which the integration stops.
     pub max_newton_failures: usize,
+    /// Dense or sparse linear algebra for the iteration matrices (default
+    /// [`LinearSolver::Auto`]).
+    pub linear_solver: LinearSolver,
+}
+
+/// The linear algebra of the simplified Newton iteration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LinearSolver {
+    /// Dense up to [`SPARSE_THRESHOLD`] unknowns, sparse above.
+    #[default]
+    Auto,
+    /// Dense LU (own row-major LU for small systems, `faer` above
+    /// [`crate::linalg::FAER_THRESHOLD`]) and the dense equation selection
+    /// ([`crate::selection::select_equations`]).
+    Dense,
+    /// Sparse LU on the fixed pattern of the iteration matrices
+    /// ([`crate::linalg::sparse`]; the symbolic analysis once per equation
+    /// selection, numeric refactorisation per Jacobian or step size) and
+    /// the sparse equation selection
+    /// ([`crate::selection::select_equations_sparse`]).
+    Sparse,
+}
+
+impl LinearSolver {
+    /// Whether a system of `n` unknowns is solved with the sparse LU.
+    pub fn is_sparse_for(self, n: usize) -> bool {
+        match self {
+            LinearSolver::Auto => n > SPARSE_THRESHOLD,
+            LinearSolver::Dense => false,
+            LinearSolver::Sparse => true,
+        }
+    }
 }
 
 impl Default for Options {
@@ -85,6 +117,7 @@ impl Default for Options {
             predictive: true,
             initial_derivative: None,
             max_newton_failures: 30,
+            linear_solver: LinearSolver::Auto,
         }
     }
 }
@@ -112,6 +145,10 @@ pub struct Stats {
     /// Accepted steps whose end point the problem projected
     /// ([`QuasiLinearDae::project_step`]).
     pub projections: usize,
+    /// LU decompositions done by the sparse LU (equal to
+    /// [`lu_decompositions`](Self::lu_decompositions) when the sparse path
+    /// is taken, see [`Options::linear_solver`]).
+    pub sparse_lu_decompositions: usize,
 }
 
 /// What the observer wants after a step.
@@ -218,8 +255,13 @@ impl Pattern {
     }
 
     fn scatter(&self, dense: &mut [f64], cols: usize) {
+        self.scatter_values(&self.values, dense, cols);
+    }
+
+    /// Scatters `values` (in the order of the pattern) into `dense`.
+    fn scatter_values(&self, values: &[f64], dense: &mut [f64], cols: usize) {
         dense.iter_mut().for_each(|x| *x = 0.0);
-        for (&(r, c), &v) in self.entries.iter().zip(&self.values) {
+        for (&(r, c), &v) in self.entries.iter().zip(values) {
             dense[r * cols + c] += v;
         }
     }
@@ -238,10 +280,24 @@ pub struct Radau5<'p, P: QuasiLinearDae + ?Sized> {
     jd: Pattern,
     jg: Pattern,
     stats: Stats,
+    sparse: bool,
 }
 
 fn all_finite(x: &[f64]) -> bool {
     x.iter().all(|v| v.is_finite())
+}
+
+/// Solves with the real iteration matrix: the sparse system when there is
+/// one, the dense LU otherwise.
+fn solve_real(
+    sys: &mut Option<(EquationSelection, SparseNewtonSystem)>,
+    dense: &RealLu,
+    b: &mut [f64],
+) {
+    match sys.as_mut() {
+        Some((_, system)) => system.solve_real(b),
+        None => dense.solve(b),
+    }
 }
 
 impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
@@ -302,6 +358,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 index.len()
             )));
         }
+        let sparse = options.linear_solver.is_sparse_for(n);
         Ok(Self {
             problem,
             opts: options,
@@ -324,12 +381,20 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 "constraint Jacobian",
             )?,
             stats: Stats::default(),
+            sparse,
         })
     }
 
     /// Statistics of the last (or running) integration.
     pub fn stats(&self) -> Stats {
         self.stats
+    }
+
+    /// Whether the iteration matrices are factorised by the sparse LU
+    /// (and overdetermined systems reduced by the sparse selection), as
+    /// decided by [`Options::linear_solver`] and the size of the problem.
+    pub fn uses_sparse_lu(&self) -> bool {
+        self.sparse
     }
 
     /// Integrates from `(t0, z0)` to `t_end > t0`, calling `observer` after
@@ -434,17 +499,30 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut gg = vec![0.0; n_g]; // constraint scratch
         let mut y0_d = vec![0.0; n_d]; // k(t, y) (= −residual with ż = 0)
         let mut y0_g = vec![0.0; n_g]; // g(t, y)
-        let mut e_full = vec![0.0; n_d * n];
-        let mut e_cur = vec![0.0; n_d * n]; // E(t_n, z_n) for the error estimate
-        let mut jd_full = vec![0.0; n_d * n];
-        let mut g_full = vec![0.0; n_g * n];
-        let mut mred = vec![0.0; n * n];
-        let mut jred = vec![0.0; n * n];
-        let mut e1 = vec![0.0; n * n];
-        let mut e2r = vec![0.0; n * n];
-        let mut e2i = vec![0.0; n * n];
-        let mut lu1 = RealLu::new(n);
-        let mut lu2 = ComplexLu::new(n);
+        // Dense path: row-major matrices; sparse path: the pattern values
+        // and `SparseNewtonSystem` (built at the first Jacobian and rebuilt
+        // when the equation selection changes).
+        let sparse = self.sparse;
+        let dn = if sparse { 0 } else { n };
+        let mut e_full = vec![0.0; n_d * dn];
+        let mut e_cur = vec![0.0; n_d * dn]; // E(t_n, z_n) for the error estimate
+        let mut jd_full = vec![0.0; n_d * dn];
+        let mut g_full = vec![0.0; n_g * dn];
+        let mut mred = vec![0.0; dn * dn];
+        let mut jred = vec![0.0; dn * dn];
+        let mut e1 = vec![0.0; dn * dn];
+        let mut e2r = vec![0.0; dn * dn];
+        let mut e2i = vec![0.0; dn * dn];
+        let mut lu1 = RealLu::new(dn);
+        let mut lu2 = ComplexLu::new(dn);
+        let mut sys: Option<(EquationSelection, SparseNewtonSystem)> = None;
+        // position of each differential row in the selected system (sparse
+        // error estimate), `usize::MAX` if not selected
+        let mut diff_at = vec![usize::MAX; n_d];
+        // E(t_n, z_n) as pattern values: E depends on (t, z) only, so the
+        // values at the step start serve the error estimate and every
+        // Jacobian evaluated there
+        let mut mass_cur = vec![0.0; self.mass.entries.len()];
         let mut sel = EquationSelection {
             diff_rows: (0..n_d).collect(),
             constraint_rows: (0..n_g).collect(),
@@ -489,29 +567,49 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         y0_d.iter_mut().for_each(|x| *x = -*x);
         problem.constraints(t, &y, &mut y0_g);
         self.stats.residual_evals += 1;
-        problem.mass_values(t, &y, &mut self.mass.values);
-        self.mass.scatter(&mut e_cur, n);
+        problem.mass_values(t, &y, &mut mass_cur);
+        if !sparse {
+            self.mass.scatter_values(&mass_cur, &mut e_cur, n);
+        }
 
         let mut need_jac = true;
         let mut need_lu = true;
         loop {
             if need_jac {
-                problem.mass_values(t, &y, &mut self.mass.values);
+                self.mass.values.copy_from_slice(&mass_cur);
                 problem.diff_jacobian_values(t, &y, &ydot, &mut self.jd.values);
                 problem.constraint_jacobian_values(t, &y, &mut self.jg.values);
                 self.stats.jacobian_evals += 1;
-                self.mass.scatter(&mut e_full, n);
-                self.jd.scatter(&mut jd_full, n);
-                self.jg.scatter(&mut g_full, n);
-                if !(all_finite(&e_full) && all_finite(&jd_full) && all_finite(&g_full)) {
+                if !(all_finite(&self.mass.values)
+                    && all_finite(&self.jd.values)
+                    && all_finite(&self.jg.values))
+                {
                     return Err(SolveError::NewtonDivergence {
                         t,
                         h,
                         failures: newton_failures + 1,
                     });
                 }
+                if !sparse {
+                    self.mass.scatter(&mut e_full, n);
+                    self.jd.scatter(&mut jd_full, n);
+                    self.jg.scatter(&mut g_full, n);
+                }
                 if overdetermined {
-                    match select_equations(n, &e_full, n_d, &g_full, n_g) {
+                    let selected = if sparse {
+                        select_equations_sparse(
+                            n,
+                            &self.mass.entries,
+                            &self.mass.values,
+                            n_d,
+                            &self.jg.entries,
+                            &self.jg.values,
+                            n_g,
+                        )
+                    } else {
+                        select_equations(n, &e_full, n_d, &g_full, n_g)
+                    };
+                    match selected {
                         Ok(s) => {
                             if s != sel && self.stats.jacobian_evals > 1 {
                                 self.stats.selection_changes += 1;
@@ -521,18 +619,43 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         Err(rank) => return Err(SolveError::RankDeficient { t, rank, n }),
                     }
                 }
-                // Reduced M and J (J = −∂(Eż−k)/∂z on differential rows, ∂g/∂z on constraint rows).
-                let nd = sel.diff_rows.len();
-                for (k, &r) in sel.diff_rows.iter().enumerate() {
-                    for c in 0..n {
-                        mred[k * n + c] = e_full[r * n + c];
-                        jred[k * n + c] = -jd_full[r * n + c];
+                if sparse {
+                    // Pattern and symbolic analysis once per selection.
+                    if sys.as_ref().is_none_or(|(s, _)| *s != sel) {
+                        let system = SparseNewtonSystem::new(
+                            n,
+                            &sel.diff_rows,
+                            &sel.constraint_rows,
+                            n_d,
+                            n_g,
+                            &self.mass.entries,
+                            &self.jd.entries,
+                            &self.jg.entries,
+                        );
+                        diff_at.iter_mut().for_each(|x| *x = usize::MAX);
+                        for (k, &r) in sel.diff_rows.iter().enumerate() {
+                            diff_at[r] = k;
+                        }
+                        sys = Some((sel.clone(), system));
+                    }
+                    if let Some((_, system)) = sys.as_mut() {
+                        system.load(&self.mass.values, &self.jd.values, &self.jg.values);
                     }
                 }
-                for (k, &r) in sel.constraint_rows.iter().enumerate() {
-                    for c in 0..n {
-                        mred[(nd + k) * n + c] = 0.0;
-                        jred[(nd + k) * n + c] = g_full[r * n + c];
+                // Reduced M and J (J = −∂(Eż−k)/∂z on differential rows, ∂g/∂z on constraint rows).
+                if !sparse {
+                    let nd = sel.diff_rows.len();
+                    for (k, &r) in sel.diff_rows.iter().enumerate() {
+                        for c in 0..n {
+                            mred[k * n + c] = e_full[r * n + c];
+                            jred[k * n + c] = -jd_full[r * n + c];
+                        }
+                    }
+                    for (k, &r) in sel.constraint_rows.iter().enumerate() {
+                        for c in 0..n {
+                            mred[(nd + k) * n + c] = 0.0;
+                            jred[(nd + k) * n + c] = g_full[r * n + c];
+                        }
                     }
                 }
                 caljac = true;
@@ -543,19 +666,28 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 let fac1 = tr.gamma / h;
                 let alphn = tr.alpha / h;
                 let betan = tr.beta / h;
-                for k in 0..n * n {
-                    e1[k] = fac1 * mred[k] - jred[k];
-                    e2r[k] = alphn * mred[k] - jred[k];
-                    e2i[k] = betan * mred[k];
-                }
                 self.stats.lu_decompositions += 1;
-                let r1 = lu1.factor(&e1);
-                let r2 = if r1.is_ok() {
-                    lu2.factor(&e2r, &e2i)
-                } else {
-                    Ok(())
+                let result = match sys.as_mut() {
+                    Some((_, system)) if sparse => {
+                        self.stats.sparse_lu_decompositions += 1;
+                        system.factor(fac1, alphn, betan)
+                    }
+                    _ => {
+                        for k in 0..n * n {
+                            e1[k] = fac1 * mred[k] - jred[k];
+                            e2r[k] = alphn * mred[k] - jred[k];
+                            e2i[k] = betan * mred[k];
+                        }
+                        let r1 = lu1.factor(&e1);
+                        let r2 = if r1.is_ok() {
+                            lu2.factor(&e2r, &e2i)
+                        } else {
+                            Ok(())
+                        };
+                        r1.and(r2)
+                    }
                 };
-                if let Err(crate::linalg::Singular(var)) = r1.and(r2) {
+                if let Err(crate::linalg::Singular(var)) = result {
                     nsing += 1;
                     if nsing >= 5 {
                         return Err(SolveError::SingularMatrix {
@@ -647,10 +779,13 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         dw[s][i] = -(ti[s][0] * r0 + ti[s][1] * r1 + ti[s][2] * r2);
                     }
                 }
-                lu1.solve(&mut dw[0]);
+                solve_real(&mut sys, &lu1, &mut dw[0]);
                 {
                     let (a, b) = dw.split_at_mut(2);
-                    lu2.solve(&mut a[1], &mut b[0]);
+                    match sys.as_mut() {
+                        Some((_, system)) => system.solve_complex(&mut a[1], &mut b[0]),
+                        None => lu2.solve(&mut a[1], &mut b[0]),
+                    }
                 }
                 self.stats.newton_iterations += 1;
                 newt += 1;
@@ -727,9 +862,18 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             // in the Newton matrix may be from an older step when the
             // Jacobian is reused, and E may depend on z).
             f2.iter_mut().for_each(|x| *x = 0.0);
-            for (k, &r) in sel.diff_rows.iter().enumerate() {
-                let row = &e_cur[r * n..(r + 1) * n];
-                f2[k] = row.iter().zip(&f1).map(|(a, b)| a * b).sum();
+            if sparse {
+                for (&(r, c), &v) in self.mass.entries.iter().zip(&mass_cur) {
+                    let k = diff_at[r];
+                    if k != usize::MAX {
+                        f2[k] += v * f1[c];
+                    }
+                }
+            } else {
+                for (k, &r) in sel.diff_rows.iter().enumerate() {
+                    let row = &e_cur[r * n..(r + 1) * n];
+                    f2[k] = row.iter().zip(&f1).map(|(a, b)| a * b).sum();
+                }
             }
             for (k, &r) in sel.diff_rows.iter().enumerate() {
                 errv[k] = f2[k] + y0_d[r];
@@ -737,7 +881,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             for (k, &r) in sel.constraint_rows.iter().enumerate() {
                 errv[nd_sel + k] = f2[nd_sel + k] + y0_g[r];
             }
-            lu1.solve(&mut errv);
+            solve_real(&mut sys, &lu1, &mut errv);
             let norm = |e: &[f64]| -> f64 {
                 let s: f64 = e.iter().zip(&scal).map(|(a, b)| (a / b).powi(2)).sum();
                 ((s / n as f64).sqrt()).max(1e-10)
@@ -753,7 +897,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 for i in 0..n {
                     errv[i] = -f1[i] + f2[i];
                 }
-                lu1.solve(&mut errv);
+                solve_real(&mut sys, &lu1, &mut errv);
                 err = if ok { norm(&errv) } else { f64::INFINITY };
             }
             if !err.is_finite() {
@@ -786,6 +930,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 // hidden ones included for HiC/ADA — hold to round-off at
                 // every step as in QUALIDAES (Steinbrecher 2016, section 4)
                 // rather than only to the Newton tolerance.
+                // whether `gg` holds g(t, y + z[2]) for the final z[2]
+                let mut g_at_end = false;
                 if n_g > 0 {
                     for _ in 0..PROJECTION_MAX_ITER {
                         for i in 0..n {
@@ -793,6 +939,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         }
                         problem.constraints(t, &ystage, &mut gg);
                         self.stats.constraint_evals += 1;
+                        g_at_end = true;
                         let gmax = sel
                             .constraint_rows
                             .iter()
@@ -805,13 +952,14 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         for (k, &r) in sel.constraint_rows.iter().enumerate() {
                             errv[nd_sel + k] = gg[r];
                         }
-                        lu1.solve(&mut errv);
+                        solve_real(&mut sys, &lu1, &mut errv);
                         if !all_finite(&errv) {
                             break;
                         }
                         for i in 0..n {
                             z[2][i] += errv[i];
                         }
+                        g_at_end = false;
                     }
                 }
                 ydot.copy_from_slice(&zd[2]);
@@ -834,6 +982,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 if problem.project_step(t, &mut y) {
                     self.stats.projections += 1;
                     cont[..n].copy_from_slice(&y);
+                    g_at_end = false;
                 }
                 caljac = false;
                 nsing = 0;
@@ -849,9 +998,16 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 }
                 problem.diff_residual(t, &y, &zero, &mut y0_d);
                 y0_d.iter_mut().for_each(|x| *x = -*x);
-                problem.constraints(t, &y, &mut y0_g);
-                problem.mass_values(t, &y, &mut self.mass.values);
-                self.mass.scatter(&mut e_cur, n);
+                if g_at_end {
+                    // the projection's last evaluation was at this very point
+                    y0_g.copy_from_slice(&gg);
+                } else {
+                    problem.constraints(t, &y, &mut y0_g);
+                }
+                problem.mass_values(t, &y, &mut mass_cur);
+                if !sparse {
+                    self.mass.scatter_values(&mass_cur, &mut e_cur, n);
+                }
                 self.stats.residual_evals += 1;
                 hnew = hnew.min(hmax);
                 if reject {

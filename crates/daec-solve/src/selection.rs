@@ -112,6 +112,182 @@ pub fn select_equations(
     Ok(sel)
 }
 
+/// [`select_equations`] on sparse input: the same complete-pivoting
+/// elimination (same pivots, same tie-breaking, same arithmetic on the
+/// nonzeros, hence the same selection) on rows stored as sorted sparse
+/// vectors, without the dense `(n_d + n_g) × n` work matrix.
+///
+/// `e_pattern`/`e_values` and `g_pattern`/`g_values` are `(row, col)`
+/// patterns with values (duplicates summed), as the Jacobians of
+/// [`crate::QuasiLinearDae`]. Each row's largest entry in a free column
+/// is kept in a priority queue (per block: constraints, then differential
+/// rows) and refreshed only for the rows an elimination step changes, so
+/// the cost is that of the elimination's fill plus `O(log)` per update.
+///
+/// Limit: complete pivoting does not reduce fill. On the HiC form of a
+/// mechanical chain (`models/scale/pendulum_chain.dae`; the link equations
+/// `d_k = x_k − x_{k−1}` tie positions along the chain) the rows fill up
+/// to a large fraction of the dense matrix (50 links: 62 000 of 157 500
+/// entries), so for such models the selection, not the LU, dominates the
+/// cost of a Jacobian evaluation. Neither a Markowitz column choice with
+/// threshold 0.1 nor a fewest-rows tie-break reduced that fill (tried);
+/// a fill-reducing selection would need a different row order as well and
+/// is left open.
+pub fn select_equations_sparse(
+    n: usize,
+    e_pattern: &[(usize, usize)],
+    e_values: &[f64],
+    n_d: usize,
+    g_pattern: &[(usize, usize)],
+    g_values: &[f64],
+    n_g: usize,
+) -> Result<EquationSelection, usize> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let rows = n_g + n_d;
+    // Sparse rows (constraints first, then differential rows), sorted by
+    // column with duplicates summed in pattern order (as a dense scatter).
+    let mut w: Vec<Vec<(usize, f64)>> = vec![Vec::new(); rows];
+    for (&(r, c), &v) in g_pattern.iter().zip(g_values) {
+        w[r].push((c, v));
+    }
+    for (&(r, c), &v) in e_pattern.iter().zip(e_values) {
+        w[n_g + r].push((c, v));
+    }
+    let mut col_rows: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (r, row) in w.iter_mut().enumerate() {
+        row.sort_by_key(|&(c, _)| c); // stable: keeps the pattern order of duplicates
+        let mut merged: Vec<(usize, f64)> = Vec::with_capacity(row.len());
+        for &(c, v) in row.iter() {
+            match merged.last_mut() {
+                Some((lc, lv)) if *lc == c => *lv += v,
+                _ => merged.push((c, 0.0 + v)),
+            }
+        }
+        let m = merged.iter().fold(0.0f64, |a, &(_, x)| a.max(x.abs()));
+        if m > 0.0 && m.is_finite() {
+            merged.iter_mut().for_each(|(_, x)| *x /= m);
+        }
+        for &(c, _) in &merged {
+            col_rows[c].push(r);
+        }
+        *row = merged;
+    }
+    let mut col_used = vec![false; n];
+    // Largest |entry| of a row in a free column; the first column on ties
+    // (the dense row-major scan with a strict `>`).
+    let row_best = |row: &[(usize, f64)], col_used: &[bool]| -> Option<(f64, usize)> {
+        let mut best = 0.0;
+        let mut at = None;
+        for &(c, x) in row {
+            if !col_used[c] {
+                let v = x.abs();
+                if v > best {
+                    best = v;
+                    at = Some(c);
+                }
+            }
+        }
+        at.map(|c| (best, c))
+    };
+    // Heap entries (|value| bits, Reverse(row), Reverse(col), version):
+    // the largest value first, then the first row, as the dense scan.
+    type Entry = (u64, Reverse<usize>, Reverse<usize>, u32);
+    let mut version = vec![0u32; rows];
+    let mut heaps: [BinaryHeap<Entry>; 2] = [BinaryHeap::new(), BinaryHeap::new()];
+    let block = |r: usize| usize::from(r >= n_g);
+    for (r, row) in w.iter().enumerate() {
+        if let Some((v, c)) = row_best(row, &col_used) {
+            heaps[block(r)].push((v.to_bits(), Reverse(r), Reverse(c), 0));
+        }
+    }
+    let mut row_used = vec![false; rows];
+    let mut sel = EquationSelection {
+        diff_rows: Vec::new(),
+        constraint_rows: Vec::new(),
+    };
+    let mut rank = 0;
+    let mut scratch: Vec<(usize, f64)> = Vec::new();
+    for b in 0..2 {
+        while rank < n {
+            // the current (valid) best entry of the block
+            let mut piv = None;
+            while let Some((bits, Reverse(r), Reverse(c), ver)) = heaps[b].pop() {
+                if !row_used[r] && ver == version[r] && !col_used[c] {
+                    piv = Some((f64::from_bits(bits), r, c));
+                    break;
+                }
+            }
+            let Some((best, pr, pc)) = piv else { break };
+            if best <= RANK_TOL || !best.is_finite() {
+                break;
+            }
+            row_used[pr] = true;
+            col_used[pc] = true;
+            rank += 1;
+            if pr < n_g {
+                sel.constraint_rows.push(pr);
+            } else {
+                sel.diff_rows.push(pr - n_g);
+            }
+            let prow = std::mem::take(&mut w[pr]);
+            let p = prow
+                .binary_search_by_key(&pc, |&(c, _)| c)
+                .map(|k| prow[k].1)
+                .unwrap_or(0.0);
+            let candidates = std::mem::take(&mut col_rows[pc]);
+            for &r in &candidates {
+                if row_used[r] {
+                    continue;
+                }
+                let Ok(k) = w[r].binary_search_by_key(&pc, |&(c, _)| c) else {
+                    continue;
+                };
+                let f = w[r][k].1 / p;
+                if f == 0.0 {
+                    continue;
+                }
+                // row_r ← row_r − f·row_p over the union of both patterns
+                scratch.clear();
+                let (a, bp) = (&w[r], &prow);
+                let (mut i, mut j) = (0, 0);
+                while i < a.len() || j < bp.len() {
+                    let ca = a.get(i).map_or(usize::MAX, |e| e.0);
+                    let cb = bp.get(j).map_or(usize::MAX, |e| e.0);
+                    if ca < cb {
+                        scratch.push(a[i]);
+                        i += 1;
+                    } else if cb < ca {
+                        scratch.push((cb, 0.0 - f * bp[j].1));
+                        col_rows[cb].push(r);
+                        j += 1;
+                    } else {
+                        scratch.push((ca, a[i].1 - f * bp[j].1));
+                        i += 1;
+                        j += 1;
+                    }
+                }
+                if let Ok(k) = scratch.binary_search_by_key(&pc, |&(c, _)| c) {
+                    scratch[k].1 = 0.0;
+                }
+                std::mem::swap(&mut w[r], &mut scratch);
+                version[r] += 1;
+                if let Some((v, c)) = row_best(&w[r], &col_used) {
+                    heaps[block(r)].push((v.to_bits(), Reverse(r), Reverse(c), version[r]));
+                }
+            }
+            col_rows[pc] = candidates;
+            w[pr] = prow;
+        }
+    }
+    if rank < n {
+        return Err(rank);
+    }
+    sel.diff_rows.sort_unstable();
+    sel.constraint_rows.sort_unstable();
+    Ok(sel)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,508 @@
+//! Sparse LU factorisations of the real and the complex Radau IIA iteration
+//! matrices `γ/h·M − J` and `(α + iβ)/h·M − J` (Hairer–Wanner, Solving
+//! ODEs II, IV.8, (8.16)) for large systems.
+//!
+//! The sparsity pattern of the iteration matrices is fixed for a problem
+//! and an equation selection: [`SparsePattern`] is the compressed sparse
+//! column (CSC) structure built once from the union of the patterns of `M`
+//! and `J`. The symbolic analysis — the fill-reducing column ordering
+//! (COLAMD) — is computed once per pattern ([`SparseRealLu::new`],
+//! [`SparseComplexLu::new`]); every Jacobian evaluation or step-size change
+//! only refactorises numerically (left-looking Gilbert–Peierls LU with
+//! partial pivoting, `faer`'s simplicial sparse LU) into storage and
+//! workspace that are reused, so factorisations and solves do not allocate
+//! once the factors have reached their size.
+
+use super::Singular;
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::sparse::linalg::SupernodalThreshold;
+use faer::sparse::linalg::lu::simplicial::{
+    SimplicialLu, factorize_simplicial_numeric_lu, factorize_simplicial_numeric_lu_scratch,
+    solve_in_place_scratch,
+};
+use faer::sparse::linalg::lu::{LuSymbolicParams, factorize_symbolic_lu};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
+use faer::traits::ComplexField;
+use faer::{Conj, MatMut, Par, c64};
+
+/// Compressed sparse column structure of a square matrix (sorted, unique
+/// row indices per column).
+#[derive(Debug, Clone)]
+pub struct SparsePattern {
+    symbolic: SymbolicSparseColMat<usize>,
+}
+
+impl SparsePattern {
+    /// The structure of an `n × n` matrix with the given `(row, col)`
+    /// entries (duplicates are merged). Returns the pattern and, for every
+    /// input entry, its slot in the value array (so that values given in
+    /// the order of `entries` can be summed into place).
+    ///
+    /// # Panics
+    /// If an entry lies outside `n × n`.
+    pub fn new(n: usize, entries: &[(usize, usize)]) -> (Self, Vec<usize>) {
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        // column-major, then row
+        order.sort_unstable_by_key(|&k| (entries[k].1, entries[k].0));
+        let mut col_ptr = vec![0usize; n + 1];
+        let mut row_idx = Vec::with_capacity(entries.len());
+        let mut slot = vec![usize::MAX; entries.len()];
+        let mut prev: Option<(usize, usize)> = None;
+        for &k in &order {
+            let (r, c) = entries[k];
+            assert!(r < n && c < n, "entry ({r}, {c}) outside {n} × {n}");
+            if prev != Some((r, c)) {
+                row_idx.push(r);
+                col_ptr[c + 1] += 1;
+                prev = Some((r, c));
+            }
+            slot[k] = row_idx.len() - 1;
+        }
+        for c in 0..n {
+            col_ptr[c + 1] += col_ptr[c];
+        }
+        let symbolic = SymbolicSparseColMat::new_checked(n, n, col_ptr, None, row_idx);
+        (Self { symbolic }, slot)
+    }
+
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        self.symbolic.nrows()
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.symbolic.row_idx().len()
+    }
+}
+
+/// Numeric sparse LU with a fixed column ordering, reusable storage and
+/// workspace (shared by the real and the complex factorisation).
+struct Numeric<T> {
+    col_perm_fwd: Vec<usize>,
+    col_perm_inv: Vec<usize>,
+    row_perm_fwd: Vec<usize>,
+    row_perm_inv: Vec<usize>,
+    lu: SimplicialLu<usize, T>,
+    mem: MemBuffer,
+    factored: bool,
+}
+
+impl<T> std::fmt::Debug for Numeric<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Numeric")
+            .field("n", &self.col_perm_fwd.len())
+            .field("factored", &self.factored)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: ComplexField> Numeric<T> {
+    fn new(pattern: &SparsePattern) -> Self {
+        let n = pattern.n();
+        // The symbolic analysis: COLAMD ordering of the columns; the
+        // simplicial (Gilbert–Peierls) numeric factorisation determines the
+        // fill of L and U column by column with partial pivoting.
+        let params = LuSymbolicParams {
+            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
+            ..Default::default()
+        };
+        let (col_perm_fwd, col_perm_inv) =
+            match factorize_symbolic_lu(pattern.symbolic.as_ref(), params) {
+                Ok(sym) => {
+                    let (fwd, inv) = sym.col_perm().arrays();
+                    (fwd.to_vec(), inv.to_vec())
+                }
+                // out of memory in the ordering: natural order
+                Err(_) => ((0..n).collect(), (0..n).collect()),
+            };
+        let req = StackReq::any_of(&[
+            factorize_simplicial_numeric_lu_scratch::<usize, T>(n, n),
+            solve_in_place_scratch::<usize, T>(n, 1, Par::Seq),
+        ]);
+        Self {
+            col_perm_fwd,
+            col_perm_inv,
+            row_perm_fwd: vec![0; n],
+            row_perm_inv: vec![0; n],
+            lu: SimplicialLu::new(),
+            mem: MemBuffer::new(req),
+            factored: false,
+        }
+    }
+
+    /// Factorises the matrix with `pattern` and `values`; `is_zero` tells
+    /// a vanished (or non-finite) pivot.
+    fn factor(
+        &mut self,
+        pattern: &SparsePattern,
+        values: &[T],
+        is_zero: impl Fn(&T) -> bool,
+    ) -> Result<(), Singular> {
+        self.factored = false;
+        let a = SparseColMatRef::new(pattern.symbolic.as_ref(), values);
+        let col_perm =
+            faer::perm::PermRef::new_checked(&self.col_perm_fwd, &self.col_perm_inv, pattern.n());
+        let stack = MemStack::new(&mut self.mem);
+        if let Err(e) = factorize_simplicial_numeric_lu(
+            &mut self.row_perm_fwd,
+            &mut self.row_perm_inv,
+            &mut self.lu,
+            a,
+            col_perm,
+            stack,
+        ) {
+            let k = match e {
+                faer::sparse::linalg::LuError::SymbolicSingular { index } => index,
+                faer::sparse::linalg::LuError::Generic(_) => 0,
+            };
+            return Err(Singular(self.col_perm_fwd.get(k).copied().unwrap_or(0)));
+        }
+        // The diagonal of U is the last entry of each column.
+        let u = self.lu.u_factor_unsorted();
+        for j in 0..pattern.n() {
+            let vals = u.val_of_col(j);
+            let rows = u.row_idx_of_col_raw(j);
+            let ok = rows.last() == Some(&j) && vals.last().is_some_and(|d| !is_zero(d));
+            if !ok {
+                return Err(Singular(self.col_perm_fwd[j]));
+            }
+        }
+        self.factored = true;
+        Ok(())
+    }
+
+    fn solve(&mut self, x: &mut [T]) {
+        assert!(self.factored, "solve before a successful factorisation");
+        let n = x.len();
+        let row_perm = faer::perm::PermRef::new_checked(&self.row_perm_fwd, &self.row_perm_inv, n);
+        let col_perm = faer::perm::PermRef::new_checked(&self.col_perm_fwd, &self.col_perm_inv, n);
+        let rhs = MatMut::from_column_major_slice_mut(x, n, 1);
+        self.lu.solve_in_place_with_conj(
+            row_perm,
+            col_perm,
+            Conj::No,
+            rhs,
+            Par::Seq,
+            MemStack::new(&mut self.mem),
+        );
+    }
+}
+
+/// Sparse LU factorisation of a real matrix with a fixed [`SparsePattern`].
+#[derive(Debug)]
+pub struct SparseRealLu {
+    num: Numeric<f64>,
+}
+
+impl SparseRealLu {
+    /// The symbolic analysis of `pattern` (computed once; see the module
+    /// documentation).
+    pub fn new(pattern: &SparsePattern) -> Self {
+        Self {
+            num: Numeric::new(pattern),
+        }
+    }
+
+    /// Factorises the matrix with `pattern` and `values` (one per stored
+    /// entry, column-major).
+    pub fn factor(&mut self, pattern: &SparsePattern, values: &[f64]) -> Result<(), Singular> {
+        self.num
+            .factor(pattern, values, |d| *d == 0.0 || !d.is_finite())
+    }
+
+    /// Solves `A x = b` in place (`b` becomes `x`).
+    ///
+    /// # Panics
+    /// If the last [`factor`](Self::factor) failed or was never called.
+    pub fn solve(&mut self, b: &mut [f64]) {
+        self.num.solve(b);
+    }
+}
+
+/// Sparse LU factorisation of a complex matrix with a fixed
+/// [`SparsePattern`].
+#[derive(Debug)]
+pub struct SparseComplexLu {
+    num: Numeric<c64>,
+    rhs: Vec<c64>,
+}
+
+impl SparseComplexLu {
+    /// The symbolic analysis of `pattern` (computed once).
+    pub fn new(pattern: &SparsePattern) -> Self {
+        Self {
+            num: Numeric::new(pattern),
+            rhs: vec![c64::new(0.0, 0.0); pattern.n()],
+        }
+    }
+
+    /// Factorises the matrix with `pattern` and `values`.
+    pub fn factor(&mut self, pattern: &SparsePattern, values: &[c64]) -> Result<(), Singular> {
+        self.num.factor(pattern, values, |d| {
+            let a = d.re.hypot(d.im);
+            a == 0.0 || !a.is_finite()
+        })
+    }
+
+    /// Solves `A x = b` in place, `b = br + i·bi`.
+    ///
+    /// # Panics
+    /// If the last [`factor`](Self::factor) failed or was never called.
+    pub fn solve(&mut self, br: &mut [f64], bi: &mut [f64]) {
+        for ((x, &r), &i) in self.rhs.iter_mut().zip(br.iter()).zip(bi.iter()) {
+            *x = c64::new(r, i);
+        }
+        self.num.solve(&mut self.rhs);
+        for ((x, r), i) in self.rhs.iter().zip(br.iter_mut()).zip(bi.iter_mut()) {
+            *r = x.re;
+            *i = x.im;
+        }
+    }
+}
+
+/// The sparse iteration matrices of the simplified Newton method of Radau
+/// IIA for a square (selected) system: rows `0..diff_rows.len()` are the
+/// selected differential rows (`M = E`, `J = −∂(Eż − k)/∂z`), the others
+/// the selected constraint rows (`M = 0`, `J = ∂g/∂z`). The CSC pattern,
+/// the slot of every Jacobian entry and the symbolic analysis are computed
+/// once per selection ([`SparseNewtonSystem::new`]); per Jacobian the
+/// values are gathered ([`load`](SparseNewtonSystem::load)) and per step
+/// size the matrices `γ/h·M − J` and `(α + iβ)/h·M − J` are refactorised
+/// numerically ([`factor`](SparseNewtonSystem::factor)).
+#[derive(Debug)]
+pub struct SparseNewtonSystem {
+    pattern: SparsePattern,
+    mass_slot: Vec<usize>,
+    jd_slot: Vec<usize>,
+    jg_slot: Vec<usize>,
+    m: Vec<f64>,
+    j: Vec<f64>,
+    e1: Vec<f64>,
+    e2: Vec<c64>,
+    lu1: SparseRealLu,
+    lu2: SparseComplexLu,
+}
+
+/// Slot of an entry that does not belong to a selected row.
+const UNUSED: usize = usize::MAX;
+
+impl SparseNewtonSystem {
+    /// The pattern and the symbolic analysis of the system of `n`
+    /// unknowns with the selected `diff_rows` (of `n_d`) and
+    /// `constraint_rows` (of `n_g`), given the patterns of `E`,
+    /// `∂(Eż − k)/∂z` and `∂g/∂z`.
+    ///
+    /// # Panics
+    /// If `diff_rows.len() + constraint_rows.len() != n` or a row or
+    /// pattern entry is out of range.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        n: usize,
+        diff_rows: &[usize],
+        constraint_rows: &[usize],
+        n_d: usize,
+        n_g: usize,
+        mass: &[(usize, usize)],
+        jd: &[(usize, usize)],
+        jg: &[(usize, usize)],
+    ) -> Self {
+        assert_eq!(diff_rows.len() + constraint_rows.len(), n);
+        let nd = diff_rows.len();
+        let mut diff_at = vec![UNUSED; n_d];
+        for (k, &r) in diff_rows.iter().enumerate() {
+            diff_at[r] = k;
+        }
+        let mut con_at = vec![UNUSED; n_g];
+        for (k, &r) in constraint_rows.iter().enumerate() {
+            con_at[r] = nd + k;
+        }
+        let mut entries = Vec::with_capacity(mass.len() + jd.len() + jg.len());
+        let mut source = Vec::with_capacity(entries.capacity());
+        for (which, (pat, at)) in [(mass, &diff_at), (jd, &diff_at), (jg, &con_at)]
+            .into_iter()
+            .enumerate()
+        {
+            for (e, &(r, c)) in pat.iter().enumerate() {
+                if at[r] != UNUSED {
+                    entries.push((at[r], c));
+                    source.push((which, e));
+                }
+            }
+        }
+        // every diagonal entry, so that a structurally empty column is
+        // reported as a (numerically) singular pivot rather than breaking
+        // the symbolic analysis
+        for i in 0..n {
+            entries.push((i, i));
+        }
+        let (pattern, slot) = SparsePattern::new(n, &entries);
+        let mut slots = [
+            vec![UNUSED; mass.len()],
+            vec![UNUSED; jd.len()],
+            vec![UNUSED; jg.len()],
+        ];
+        for (&(which, e), &s) in source.iter().zip(&slot) {
+            slots[which][e] = s;
+        }
+        let [mass_slot, jd_slot, jg_slot] = slots;
+        let nnz = pattern.nnz();
+        let lu1 = SparseRealLu::new(&pattern);
+        let lu2 = SparseComplexLu::new(&pattern);
+        Self {
+            pattern,
+            mass_slot,
+            jd_slot,
+            jg_slot,
+            m: vec![0.0; nnz],
+            j: vec![0.0; nnz],
+            e1: vec![0.0; nnz],
+            e2: vec![c64::new(0.0, 0.0); nnz],
+            lu1,
+            lu2,
+        }
+    }
+
+    /// The CSC pattern of the iteration matrices.
+    pub fn pattern(&self) -> &SparsePattern {
+        &self.pattern
+    }
+
+    /// Gathers `M` and `J` from the values of `E`, `∂(Eż − k)/∂z` and
+    /// `∂g/∂z` (in the order of their patterns; duplicates summed).
+    pub fn load(&mut self, mass: &[f64], jd: &[f64], jg: &[f64]) {
+        self.m.iter_mut().for_each(|x| *x = 0.0);
+        self.j.iter_mut().for_each(|x| *x = 0.0);
+        for (&s, &v) in self.mass_slot.iter().zip(mass) {
+            if s != UNUSED {
+                self.m[s] += v;
+            }
+        }
+        for (&s, &v) in self.jd_slot.iter().zip(jd) {
+            if s != UNUSED {
+                self.j[s] -= v;
+            }
+        }
+        for (&s, &v) in self.jg_slot.iter().zip(jg) {
+            if s != UNUSED {
+                self.j[s] += v;
+            }
+        }
+    }
+
+    /// Factorises `fac1·M − J` (real) and `(alpha + i·beta)·M − J`
+    /// (complex).
+    pub fn factor(&mut self, fac1: f64, alpha: f64, beta: f64) -> Result<(), Singular> {
+        for (((e1, e2), &m), &j) in self
+            .e1
+            .iter_mut()
+            .zip(&mut self.e2)
+            .zip(&self.m)
+            .zip(&self.j)
+        {
+            *e1 = fac1 * m - j;
+            *e2 = c64::new(alpha * m - j, beta * m);
+        }
+        self.lu1.factor(&self.pattern, &self.e1)?;
+        self.lu2.factor(&self.pattern, &self.e2)
+    }
+
+    /// Solves with the real matrix in place.
+    pub fn solve_real(&mut self, b: &mut [f64]) {
+        self.lu1.solve(b);
+    }
+
+    /// Solves with the complex matrix in place (`br + i·bi`).
+    pub fn solve_complex(&mut self, br: &mut [f64], bi: &mut [f64]) {
+        self.lu2.solve(br, bi);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tridiagonal-plus-corner test matrix with a small diagonal (forces
+    /// pivoting), as `(row, col, value)`.
+    fn entries(n: usize) -> Vec<(usize, usize, f64)> {
+        let mut e = Vec::new();
+        for i in 0..n {
+            e.push((i, i, 0.5));
+            if i + 1 < n {
+                e.push((i, i + 1, 0.3 + i as f64 * 0.001));
+                e.push((i + 1, i, -1.0));
+            }
+        }
+        e.push((0, n - 1, 0.2));
+        e.push((0, n - 1, 0.05)); // duplicate: summed
+        e
+    }
+
+    #[test]
+    fn real_and_complex_sparse_lu_solve_a_pivoting_system() {
+        let n = 40;
+        let e = entries(n);
+        let pat: Vec<(usize, usize)> = e.iter().map(|&(r, c, _)| (r, c)).collect();
+        let (p, slot) = SparsePattern::new(n, &pat);
+        assert_eq!(p.nnz(), pat.len() - 1);
+        let mut vals = vec![0.0; p.nnz()];
+        for (k, &(_, _, v)) in e.iter().enumerate() {
+            vals[slot[k]] += v;
+        }
+        let x: Vec<f64> = (0..n).map(|i| i as f64 - 7.5).collect();
+        let mut b = vec![0.0; n];
+        for &(r, c, v) in &e {
+            b[r] += v * x[c];
+        }
+        let mut dense = vec![0.0; n * n];
+        for &(r, c, v) in &e {
+            dense[r * n + c] += v;
+        }
+        let mut bd = b.clone();
+        let mut dlu = crate::linalg::RealLu::new(n);
+        dlu.factor(&dense).unwrap();
+        dlu.solve(&mut bd);
+        let mut lu = SparseRealLu::new(&p);
+        lu.factor(&p, &vals).unwrap();
+        lu.solve(&mut b);
+        for i in 0..n {
+            assert!((b[i] - bd[i]).abs() < 1e-11, "{i}: {} vs {}", b[i], bd[i]);
+            assert!((b[i] - x[i]).abs() < 1e-9, "{i}: {} vs {}", b[i], x[i]);
+        }
+        // complex: A + i·0.5·I
+        let mut cv: Vec<c64> = vals.iter().map(|&v| c64::new(v, 0.0)).collect();
+        for (k, &(r, c, _)) in e.iter().enumerate() {
+            if r == c {
+                cv[slot[k]].im = 0.5;
+            }
+        }
+        let (mut br, mut bi) = (vec![0.0; n], vec![0.0; n]);
+        let xi: Vec<f64> = (0..n).map(|i| 1.0 - 0.1 * i as f64).collect();
+        for &(r, c, v) in &e {
+            br[r] += v * x[c];
+            bi[r] += v * xi[c];
+        }
+        for i in 0..n {
+            // (0.5 i)(x + i xi) = −0.5 xi + 0.5 i x
+            br[i] -= 0.5 * xi[i];
+            bi[i] += 0.5 * x[i];
+        }
+        let mut clu = SparseComplexLu::new(&p);
+        clu.factor(&p, &cv).unwrap();
+        clu.solve(&mut br, &mut bi);
+        for i in 0..n {
+            assert!((br[i] - x[i]).abs() < 1e-9 && (bi[i] - xi[i]).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn singular_sparse_matrix_is_reported() {
+        // column 1 is structurally empty below a zero value
+        let pat = [(0, 0), (1, 0), (0, 1), (1, 1)];
+        let (p, _) = SparsePattern::new(2, &pat);
+        let mut lu = SparseRealLu::new(&p);
+        // second column twice the first
+        let vals = [1.0, 2.0, 2.0, 4.0];
+        assert!(lu.factor(&p, &vals).is_err());
+    }
+}
