@@ -198,6 +198,19 @@ pub struct SimStats {
 }
 
 impl SimStats {
+    /// Takes the constraint residuals `by_level` (max-norm per level) of one
+    /// accepted point into the running maxima.
+    pub fn record_constraint_residuals(&mut self, by_level: &[f64]) {
+        let m = &mut self.max_constraint_residual_by_level;
+        if m.len() < by_level.len() {
+            m.resize(by_level.len(), 0.0);
+        }
+        for (m, &v) in m.iter_mut().zip(by_level) {
+            *m = m.max(v);
+        }
+        self.max_constraint_residual = m.iter().fold(0.0, |a: f64, &b| a.max(b));
+    }
+
     /// The statistics as a pretty-printed JSON document.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();

@@ -231,23 +231,7 @@ pub fn integrate_second_order(
         if prepared.form.n != z.len() {
             return;
         }
-        let by_level = prepared.problem.constraint_residual_by_level(t, z);
-        if stats.max_constraint_residual_by_level.len() < by_level.len() {
-            stats
-                .max_constraint_residual_by_level
-                .resize(by_level.len(), 0.0);
-        }
-        for (m, v) in stats
-            .max_constraint_residual_by_level
-            .iter_mut()
-            .zip(by_level)
-        {
-            *m = m.max(v);
-        }
-        stats.max_constraint_residual = stats
-            .max_constraint_residual_by_level
-            .iter()
-            .fold(0.0, |a: f64, &b| a.max(b));
+        stats.record_constraint_residuals(&prepared.problem.constraint_residual_by_level(t, z));
     };
     record(&mut stats, t0, &results.z[0]);
     let mut next = 1usize;

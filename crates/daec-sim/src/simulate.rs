@@ -547,23 +547,7 @@ pub fn integrate_with_progress(
         ..SimStats::default()
     };
     let record = |stats: &mut SimStats, problem: &FormProblem, t: f64, z: &[f64]| {
-        let by_level = problem.constraint_residual_by_level(t, z);
-        if stats.max_constraint_residual_by_level.len() < by_level.len() {
-            stats
-                .max_constraint_residual_by_level
-                .resize(by_level.len(), 0.0);
-        }
-        for (m, v) in stats
-            .max_constraint_residual_by_level
-            .iter_mut()
-            .zip(by_level)
-        {
-            *m = m.max(v);
-        }
-        stats.max_constraint_residual = stats
-            .max_constraint_residual_by_level
-            .iter()
-            .fold(0.0, |a: f64, &b| a.max(b));
+        stats.record_constraint_residuals(&problem.constraint_residual_by_level(t, z));
     };
     record(&mut stats, problem0, t0, &init.z0);
     let n_ev = events.len();

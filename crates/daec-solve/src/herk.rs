@@ -291,24 +291,10 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
     /// Binds the integrator to `problem`, validating dimensions, patterns
     /// and options.
     pub fn new(problem: &'p P, options: HerkOptions) -> Result<Self, SolveError> {
-        let (n, n_d, n_g) = (problem.n_vars(), problem.n_diff(), problem.n_constraints());
-        if n == 0 {
-            return Err(SolveError::InvalidProblem("no unknowns".into()));
-        }
-        if n_d + n_g < n {
-            return Err(SolveError::InvalidProblem(format!(
-                "underdetermined: {} equations for {n} unknowns",
-                n_d + n_g
-            )));
-        }
+        let (n, n_d, n_g) = crate::problem::checked_dimensions(problem)?;
         let o = &options;
+        crate::problem::check_tolerances(o.rtol, o.atol)?;
         let bad = |x: f64| !(x.is_finite() && x > 0.0);
-        if bad(o.rtol) || bad(o.atol) {
-            return Err(SolveError::InvalidOptions(format!(
-                "tolerances must be positive and finite (rtol = {}, atol = {})",
-                o.rtol, o.atol
-            )));
-        }
         if o.h0 < 0.0 || !o.h0.is_finite() || o.h_max < 0.0 || o.h_max.is_nan() {
             return Err(SolveError::InvalidOptions(
                 "h0 and h_max must be ≥ 0".into(),

@@ -105,3 +105,32 @@ pub trait QuasiLinearDae {
         false
     }
 }
+
+/// `(n, n_d, n_g)` of `problem`, refused when it has no unknowns or fewer
+/// equations than unknowns (the integrators' common precondition).
+pub(crate) fn checked_dimensions<P: QuasiLinearDae + ?Sized>(
+    problem: &P,
+) -> Result<(usize, usize, usize), crate::SolveError> {
+    let (n, n_d, n_g) = (problem.n_vars(), problem.n_diff(), problem.n_constraints());
+    if n == 0 {
+        return Err(crate::SolveError::InvalidProblem("no unknowns".into()));
+    }
+    if n_d + n_g < n {
+        return Err(crate::SolveError::InvalidProblem(format!(
+            "underdetermined: {} equations for {n} unknowns",
+            n_d + n_g
+        )));
+    }
+    Ok((n, n_d, n_g))
+}
+
+/// Refuses tolerances that are not positive and finite.
+pub(crate) fn check_tolerances(rtol: f64, atol: f64) -> Result<(), crate::SolveError> {
+    let bad = |x: f64| !(x.is_finite() && x > 0.0);
+    if bad(rtol) || bad(atol) {
+        return Err(crate::SolveError::InvalidOptions(format!(
+            "tolerances must be positive and finite (rtol = {rtol}, atol = {atol})"
+        )));
+    }
+    Ok(())
+}
