@@ -64,6 +64,8 @@ enum Op {
     MulC(f64, u32),
     /// `c · a · b`
     MulC2(f64, u32, u32),
+    /// `c · a · b · d`
+    MulC3(f64, u32, u32, u32),
     /// `c ·` product of `args[start..start+len]`.
     ProdN(f64, u32, u32),
     Sq(u32),
@@ -94,6 +96,7 @@ impl Op {
             Op::MulC(..) => 6,
             Op::MulC2(..) => 7,
             Op::ProdN(..) => 8,
+            Op::MulC3(..) => 22,
             Op::Sq(_) => 9,
             Op::Recip(_) => 10,
             Op::Powi(..) => 11,
@@ -145,6 +148,7 @@ impl Op {
             Op::MulC(c, a) => (Kind::MulC, ins(a, 0, 0, c)),
             Op::MulC2(c, a, b) => (Kind::MulC2, ins(a, b, 0, c)),
             Op::ProdN(c, s, l) => (Kind::ProdN, ins(s, l, 0, c)),
+            Op::MulC3(k, a, b, c) => (Kind::MulC3, ins(a, b, c, k)),
             Op::Sq(a) => (Kind::Sq, ins(a, 0, 0, 0.0)),
             Op::Recip(a) => (Kind::Recip, ins(a, 0, 0, 0.0)),
             Op::Powi(a, n) => (Kind::Powi, ins(a, n as u32, 0, 0.0)),
@@ -184,7 +188,7 @@ impl Op {
                 *a = f(*a);
                 *b = f(*b);
             }
-            Op::Select(c, a, b) | Op::Lin3(_, c, _, a, _, b) => {
+            Op::Select(c, a, b) | Op::Lin3(_, c, _, a, _, b) | Op::MulC3(_, c, a, b) => {
                 *c = f(*c);
                 *a = f(*a);
                 *b = f(*b);
@@ -234,6 +238,8 @@ enum Kind {
     MulC2,
     /// `k ·` product of `v[args[i]]` for `i` in `a..a+b`.
     ProdN,
+    /// `k · a · b · c`
+    MulC3,
     /// `a²`
     Sq,
     /// `1 / a`
@@ -263,6 +269,73 @@ struct Ins {
     k: f64,
     k2: f64,
     k3: f64,
+}
+
+/// Appends an instruction of `kind` at position `at` to `runs` (extending
+/// the last run when it is of the same kind).
+fn push_run(runs: &mut Vec<(Kind, u32)>, kind: Kind, at: usize) {
+    match runs.last_mut() {
+        Some((k, end)) if *k == kind => *end += 1,
+        _ => runs.push((kind, at as u32 + 1)),
+    }
+}
+
+/// Loop-invariant code motion for tapes: the instructions that depend on
+/// parameters and constants only (e.g. `k2/K` of a rate law, the `4·k1` of
+/// its derivative) are moved out of `ops` and returned, in a valid order;
+/// their results get the slots `base..base + m` and the other instructions
+/// start at the returned new base (operands, `args` and `outputs`
+/// renumbered). Slots `0..=n_inputs` (the inputs and `time`) vary.
+fn hoist_invariants(
+    ops: &mut Vec<Op>,
+    args: &mut [u32],
+    outputs: &mut [u32],
+    n_inputs: usize,
+    base: usize,
+) -> (Vec<Op>, usize) {
+    let mut invariant = vec![false; ops.len()];
+    for i in 0..ops.len() {
+        let mut inv = true;
+        ops[i].for_each_operand(args, |a| {
+            let a = a as usize;
+            match a.checked_sub(base) {
+                Some(k) => inv &= invariant[k],
+                None => inv &= a > n_inputs,
+            }
+        });
+        invariant[i] = inv;
+    }
+    let m = invariant.iter().filter(|&&x| x).count();
+    if m == 0 {
+        return (Vec::new(), base);
+    }
+    let (mut next_pre, mut next) = (base, base + m);
+    let new_slot: Vec<u32> = invariant
+        .iter()
+        .map(|&inv| {
+            let s = if inv { &mut next_pre } else { &mut next };
+            *s += 1;
+            (*s - 1) as u32
+        })
+        .collect();
+    let remap = |a: u32| match (a as usize).checked_sub(base) {
+        Some(k) => new_slot[k],
+        None => a,
+    };
+    let (mut pre, mut rest) = (Vec::with_capacity(m), Vec::with_capacity(ops.len() - m));
+    for (op, &inv) in ops.iter().zip(&invariant) {
+        let mut op = *op;
+        op.map_operands(remap);
+        if inv { pre.push(op) } else { rest.push(op) }
+    }
+    for a in args.iter_mut() {
+        *a = remap(*a);
+    }
+    for o in outputs.iter_mut() {
+        *o = remap(*o);
+    }
+    *ops = rest;
+    (pre, base + m)
 }
 
 /// Reorders the instructions by dependency level and, within a level, by
@@ -383,6 +456,14 @@ impl Plan {
     }
 }
 
+/// The slots of one [`Tape`] with its parameters and constants in place
+/// ([`Tape::frame`]), so that a repeated evaluation
+/// ([`Tape::eval_frame`]) copies only the inputs.
+#[derive(Clone, Debug)]
+pub struct TapeFrame {
+    slots: Vec<f64>,
+}
+
 /// A compiled list of root expressions, evaluated by one forward loop.
 ///
 /// Inputs are the leaves listed at compilation (typically z, ż, … in slot
@@ -398,6 +479,12 @@ impl Plan {
 /// `base + r`, so the outputs are copied out as one block.
 #[derive(Clone, Debug)]
 pub struct Tape {
+    /// Instructions on parameters and constants alone, hoisted out of the
+    /// per-call loop: run by [`Tape::frame`] once (and by [`Tape::eval`]
+    /// on every call, which loads the parameters anew); their results live
+    /// in the slots just below `base`.
+    pre_ins: Vec<Ins>,
+    pre_runs: Vec<(Kind, u32)>,
     ins: Vec<Ins>,
     /// Runs of instructions of one kind: `(kind, end)`, the run covering
     /// `ins[previous end..end]`.
@@ -530,6 +617,7 @@ impl Tape {
                     [a] => Op::MulC(*c, s(*a)),
                     [a, b] if *c == 1.0 => Op::Mul(s(*a), s(*b)),
                     [a, b] => Op::MulC2(*c, s(*a), s(*b)),
+                    [a, b, d] => Op::MulC3(*c, s(*a), s(*b), s(*d)),
                     _ => {
                         let start = args.len() as u32;
                         for f in fs {
@@ -555,6 +643,16 @@ impl Tape {
             ops.push(op);
         }
         let mut outputs: Vec<u32> = roots.iter().map(|&r| slot.get(r).unwrap_or(0)).collect();
+        let (pre_ops, base) = hoist_invariants(&mut ops, &mut args, &mut outputs, n_inputs, base);
+        let first_hoisted = base - pre_ops.len();
+        let mut pre_ins: Vec<Ins> = Vec::with_capacity(pre_ops.len());
+        let mut pre_runs: Vec<(Kind, u32)> = Vec::new();
+        for (k, op) in pre_ops.into_iter().enumerate() {
+            let (kind, mut i) = op.encode();
+            i.dst = (first_hoisted + k) as u32;
+            push_run(&mut pre_runs, kind, pre_ins.len());
+            pre_ins.push(i);
+        }
         schedule(&mut ops, &mut args, &mut outputs, base);
         // Destinations: the first instruction computing root `r` writes
         // slot `base + r`; the other instructions write temporaries after
@@ -589,13 +687,12 @@ impl Tape {
             op.map_operands(remap);
             let (kind, mut i) = op.encode();
             i.dst = d;
-            match runs.last_mut() {
-                Some((k, end)) if *k == kind => *end += 1,
-                _ => runs.push((kind, ins.len() as u32 + 1)),
-            }
+            push_run(&mut runs, kind, ins.len());
             ins.push(i);
         }
         Ok(Tape {
+            pre_ins,
+            pre_runs,
             ins,
             runs,
             args,
@@ -610,14 +707,21 @@ impl Tape {
         })
     }
 
-    /// Number of instructions (leaves and constants excluded).
+    /// Number of instructions (leaves and constants excluded; hoisted
+    /// parameter-only instructions included).
     pub fn len(&self) -> usize {
+        self.pre_ins.len() + self.ins.len()
+    }
+
+    /// Number of instructions run per [`Tape::eval_frame`] (those on
+    /// parameters and constants alone run once, in [`Tape::frame`]).
+    pub fn len_per_call(&self) -> usize {
         self.ins.len()
     }
 
     /// True if the tape has no instruction.
     pub fn is_empty(&self) -> bool {
-        self.ins.is_empty()
+        self.len() == 0
     }
 
     /// Number of scratch slots used by [`Tape::eval`].
@@ -662,10 +766,68 @@ impl Tape {
         }
         let c0 = p0 + self.params.len();
         v[c0..c0 + self.consts.len()].copy_from_slice(&self.consts);
+        self.exec(&self.pre_ins, &self.pre_runs, v);
+        self.run(v, out);
+    }
+
+    /// The slots of this tape with the parameters (`params`, indexed by
+    /// `ParamId`; missing ones read as NaN) and the constants loaded, for
+    /// [`Tape::eval_frame`].
+    pub fn frame(&self, params: &[f64]) -> TapeFrame {
+        let mut slots = vec![f64::NAN; self.n_slots];
+        let p0 = self.n_inputs + 1;
+        for (slot, &p) in slots[p0..].iter_mut().zip(&self.params) {
+            *slot = params.get(p as usize).copied().unwrap_or(f64::NAN);
+        }
+        let c0 = p0 + self.params.len();
+        slots[c0..c0 + self.consts.len()].copy_from_slice(&self.consts);
+        self.exec(&self.pre_ins, &self.pre_runs, &mut slots);
+        TapeFrame { slots }
+    }
+
+    /// [`Tape::eval`] in a frame made by [`Tape::frame`] of this tape: only
+    /// the inputs (the concatenation of `inputs`, missing ones NaN) and
+    /// `t` are written before the instructions run, the parameters and
+    /// constants are already in place. A frame of another shape leaves
+    /// `out` untouched.
+    pub fn eval_frame(&self, frame: &mut TapeFrame, t: f64, inputs: &[&[f64]], out: &mut [f64]) {
+        if frame.slots.len() != self.n_slots {
+            return;
+        }
+        let v = &mut frame.slots[..];
+        let mut k = 0;
+        for part in inputs {
+            let m = part.len().min(self.n_inputs - k);
+            v[k..k + m].copy_from_slice(&part[..m]);
+            k += m;
+        }
+        v[k..self.n_inputs].fill(f64::NAN);
+        v[self.n_inputs] = t;
+        self.run(v, out);
+    }
+
+    /// Runs the instructions on the slots `v` (inputs, time, parameters,
+    /// constants and hoisted values filled) and copies the outputs into
+    /// `out`.
+    fn run(&self, v: &mut [f64], out: &mut [f64]) {
+        self.exec(&self.ins, &self.runs, v);
+        // Leaves and repeated roots into the output block first, so that the
+        // outputs leave in one block copy (stores into `out` right after
+        // the copy would stall on it).
+        let base = self.base;
+        for &(r, s) in &self.fixups {
+            v[base + r as usize] = v[s as usize];
+        }
+        let m = out.len().min(self.n_outputs);
+        out[..m].copy_from_slice(&v[base..base + m]);
+    }
+
+    /// Executes the instructions `ins`, grouped by `runs`, on the slots `v`.
+    fn exec(&self, ins: &[Ins], runs: &[(Kind, u32)], v: &mut [f64]) {
         let (args, coefs) = (&self.args[..], &self.coefs[..]);
         let mut start = 0;
-        for &(kind, end) in &self.runs {
-            let run = &self.ins[start..end as usize];
+        for &(kind, end) in runs {
+            let run = &ins[start..end as usize];
             start = end as usize;
             macro_rules! each {
                 (|$a:ident, $b:ident, $c:ident, $k:ident| $e:expr) => {
@@ -709,10 +871,10 @@ impl Tape {
                 Kind::Mul => each!(|a, b, c, k| v[a] * v[b]),
                 Kind::MulC => each!(|a, b, c, k| k * v[a]),
                 Kind::MulC2 => each!(|a, b, c, k| k * v[a] * v[b]),
-                Kind::ProdN => each!(|s, l, c, k| match &args[s..s + l] {
-                    [a, b, d] => k * v[*a as usize] * v[*b as usize] * v[*d as usize],
-                    ix => ix.iter().fold(k, |acc, &j| acc * v[j as usize]),
-                }),
+                Kind::MulC3 => each!(|a, b, c, k| k * v[a] * v[b] * v[c]),
+                Kind::ProdN => {
+                    each!(|s, l, c, k| args[s..s + l].iter().fold(k, |acc, &j| acc * v[j as usize]))
+                }
                 Kind::Sq => each!(|a, b, c, k| v[a] * v[a]),
                 Kind::Recip => each!(|a, b, c, k| 1.0 / v[a]),
                 Kind::Powi => each!(|a, n, c, k| v[a].powi(n as u32 as i32)),
@@ -726,14 +888,5 @@ impl Tape {
                 Kind::Select => each!(|c, a, b, k| if v[c] != 0.0 { v[a] } else { v[b] }),
             }
         }
-        // Leaves and repeated roots into the output block first, so that the
-        // outputs leave in one block copy (stores into `out` right after
-        // the copy would stall on it).
-        let base = self.base;
-        for &(r, s) in &self.fixups {
-            v[base + r as usize] = v[s as usize];
-        }
-        let m = out.len().min(self.n_outputs);
-        out[..m].copy_from_slice(&v[base..base + m]);
     }
 }

@@ -321,12 +321,21 @@ proptest! {
         let mut out = [0.0; 2];
         let mut scratch = Vec::new();
         tape.eval(env.t, &vals, &env.params, &mut out, &mut scratch);
+        // The frame path (parameters and parameter-only instructions
+        // evaluated once, inputs given in two pieces) twice in a row.
+        let mut frame = tape.frame(&env.params);
+        let mut framed = [[0.0; 2]; 2];
+        for o in framed.iter_mut() {
+            tape.eval_frame(&mut frame, env.t, &[&vals[..4], &vals[4..]], o);
+        }
         for (k, root) in [e, d].into_iter().enumerate() {
             let direct = p.eval(root, &env);
-            prop_assert!(
-                out[k].to_bits() == direct.to_bits() || (out[k].is_nan() && direct.is_nan()),
-                "root {k}: tape {} vs direct {direct}", out[k]
-            );
+            for v in [out[k], framed[0][k], framed[1][k]] {
+                prop_assert!(
+                    v.to_bits() == direct.to_bits() || (v.is_nan() && direct.is_nan()),
+                    "root {k}: tape {v} vs direct {direct}"
+                );
+            }
         }
     }
 

@@ -63,6 +63,56 @@ fn shared_subexpressions_are_compiled_once() {
 }
 
 #[test]
+fn parameter_only_instructions_run_once_per_frame() {
+    // r = k2/K · x·y + (4·k1)·x  (k1, k2, K parameters)
+    let mut p = ExprPool::new();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let (k1, k2, kk) = (
+        p.param(ParamId(0)),
+        p.param(ParamId(1)),
+        p.param(ParamId(2)),
+    );
+    let inv_k = p.powi(kk, -1);
+    let four = p.constant(4.0);
+    let rate = p.product(&[k2, inv_k]);
+    let xy = p.mul(x, y);
+    let a = p.mul(rate, xy);
+    let c = p.mul(four, k1);
+    let b = p.mul(c, x);
+    let r = p.add(a, b);
+    let tape = Tape::compile(&p, &[r, rate], &[x, y]).expect("compiles");
+    // 1/K and k2·(1/K) depend on parameters only: hoisted out of the
+    // per-call instructions (4·k1·x is one product of the canonical form).
+    assert_eq!(tape.len() - tape.len_per_call(), 2, "{tape:?}");
+    assert_eq!(tape.len_per_call(), 3, "{tape:?}");
+    let params = [18.7, 0.58, 34.4];
+    let mut frame = tape.frame(&params);
+    let env = TestEnv {
+        vars: vec![vec![0.444], vec![0.007]],
+        params: params.to_vec(),
+        t: 0.0,
+    };
+    let mut out = [0.0; 2];
+    for xs in [[0.444, 0.007], [0.3, -2.0]] {
+        tape.eval_frame(&mut frame, 0.0, &[&xs], &mut out);
+        let env = TestEnv {
+            vars: vec![vec![xs[0]], vec![xs[1]]],
+            ..env.clone()
+        };
+        assert_eq!(out[0].to_bits(), p.eval(r, &env).to_bits());
+        // a hoisted value as an output
+        assert_eq!(out[1], 0.58 / 34.4);
+    }
+    // missing inputs read as NaN; a frame of another tape is refused
+    tape.eval_frame(&mut frame, 0.0, &[&[1.0]], &mut out);
+    assert!(out[0].is_nan());
+    let other = Tape::compile(&p, &[x], &[x]).expect("compiles");
+    let mut out2 = [7.0];
+    other.eval_frame(&mut frame, 0.0, &[&[1.0]], &mut out2);
+    assert_eq!(out2, [7.0]);
+}
+
+#[test]
 fn compile_errors() {
     let mut p = ExprPool::new();
     let (x, y) = (p.var(0, 0), p.var(1, 0));
