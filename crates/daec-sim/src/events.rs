@@ -15,14 +15,16 @@
 //!   and restarts (RADAU5's error control is only valid on smooth pieces).
 
 use crate::error::SimError;
-use daec_expr::{CmpOp, ExprId, ExprPool, Leaf, Node, Tape};
+use daec_expr::{CmpOp, ExprId, ExprPool, Leaf, Node, Tape, TapeFrame};
 use daec_model::Dae;
 
 /// The compiled `when` events of a model.
 #[derive(Debug)]
 pub struct WhenEvents {
-    /// `φ_k(t, z)` for every event, one tape (inputs `z`).
+    /// `φ_k(t, z)` for every event, one tape (inputs `z`), and its frame
+    /// (evaluated many times per step while an event is located).
     phi: Tape,
+    phi_frame: TapeFrame,
     /// The `reinit` targets of each event.
     targets: Vec<Vec<usize>>,
     /// All `reinit` values, one tape (inputs `z`), in event order.
@@ -67,11 +69,14 @@ impl WhenEvents {
                 "a `when` condition or `reinit` value depends on a derivative ({e})"
             ))
         };
+        let phi = Tape::compile(&dae.pool, &phis, &inputs).map_err(err)?;
+        let params = dae.parameter_values();
         Ok(Self {
-            phi: Tape::compile(&dae.pool, &phis, &inputs).map_err(err)?,
+            phi_frame: phi.frame(&params),
+            phi,
             targets,
             values: Tape::compile(&dae.pool, &values, &inputs).map_err(err)?,
-            params: dae.parameter_values(),
+            params,
             scratch: Vec::new(),
         })
     }
@@ -88,7 +93,7 @@ impl WhenEvents {
 
     /// Writes `φ_k(t, z)` for every event into `out`.
     pub fn eval(&mut self, t: f64, z: &[f64], out: &mut [f64]) {
-        self.phi.eval(t, z, &self.params, out, &mut self.scratch);
+        self.phi.eval_frame(&mut self.phi_frame, t, &[z], out);
     }
 
     /// The `reinit`s of event `k` evaluated at `(t, z)`: `(unknown, value)`.

@@ -8,17 +8,40 @@
 //! forward pass over a tape without allocation.
 
 use crate::error::SimError;
-use daec_expr::{ExprId, ExprPool, Tape};
+use crate::output::SimStats;
+use daec_expr::{ExprId, ExprPool, Tape, TapeFrame};
 use daec_regularize::dense::{FullPivLu, Matrix, min_norm_solve};
 use daec_regularize::formulation::QuasiLinearForm;
 use daec_regularize::quasi_linear::{mass_entries, sparse_jacobian};
 use daec_solve::QuasiLinearDae;
 use std::cell::RefCell;
 
-/// A tape with its sparsity pattern.
-#[derive(Debug, Clone)]
-struct Sparse {
+/// A tape with its frame: the parameters and constants are loaded once,
+/// an evaluation copies only the inputs (the trait takes `&self`, hence
+/// the cell).
+#[derive(Debug)]
+struct Compiled {
     tape: Tape,
+    frame: RefCell<TapeFrame>,
+}
+
+impl Compiled {
+    fn new(tape: Tape, params: &[f64]) -> Self {
+        let frame = RefCell::new(tape.frame(params));
+        Self { tape, frame }
+    }
+
+    /// Evaluates with the inputs `inputs` concatenated (`[z]` or `[z, ż]`).
+    fn eval(&self, t: f64, inputs: &[&[f64]], out: &mut [f64]) {
+        self.tape
+            .eval_frame(&mut self.frame.borrow_mut(), t, inputs, out);
+    }
+}
+
+/// A tape with its sparsity pattern.
+#[derive(Debug)]
+struct Sparse {
+    code: Compiled,
     pattern: Vec<(usize, usize)>,
 }
 
@@ -30,13 +53,13 @@ pub struct FormProblem {
     n_g: usize,
     params: Vec<f64>,
     levels: Vec<u32>,
-    diff: Tape,
-    constraints: Tape,
+    diff: Compiled,
+    constraints: Compiled,
+    /// `[E ż − k; g]` in one pass (the residual of every Radau stage).
+    both: Compiled,
     mass: Sparse,
     jd: Sparse,
     jg: Sparse,
-    /// `[z, ż]` input buffer and tape scratch (the trait takes `&self`).
-    work: RefCell<(Vec<f64>, Vec<f64>)>,
     /// Hairer's index of each unknown (all 1 for the regularized forms).
     variable_index: Vec<u8>,
     /// Projected Runge–Kutta (projected-rk-index3-daes, eq. (2.8)): the
@@ -44,10 +67,18 @@ pub struct FormProblem {
     /// and whether the projection is on.
     projector: Option<Box<FormProblem>>,
     projecting: bool,
+    /// Buffers of [`FormProblem::record_constraint_residuals`].
+    residual_work: RefCell<(Vec<f64>, Vec<f64>)>,
 }
 
-fn compile(pool: &ExprPool, roots: &[ExprId], inputs: &[ExprId]) -> Result<Tape, SimError> {
+fn compile(
+    pool: &ExprPool,
+    roots: &[ExprId],
+    inputs: &[ExprId],
+    params: &[f64],
+) -> Result<Compiled, SimError> {
     Tape::compile(pool, roots, inputs)
+        .map(|tape| Compiled::new(tape, params))
         .map_err(|e| SimError::Unsupported(format!("cannot compile the equations: {e}")))
 }
 
@@ -72,31 +103,34 @@ impl FormProblem {
         let (jd_pattern, jd_exprs) = sparse_jacobian(pool, &diff_rows);
         let (jg_pattern, jg_exprs) = sparse_jacobian(pool, &con_rows);
         let (mass_pattern, mass_exprs) = mass_entries(form);
+        let all_rows: Vec<ExprId> = diff_rows.iter().chain(&con_rows).copied().collect();
         let pool: &ExprPool = pool;
+        let p = &params;
         Ok(Self {
             n,
             n_d: diff_rows.len(),
             n_g: con_rows.len(),
-            params,
             levels: form.constraints.iter().map(|c| c.level).collect(),
-            diff: compile(pool, &diff_rows, &zzd)?,
-            constraints: compile(pool, &con_rows, &z)?,
+            diff: compile(pool, &diff_rows, &zzd, p)?,
+            constraints: compile(pool, &con_rows, &z, p)?,
+            both: compile(pool, &all_rows, &zzd, p)?,
             mass: Sparse {
-                tape: compile(pool, &mass_exprs, &z)?,
+                code: compile(pool, &mass_exprs, &z, p)?,
                 pattern: mass_pattern,
             },
             jd: Sparse {
-                tape: compile(pool, &jd_exprs, &zzd)?,
+                code: compile(pool, &jd_exprs, &zzd, p)?,
                 pattern: jd_pattern,
             },
             jg: Sparse {
-                tape: compile(pool, &jg_exprs, &z)?,
+                code: compile(pool, &jg_exprs, &z, p)?,
                 pattern: jg_pattern,
             },
-            work: RefCell::new((vec![0.0; 2 * n], Vec::new())),
+            params,
             variable_index: vec![1; n],
             projector: None,
             projecting: false,
+            residual_work: RefCell::default(),
         })
     }
 
@@ -148,23 +182,46 @@ impl FormProblem {
     /// (the index-3 formulation) the levels of the projection: positions
     /// and velocities.
     pub fn constraint_residual_by_level(&self, t: f64, z: &[f64]) -> Vec<f64> {
+        let mut out = Vec::new();
+        self.constraint_residual_by_level_into(t, z, &mut out);
+        out
+    }
+
+    /// Takes [`FormProblem::constraint_residual_by_level`] at `(t, z)`
+    /// into the running maxima of `stats` (allocation-free: it runs after
+    /// every accepted step).
+    pub fn record_constraint_residuals(&self, stats: &mut SimStats, t: f64, z: &[f64]) {
+        let mut w = self.residual_work.borrow_mut();
+        let (g, by_level) = &mut *w;
+        self.residual_by_level(t, z, g, by_level);
+        stats.record_constraint_residuals(by_level);
+    }
+
+    /// [`FormProblem::constraint_residual_by_level`] into `out`.
+    fn constraint_residual_by_level_into(&self, t: f64, z: &[f64], out: &mut Vec<f64>) {
+        let mut g = Vec::new();
+        self.residual_by_level(t, z, &mut g, out);
+    }
+
+    /// The residuals by level into `out`, `g` the constraint buffer.
+    fn residual_by_level(&self, t: f64, z: &[f64], g: &mut Vec<f64>, out: &mut Vec<f64>) {
         if let Some(p) = &self.projector {
-            return p.constraint_residual_by_level(t, z);
+            return p.residual_by_level(t, z, g, out);
         }
-        let mut g = vec![0.0; self.n_g];
-        self.constraints(t, z, &mut g);
+        g.resize(self.n_g, 0.0);
+        self.constraints(t, z, g);
         let levels = self
             .levels
             .iter()
             .copied()
             .max()
             .map_or(0, |m| m as usize + 1);
-        let mut out = vec![0.0f64; levels];
+        out.clear();
+        out.resize(levels, 0.0);
         for (v, &l) in g.iter().zip(&self.levels) {
             let a = if v.is_nan() { f64::INFINITY } else { v.abs() };
             out[l as usize] = out[l as usize].max(a);
         }
-        out
     }
 
     /// Projects `z` onto the constraints `H(t, ·) = 0` with the least
@@ -262,19 +319,10 @@ impl FormProblem {
         norm(&all)
     }
 
-    fn eval_z(&self, tape: &Tape, t: f64, z: &[f64], out: &mut [f64]) {
-        let mut w = self.work.borrow_mut();
-        let (_, scratch) = &mut *w;
-        tape.eval(t, z, &self.params, out, scratch);
-    }
-
-    fn eval_zzd(&self, tape: &Tape, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
-        let mut w = self.work.borrow_mut();
-        let (buf, scratch) = &mut *w;
+    /// Evaluates `code` (compiled over `[z, ż]`) at `(t, z, ż)`.
+    fn eval_zzd(&self, code: &Compiled, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
         let n = self.n;
-        buf[..n].copy_from_slice(&z[..n]);
-        buf[n..2 * n].copy_from_slice(&zdot[..n]);
-        tape.eval(t, buf, &self.params, out, scratch);
+        code.eval(t, &[&z[..n.min(z.len())], zdot], out);
     }
 }
 
@@ -292,25 +340,28 @@ impl QuasiLinearDae for FormProblem {
         self.eval_zzd(&self.diff, t, z, zdot, out);
     }
     fn constraints(&self, t: f64, z: &[f64], out: &mut [f64]) {
-        self.eval_z(&self.constraints, t, z, out);
+        self.constraints.eval(t, &[z], out);
+    }
+    fn residual(&self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
+        self.eval_zzd(&self.both, t, z, zdot, out);
     }
     fn mass_pattern(&self) -> Vec<(usize, usize)> {
         self.mass.pattern.clone()
     }
     fn mass_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
-        self.eval_z(&self.mass.tape, t, z, out);
+        self.mass.code.eval(t, &[z], out);
     }
     fn diff_jacobian_pattern(&self) -> Vec<(usize, usize)> {
         self.jd.pattern.clone()
     }
     fn diff_jacobian_values(&self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
-        self.eval_zzd(&self.jd.tape, t, z, zdot, out);
+        self.eval_zzd(&self.jd.code, t, z, zdot, out);
     }
     fn constraint_jacobian_pattern(&self) -> Vec<(usize, usize)> {
         self.jg.pattern.clone()
     }
     fn constraint_jacobian_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
-        self.eval_z(&self.jg.tape, t, z, out);
+        self.jg.code.eval(t, &[z], out);
     }
     /// All ones for the regularized forms (the index-3 formulation of
     /// [`crate::projected`] sets its own): they are strangeness-free, of d-index 1

@@ -231,7 +231,7 @@ pub fn integrate_second_order(
         if prepared.form.n != z.len() {
             return;
         }
-        stats.record_constraint_residuals(&prepared.problem.constraint_residual_by_level(t, z));
+        prepared.problem.record_constraint_residuals(stats, t, z);
     };
     record(&mut stats, t0, &results.z[0]);
     let mut next = 1usize;

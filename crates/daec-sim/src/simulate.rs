@@ -547,7 +547,7 @@ pub fn integrate_with_progress(
         ..SimStats::default()
     };
     let record = |stats: &mut SimStats, problem: &FormProblem, t: f64, z: &[f64]| {
-        stats.record_constraint_residuals(&problem.constraint_residual_by_level(t, z));
+        problem.record_constraint_residuals(stats, t, z);
     };
     record(&mut stats, problem0, t0, &init.z0);
     let n_ev = events.len();
@@ -630,10 +630,12 @@ pub fn integrate_with_progress(
                 }
                 None => {
                     // Re-arm events whose condition became false.
-                    events.eval(step.t, step.z, &mut phi_buf);
-                    for (a, &p) in armed.iter_mut().zip(&phi_buf) {
-                        if p < 0.0 {
-                            *a = true;
+                    if n_ev > 0 {
+                        events.eval(step.t, step.z, &mut phi_buf);
+                        for (a, &p) in armed.iter_mut().zip(&phi_buf) {
+                            if p < 0.0 {
+                                *a = true;
+                            }
                         }
                     }
                     // StE: dynamic state selection at the start of the

@@ -33,7 +33,219 @@ pub const SPARSE_THRESHOLD: usize = 100;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Singular(pub usize);
 
-/// LU factorisation of a real `n × n` matrix.
+/// Orders up to this are factorised and solved by code specialised to the
+/// order (const generics: the loops are unrolled and the bounds checks
+/// vanish), the common case of the small systems of chemical kinetics and
+/// mechanics. Same operations in the same order as the general loops, so
+/// the results are identical bit for bit.
+pub const FIXED_MAX: usize = 12;
+
+/// Calls `$f::<N>(args)` for the order `$n` when `1 ≤ $n ≤ FIXED_MAX`;
+/// evaluates to `None` otherwise.
+macro_rules! with_fixed_order {
+    ($n:expr, $f:ident($($arg:expr),*)) => {
+        match $n {
+            1 => Some($f::<1>($($arg),*)),
+            2 => Some($f::<2>($($arg),*)),
+            3 => Some($f::<3>($($arg),*)),
+            4 => Some($f::<4>($($arg),*)),
+            5 => Some($f::<5>($($arg),*)),
+            6 => Some($f::<6>($($arg),*)),
+            7 => Some($f::<7>($($arg),*)),
+            8 => Some($f::<8>($($arg),*)),
+            9 => Some($f::<9>($($arg),*)),
+            10 => Some($f::<10>($($arg),*)),
+            11 => Some($f::<11>($($arg),*)),
+            12 => Some($f::<12>($($arg),*)),
+            _ => None,
+        }
+    };
+}
+
+/// `a` (row-major, `N·N` entries) as `N` rows of `N`; `None` if the length
+/// is not `N·N`.
+fn rows_mut<const N: usize>(a: &mut [f64]) -> Option<&mut [[f64; N]; N]> {
+    let (rows, rest) = a.as_chunks_mut::<N>();
+    if !rest.is_empty() {
+        return None;
+    }
+    rows.try_into().ok()
+}
+
+fn rows<const N: usize>(a: &[f64]) -> Option<&[[f64; N]; N]> {
+    let (rows, rest) = a.as_chunks::<N>();
+    if !rest.is_empty() {
+        return None;
+    }
+    rows.try_into().ok()
+}
+
+/// Partial pivoting in column `k` of an order-`n` matrix: the row
+/// `p ≥ k` of the largest `magnitude(p)` (the first of equals);
+/// `Singular(k)` when that is zero or not finite.
+fn pivot_row(k: usize, n: usize, magnitude: impl Fn(usize) -> f64) -> Result<usize, Singular> {
+    let mut p = k;
+    let mut best = magnitude(k);
+    for i in k + 1..n {
+        let v = magnitude(i);
+        if v > best {
+            best = v;
+            p = i;
+        }
+    }
+    if best == 0.0 || !best.is_finite() {
+        return Err(Singular(k));
+    }
+    Ok(p)
+}
+
+/// [`RealLu::factor`] for order `N` (`lu` holds the matrix on entry).
+fn real_factor_fixed<const N: usize>(lu: &mut [f64], piv: &mut [usize]) -> Result<(), Singular> {
+    let (Some(a), Some(piv)) = (rows_mut::<N>(lu), piv.first_chunk_mut::<N>()) else {
+        return Err(Singular(0));
+    };
+    for k in 0..N {
+        let p = pivot_row(k, N, |i| a[i][k].abs())?;
+        piv[k] = p;
+        if p != k {
+            a.swap(k, p);
+        }
+        let inv = 1.0 / a[k][k];
+        // (the pivot row copied before its diagonal is overwritten: a
+        // wide load of a just-stored word would stall store forwarding)
+        let urow = a[k];
+        a[k][k] = inv;
+        for row in a.iter_mut().skip(k + 1) {
+            let f = row[k] * inv;
+            row[k] = f;
+            if f != 0.0 {
+                for j in k + 1..N {
+                    row[j] -= f * urow[j];
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`RealLu::solve`] for order `N`.
+fn real_solve_fixed<const N: usize>(lu: &[f64], piv: &[usize], b: &mut [f64]) {
+    let (Some(a), Some(piv), Some(b)) = (
+        rows::<N>(lu),
+        piv.first_chunk::<N>(),
+        b.first_chunk_mut::<N>(),
+    ) else {
+        return;
+    };
+    for (k, &p) in piv.iter().enumerate() {
+        b.swap(k, p.min(N - 1));
+    }
+    for i in 1..N {
+        let mut s = -0.0;
+        for j in 0..i {
+            s += a[i][j] * b[j];
+        }
+        b[i] -= s;
+    }
+    for k in (0..N).rev() {
+        let mut s = -0.0;
+        for j in k + 1..N {
+            s += a[k][j] * b[j];
+        }
+        b[k] = (b[k] - s) * a[k][k];
+    }
+}
+
+/// [`ComplexLu::factor`] for order `N` (`re`, `im` hold the matrix on entry).
+fn complex_factor_fixed<const N: usize>(
+    re: &mut [f64],
+    im: &mut [f64],
+    piv: &mut [usize],
+) -> Result<(), Singular> {
+    let (Some(ar), Some(ai), Some(piv)) = (
+        rows_mut::<N>(re),
+        rows_mut::<N>(im),
+        piv.first_chunk_mut::<N>(),
+    ) else {
+        return Err(Singular(0));
+    };
+    for k in 0..N {
+        let p = pivot_row(k, N, |i| ar[i][k].abs() + ai[i][k].abs())?;
+        piv[k] = p;
+        if p != k {
+            ar.swap(k, p);
+            ai.swap(k, p);
+        }
+        let (pr, pi) = (ar[k][k], ai[k][k]);
+        let den = pr * pr + pi * pi;
+        let (ir, ii) = (pr / den, -pi / den);
+        let (ur, ui) = (ar[k], ai[k]);
+        (ar[k][k], ai[k][k]) = (ir, ii);
+        for i in k + 1..N {
+            let (xr, xi) = (ar[i][k], ai[i][k]);
+            let fr = xr * ir - xi * ii;
+            let fi = xr * ii + xi * ir;
+            ar[i][k] = fr;
+            ai[i][k] = fi;
+            if fr != 0.0 || fi != 0.0 {
+                for j in k + 1..N {
+                    ar[i][j] -= fr * ur[j] - fi * ui[j];
+                    ai[i][j] -= fr * ui[j] + fi * ur[j];
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`ComplexLu::solve`] for order `N`.
+fn complex_solve_fixed<const N: usize>(
+    re: &[f64],
+    im: &[f64],
+    piv: &[usize],
+    br: &mut [f64],
+    bi: &mut [f64],
+) {
+    let (Some(ar), Some(ai), Some(piv), Some(br), Some(bi)) = (
+        rows::<N>(re),
+        rows::<N>(im),
+        piv.first_chunk::<N>(),
+        br.first_chunk_mut::<N>(),
+        bi.first_chunk_mut::<N>(),
+    ) else {
+        return;
+    };
+    for (k, &p) in piv.iter().enumerate() {
+        let p = p.min(N - 1);
+        br.swap(k, p);
+        bi.swap(k, p);
+    }
+    for i in 1..N {
+        let (mut sr, mut si) = (0.0, 0.0);
+        for j in 0..i {
+            let (a, b) = (ar[i][j], ai[i][j]);
+            sr += a * br[j] - b * bi[j];
+            si += a * bi[j] + b * br[j];
+        }
+        br[i] -= sr;
+        bi[i] -= si;
+    }
+    for k in (0..N).rev() {
+        let (mut sr, mut si) = (br[k], bi[k]);
+        for j in k + 1..N {
+            let (a, b) = (ar[k][j], ai[k][j]);
+            sr -= a * br[j] - b * bi[j];
+            si -= a * bi[j] + b * br[j];
+        }
+        let (ir, ii) = (ar[k][k], ai[k][k]);
+        br[k] = sr * ir - si * ii;
+        bi[k] = sr * ii + si * ir;
+    }
+}
+
+/// LU factorisation of a real `n × n` matrix. The diagonal of `U` is kept
+/// as its reciprocals, so the back substitution multiplies: a chain of
+/// dependent divisions is what bounds the solves of small systems.
 #[derive(Debug, Clone)]
 pub struct RealLu {
     n: usize,
@@ -70,20 +282,18 @@ impl RealLu {
             return Ok(());
         }
         self.lu.copy_from_slice(a);
+        match with_fixed_order!(n, real_factor_fixed(&mut self.lu, &mut self.piv)) {
+            Some(r) => r,
+            None => self.factor_general(),
+        }
+    }
+
+    /// The general loops of [`RealLu::factor`] on `self.lu` in place.
+    fn factor_general(&mut self) -> Result<(), Singular> {
+        let n = self.n;
         let lu = &mut self.lu;
         for k in 0..n {
-            let mut p = k;
-            let mut best = lu[k * n + k].abs();
-            for i in k + 1..n {
-                let v = lu[i * n + k].abs();
-                if v > best {
-                    best = v;
-                    p = i;
-                }
-            }
-            if best == 0.0 || !best.is_finite() {
-                return Err(Singular(k));
-            }
+            let p = pivot_row(k, n, |i| lu[i * n + k].abs())?;
             self.piv[k] = p;
             if p != k {
                 for j in 0..n {
@@ -91,6 +301,7 @@ impl RealLu {
                 }
             }
             let inv = 1.0 / lu[k * n + k];
+            lu[k * n + k] = inv;
             // rows below k against the pivot row (slices: no bounds checks
             // in the inner loop; same operations in the same order)
             let (top, rest) = lu.split_at_mut((k + 1) * n);
@@ -119,7 +330,14 @@ impl RealLu {
             }
             return;
         }
-        let lu = &self.lu;
+        if with_fixed_order!(n, real_solve_fixed(&self.lu, &self.piv, b)).is_none() {
+            self.solve_general(b);
+        }
+    }
+
+    /// The general loops of [`RealLu::solve`].
+    fn solve_general(&self, b: &mut [f64]) {
+        let (n, lu) = (self.n, &self.lu);
         // rows were swapped in full (L included), so apply P first
         for k in 0..n {
             let p = self.piv[k];
@@ -140,13 +358,14 @@ impl RealLu {
                 .zip(&b[k + 1..])
                 .map(|(u, x)| u * x)
                 .sum();
-            b[k] = (b[k] - s) / row[k];
+            b[k] = (b[k] - s) * row[k];
         }
     }
 }
 
 /// LU factorisation of a complex `n × n` matrix stored as separate real and
-/// imaginary parts.
+/// imaginary parts (the diagonal of `U` as its reciprocals, as in
+/// [`RealLu`]).
 #[derive(Debug, Clone)]
 pub struct ComplexLu {
     n: usize,
@@ -188,19 +407,19 @@ impl ComplexLu {
         self.re.copy_from_slice(re);
         self.im.copy_from_slice(im);
         let (ar, ai) = (&mut self.re, &mut self.im);
+        match with_fixed_order!(n, complex_factor_fixed(ar, ai, &mut self.piv)) {
+            Some(r) => r,
+            None => self.factor_general(),
+        }
+    }
+
+    /// The general loops of [`ComplexLu::factor`] on `self.re`, `self.im`
+    /// in place.
+    fn factor_general(&mut self) -> Result<(), Singular> {
+        let n = self.n;
+        let (ar, ai) = (&mut self.re, &mut self.im);
         for k in 0..n {
-            let mut p = k;
-            let mut best = ar[k * n + k].abs() + ai[k * n + k].abs();
-            for i in k + 1..n {
-                let v = ar[i * n + k].abs() + ai[i * n + k].abs();
-                if v > best {
-                    best = v;
-                    p = i;
-                }
-            }
-            if best == 0.0 || !best.is_finite() {
-                return Err(Singular(k));
-            }
+            let p = pivot_row(k, n, |i| ar[i * n + k].abs() + ai[i * n + k].abs())?;
             self.piv[k] = p;
             if p != k {
                 for j in 0..n {
@@ -211,6 +430,7 @@ impl ComplexLu {
             let (pr, pi) = (ar[k * n + k], ai[k * n + k]);
             let den = pr * pr + pi * pi;
             let (ir, ii) = (pr / den, -pi / den);
+            (ar[k * n + k], ai[k * n + k]) = (ir, ii);
             let (top_r, rest_r) = ar.split_at_mut((k + 1) * n);
             let (top_i, rest_i) = ai.split_at_mut((k + 1) * n);
             let (u_r, u_i) = (&top_r[k * n + k + 1..], &top_i[k * n + k + 1..]);
@@ -245,6 +465,14 @@ impl ComplexLu {
             return;
         }
         let (ar, ai) = (&self.re, &self.im);
+        if with_fixed_order!(n, complex_solve_fixed(ar, ai, &self.piv, br, bi)).is_none() {
+            self.solve_general(br, bi);
+        }
+    }
+
+    /// The general loops of [`ComplexLu::solve`].
+    fn solve_general(&self, br: &mut [f64], bi: &mut [f64]) {
+        let (n, ar, ai) = (self.n, &self.re, &self.im);
         for k in 0..n {
             let p = self.piv[k];
             if p != k {
@@ -273,10 +501,9 @@ impl ComplexLu {
                 sr -= a * xr - b * xi;
                 si -= a * xi + b * xr;
             }
-            let (pr, pi) = (ur[k], ui[k]);
-            let den = pr * pr + pi * pi;
-            br[k] = (sr * pr + si * pi) / den;
-            bi[k] = (si * pr - sr * pi) / den;
+            let (ir, ii) = (ur[k], ui[k]);
+            br[k] = sr * ir - si * ii;
+            bi[k] = sr * ii + si * ir;
         }
     }
 }
@@ -323,8 +550,49 @@ mod tests {
 
     #[test]
     fn real_lu_solves_small_and_faer_sized_systems() {
-        check_real(5);
+        // every order of the specialised code, the general loops
+        // (FIXED_MAX < n ≤ FAER_THRESHOLD) and faer
+        for n in 1..=FIXED_MAX + 4 {
+            check_real(n);
+        }
+        check_real(FAER_THRESHOLD);
         check_real(FAER_THRESHOLD + 6);
+    }
+
+    #[test]
+    fn specialised_and_general_lu_agree_bit_for_bit() {
+        for n in [3, 6, FIXED_MAX] {
+            let a = test_matrix(n);
+            let im: Vec<f64> = (0..n * n).map(|k| ((k * 5) % 7) as f64 * 0.25).collect();
+            let b: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
+            let mut lu = RealLu::new(n);
+            lu.factor(&a).unwrap();
+            let mut x = b.clone();
+            lu.solve(&mut x);
+            let mut clu = ComplexLu::new(n);
+            clu.factor(&a, &im).unwrap();
+            let (mut xr, mut xi) = (b.clone(), vec![0.5; n]);
+            clu.solve(&mut xr, &mut xi);
+            // the general loops on the same data
+            let mut g = RealLu::new(n);
+            g.lu.copy_from_slice(&a);
+            g.factor_general().unwrap();
+            let mut y = b.clone();
+            g.solve_general(&mut y);
+            let mut cg = ComplexLu::new(n);
+            cg.re.copy_from_slice(&a);
+            cg.im.copy_from_slice(&im);
+            cg.factor_general().unwrap();
+            let (mut yr, mut yi) = (b.clone(), vec![0.5; n]);
+            cg.solve_general(&mut yr, &mut yi);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&x), bits(&y), "real, n = {n}");
+            assert_eq!(
+                (bits(&xr), bits(&xi)),
+                (bits(&yr), bits(&yi)),
+                "complex, n = {n}"
+            );
+        }
     }
 
     fn check_complex(n: usize) {
@@ -357,7 +625,9 @@ mod tests {
 
     #[test]
     fn complex_lu_solves_small_and_faer_sized_systems() {
-        check_complex(4);
+        for n in 1..=FIXED_MAX + 4 {
+            check_complex(n);
+        }
         check_complex(FAER_THRESHOLD + 3);
     }
 

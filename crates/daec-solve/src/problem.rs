@@ -62,6 +62,17 @@ pub trait QuasiLinearDae {
     /// Writes the constraint residual `g(t,z)` into `out` (length `n_g`).
     fn constraints(&self, t: f64, z: &[f64], out: &mut [f64]);
 
+    /// Writes both residuals at one point, `[E(t,z)·zdot − k(t,z); g(t,z)]`,
+    /// into `out` (length `n_d + n_g`): what the integrator needs at every
+    /// stage. The default calls [`diff_residual`](Self::diff_residual) and
+    /// [`constraints`](Self::constraints); an implementor may do both in
+    /// one pass.
+    fn residual(&self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
+        let (d, g) = out.split_at_mut(self.n_diff().min(out.len()));
+        self.diff_residual(t, z, zdot, d);
+        self.constraints(t, z, g);
+    }
+
     /// Sparsity pattern of `E(t,z)` (`n_d × n`).
     fn mass_pattern(&self) -> Vec<(usize, usize)>;
 

@@ -481,10 +481,10 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut nstep = 0usize;
 
         // Buffers
-        let mut kd = vec![0.0; n_d]; // differential residual scratch
+        let mut full = vec![0.0; n_d + n_g]; // [E ż − k; g] scratch
         let mut gg = vec![0.0; n_g]; // constraint scratch
-        let mut y0_d = vec![0.0; n_d]; // k(t, y) (= −residual with ż = 0)
-        let mut y0_g = vec![0.0; n_g]; // g(t, y)
+        // [k(t, y); −g(t, y)] (= −residual with ż = 0) at the step start
+        let mut y0 = vec![0.0; n_d + n_g];
         // Dense path: row-major matrices; sparse path: the pattern values
         // and `SparseNewtonSystem` (built at the first Jacobian and rebuilt
         // when the equation selection changes).
@@ -520,7 +520,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut ystage = vec![0.0; n];
         let zero = vec![0.0; n];
         let mut cont = vec![0.0; 4 * n];
-        let mut scal = vec![0.0; n];
+        // reciprocals of the error weights (the norms multiply)
+        let mut scal_inv = vec![0.0; n];
         let mut base_scal: Vec<f64> = (0..n).map(|i| atol_t[i] + rtol_t * y[i].abs()).collect();
         let mut f1 = vec![0.0; n];
         let mut f2 = vec![0.0; n];
@@ -528,30 +529,28 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
 
         // Residual R(t, y, ẏ) of the selected square system into `out`.
         // Returns false if any value is not finite.
+        // (Non-finite values need no check here: they reach the Newton
+        // correction, whose norm is then not finite — a failed iteration.)
         let eval_reduced = |t: f64,
                             yv: &[f64],
                             ydv: &[f64],
                             sel: &EquationSelection,
-                            kd: &mut [f64],
-                            gg: &mut [f64],
-                            out: &mut [f64]|
-         -> bool {
-            problem.diff_residual(t, yv, ydv, kd);
-            problem.constraints(t, yv, gg);
+                            full: &mut [f64],
+                            out: &mut [f64]| {
+            problem.residual(t, yv, ydv, full);
             let nd = sel.diff_rows.len();
+            let (kd, gg) = full.split_at(n_d);
             for (o, &r) in out.iter_mut().zip(&sel.diff_rows) {
                 *o = kd[r];
             }
             for (o, &r) in out[nd..].iter_mut().zip(&sel.constraint_rows) {
                 *o = -gg[r];
             }
-            all_finite(out)
         };
 
-        // F(t, y) = [k; g] (full) at the start.
-        problem.diff_residual(t, &y, &zero, &mut y0_d);
-        y0_d.iter_mut().for_each(|x| *x = -*x);
-        problem.constraints(t, &y, &mut y0_g);
+        // −F(t, y) = [k; −g] (full) at the start.
+        problem.residual(t, &y, &zero, &mut y0);
+        y0.iter_mut().for_each(|x| *x = -*x);
         self.stats.residual_evals += 1;
         problem.mass_values(t, &y, &mut mass_cur);
         if !sparse {
@@ -705,10 +704,10 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             // Index-aware scaling (RADAU5's NIND2/NIND3): scal / h^{index−1}.
             for i in 0..n {
                 let ix = self.index[i].max(1) as i32;
-                scal[i] = if ix > 1 {
-                    base_scal[i] / h.powi(ix - 1)
+                scal_inv[i] = if ix > 1 {
+                    h.powi(ix - 1) / base_scal[i]
                 } else {
-                    base_scal[i]
+                    1.0 / base_scal[i]
                 };
             }
             // Starting values for Newton: extrapolated collocation polynomial.
@@ -742,7 +741,6 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 }
                 // stage derivatives and residuals
                 let hinv = 1.0 / h;
-                let mut finite = true;
                 for s in 0..3 {
                     let a = tr.a_inv[s];
                     for i in 0..n {
@@ -750,13 +748,9 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         ystage[i] = y[i] + z[s][i];
                     }
                     let ts = t + [C1, C2, 1.0][s] * h;
-                    finite &=
-                        eval_reduced(ts, &ystage, &zd[s], &sel, &mut kd, &mut gg, &mut res[s]);
+                    eval_reduced(ts, &ystage, &zd[s], &sel, &mut full, &mut res[s]);
                 }
                 self.stats.residual_evals += 3;
-                if !finite {
-                    break 1;
-                }
                 // rhs = −(T^{-1} ⊗ I) R
                 let ti = tr.t_inv;
                 for i in 0..n {
@@ -777,7 +771,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 newt += 1;
                 let mut dyno = 0.0;
                 for i in 0..n {
-                    let d = 1.0 / scal[i];
+                    let d = scal_inv[i];
                     dyno +=
                         (dw[0][i] * d).powi(2) + (dw[1][i] * d).powi(2) + (dw[2][i] * d).powi(2);
                 }
@@ -862,14 +856,14 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 }
             }
             for (k, &r) in sel.diff_rows.iter().enumerate() {
-                errv[k] = f2[k] + y0_d[r];
+                errv[k] = f2[k] + y0[r];
             }
             for (k, &r) in sel.constraint_rows.iter().enumerate() {
-                errv[nd_sel + k] = f2[nd_sel + k] + y0_g[r];
+                errv[nd_sel + k] = f2[nd_sel + k] - y0[n_d + r];
             }
             solve_real(&mut sys, &lu1, &mut errv);
             let norm = |e: &[f64]| -> f64 {
-                let s: f64 = e.iter().zip(&scal).map(|(a, b)| (a / b).powi(2)).sum();
+                let s: f64 = e.iter().zip(&scal_inv).map(|(a, d)| (a * d).powi(2)).sum();
                 ((s / n as f64).sqrt()).max(1e-10)
             };
             let mut err = norm(&errv);
@@ -877,7 +871,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 for i in 0..n {
                     ystage[i] = y[i] + errv[i];
                 }
-                let ok = eval_reduced(t, &ystage, &zero, &sel, &mut kd, &mut gg, &mut f1);
+                eval_reduced(t, &ystage, &zero, &sel, &mut full, &mut f1);
+                let ok = all_finite(&f1);
                 self.stats.residual_evals += 1;
                 // F = −R(·, ż = 0)
                 for i in 0..n {
@@ -890,7 +885,9 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 err = 1e6;
             }
             let fac = safe.min(cfac / (newt as f64 + 2.0 * nit as f64));
-            let mut quot = facr.max(facl.min(err.powf(0.25) / fac));
+            // (x^{1/4} as two square roots: correctly rounded and much
+            // cheaper than `powf`)
+            let mut quot = facr.max(facl.min(err.sqrt().sqrt() / fac));
             let mut hnew = h / quot;
             if err < 1.0 {
                 // accepted
@@ -898,7 +895,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 self.stats.steps_accepted += 1;
                 if opts.predictive {
                     if self.stats.steps_accepted > 1 {
-                        let facgus = (hacc / h) * (err * err / erracc).powf(0.25) / safe;
+                        let facgus = (hacc / h) * (err * err / erracc).sqrt().sqrt() / safe;
                         let facgus = facr.max(facl.min(facgus));
                         quot = quot.max(facgus);
                         hnew = h / quot;
@@ -949,15 +946,19 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     }
                 }
                 ydot.copy_from_slice(&zd[2]);
-                let (c1m1, c2m1, c1mc2) = (C1 - 1.0, C2 - 1.0, C1 - C2);
+                // (divided differences of (8.23), by multiplication with
+                // the constant reciprocals)
+                let (r_c1m1, r_c2m1, r_c1mc2) =
+                    (1.0 / (C1 - 1.0), 1.0 / (C2 - 1.0), 1.0 / (C1 - C2));
+                let (r_c1, r_c2) = (1.0 / C1, 1.0 / C2);
                 for i in 0..n {
                     y[i] += z[2][i];
                     let (z1, z2, z3) = (z[0][i], z[1][i], z[2][i]);
                     cont[i] = y[i];
-                    cont[n + i] = (z2 - z3) / c2m1;
-                    let ak = (z1 - z2) / c1mc2;
-                    let acont3 = (ak - z1 / C1) / C2;
-                    cont[2 * n + i] = (ak - cont[n + i]) / c1m1;
+                    cont[n + i] = (z2 - z3) * r_c2m1;
+                    let ak = (z1 - z2) * r_c1mc2;
+                    let acont3 = (ak - z1 * r_c1) * r_c2;
+                    cont[2 * n + i] = (ak - cont[n + i]) * r_c1m1;
                     cont[3 * n + i] = cont[2 * n + i] - acont3;
                     base_scal[i] = atol_t[i] + rtol_t * y[i].abs();
                 }
@@ -982,14 +983,15 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 if last || control == StepControl::Stop {
                     return Ok(self.stats);
                 }
-                problem.diff_residual(t, &y, &zero, &mut y0_d);
-                y0_d.iter_mut().for_each(|x| *x = -*x);
                 if g_at_end {
                     // the projection's last evaluation was at this very point
-                    y0_g.copy_from_slice(&gg);
+                    let (d, g) = y0.split_at_mut(n_d);
+                    problem.diff_residual(t, &y, &zero, d);
+                    g.copy_from_slice(&gg);
                 } else {
-                    problem.constraints(t, &y, &mut y0_g);
+                    problem.residual(t, &y, &zero, &mut y0);
                 }
+                y0.iter_mut().for_each(|x| *x = -*x);
                 problem.mass_values(t, &y, &mut mass_cur);
                 if !sparse {
                     self.mass.scatter_values(&mass_cur, &mut e_cur, n);
