@@ -7,6 +7,7 @@
 #![allow(clippy::needless_range_loop)]
 use crate::dense::{FullPivLu, Matrix, min_norm_solve};
 use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId};
+use daec_solve::linalg::min_norm_solve_sparse;
 
 /// The point `(t, z, ż, …)` as an [`Env`] for evaluation.
 pub struct Point<'a> {
@@ -173,47 +174,29 @@ pub fn consistent_point(
             params,
             t,
         };
-        let mut jm = Matrix::zeros(m, free.len());
-        for &(i, k, e) in &jac {
-            let v = pool.eval(e, &p);
-            jm.set(i, k, jm.get(i, k) + v);
-        }
+        let jv: Vec<(usize, usize, f64)> = jac
+            .iter()
+            .map(|&(i, k, e)| (i, k, pool.eval(e, &p)))
+            .collect();
         // y = W(e + Δ) of least norm with B y = J e − r, B = J W⁻¹
         // (QR of Bᵀ); Δ = W⁻¹ y − e, e = z − start. Rank-deficient J (a
         // redundant constraint): regularised normal equations instead.
         let e: Vec<f64> = free.iter().map(|&j| z[j] - start[j]).collect();
         let winv: Vec<f64> = w2inv.iter().map(|x| x.sqrt()).collect();
-        let rhs: Vec<f64> = (0..m)
-            .map(|i| (0..free.len()).map(|k| jm.get(i, k) * e[k]).sum::<f64>() - r[i])
-            .collect();
-        let mut bm = Matrix::zeros(m, free.len());
-        for i in 0..m {
-            for k in 0..free.len() {
-                bm.set(i, k, jm.get(i, k) * winv[k]);
+        let y = if free.len() > SPARSE_MIN_NORM_FROM {
+            // Large systems: the sparse normal equations (the dense QR is
+            // O(m²n)).
+            let mut rhs: Vec<f64> = r.iter().map(|x| -x).collect();
+            for &(i, k, v) in &jv {
+                rhs[i] += v * e[k];
             }
-        }
-        let y = match min_norm_solve(&bm, &rhs) {
-            Some(y) => y,
-            None => {
-                let mut a = Matrix::zeros(m, m);
-                for i in 0..m {
-                    for l in 0..m {
-                        let s: f64 = (0..free.len()).map(|k| bm.get(i, k) * bm.get(l, k)).sum();
-                        a.set(i, l, s);
-                    }
-                }
-                let scale = a.max_abs().max(1e-300);
-                for i in 0..m {
-                    a.set(i, i, a.get(i, i) + 1e-12 * scale);
-                }
-                let Some(mu) = FullPivLu::new(&a, 1e-16).solve(&rhs) else {
-                    break;
-                };
-                (0..free.len())
-                    .map(|k| (0..m).map(|i| bm.get(i, k) * mu[i]).sum())
-                    .collect()
-            }
+            let bv: Vec<(usize, usize, f64)> =
+                jv.iter().map(|&(i, k, v)| (i, k, v * winv[k])).collect();
+            min_norm_solve_sparse(m, free.len(), &bv, &rhs)
+        } else {
+            dense_min_norm_step(m, free.len(), &jv, &winv, &e, &r)
         };
+        let Some(y) = y else { break };
         let mut step_norm = 0.0f64;
         for (k, &j) in free.iter().enumerate() {
             let delta = winv[k] * y[k] - e[k];
@@ -245,4 +228,55 @@ pub fn consistent_point(
         iterations,
         converged,
     }
+}
+
+/// Unknowns from which [`consistent_point`] solves its Gauss–Newton steps
+/// with the sparse normal equations instead of the dense QR.
+const SPARSE_MIN_NORM_FROM: usize = 100;
+
+/// The dense Gauss–Newton step of [`consistent_point`]: `y` of least norm
+/// with `B y = J e − r`, `B = J W⁻¹` (`jv` the entries of `J`, `winv` the
+/// diagonal of `W⁻¹`), by the QR of `Bᵀ`; regularised normal equations
+/// when `J` is rank-deficient (a redundant constraint).
+fn dense_min_norm_step(
+    m: usize,
+    nf: usize,
+    jv: &[(usize, usize, f64)],
+    winv: &[f64],
+    e: &[f64],
+    r: &[f64],
+) -> Option<Vec<f64>> {
+    let mut jm = Matrix::zeros(m, nf);
+    for &(i, k, v) in jv {
+        jm.set(i, k, jm.get(i, k) + v);
+    }
+    let rhs: Vec<f64> = (0..m)
+        .map(|i| (0..nf).map(|k| jm.get(i, k) * e[k]).sum::<f64>() - r[i])
+        .collect();
+    let mut bm = Matrix::zeros(m, nf);
+    for i in 0..m {
+        for k in 0..nf {
+            bm.set(i, k, jm.get(i, k) * winv[k]);
+        }
+    }
+    if let Some(y) = min_norm_solve(&bm, &rhs) {
+        return Some(y);
+    }
+    let mut a = Matrix::zeros(m, m);
+    for i in 0..m {
+        for l in 0..m {
+            let s: f64 = (0..nf).map(|k| bm.get(i, k) * bm.get(l, k)).sum();
+            a.set(i, l, s);
+        }
+    }
+    let scale = a.max_abs().max(1e-300);
+    for i in 0..m {
+        a.set(i, i, a.get(i, i) + 1e-12 * scale);
+    }
+    let mu = FullPivLu::new(&a, 1e-16).solve(&rhs)?;
+    Some(
+        (0..nf)
+            .map(|k| (0..m).map(|i| bm.get(i, k) * mu[i]).sum())
+            .collect(),
+    )
 }

@@ -14,6 +14,7 @@ use daec_regularize::dense::{FullPivLu, Matrix, min_norm_solve};
 use daec_regularize::formulation::QuasiLinearForm;
 use daec_regularize::quasi_linear::{mass_entries, sparse_jacobian};
 use daec_solve::QuasiLinearDae;
+use daec_solve::linalg::{SPARSE_THRESHOLD, min_norm_solve_sparse};
 use std::cell::RefCell;
 
 /// A tape with its frame: the parameters and constants are loaded once,
@@ -277,33 +278,21 @@ impl FormProblem {
                 return r;
             }
             self.constraint_jacobian_values(t, z, &mut vals);
-            let mut g = Matrix::zeros(m, n);
-            for (&(i, j), &v) in self.jg.pattern.iter().zip(&vals) {
-                let (a, b) = (row_at[i], col_at[j]);
-                if a != usize::MAX && b != usize::MAX {
-                    g.set(a, b, g.get(a, b) + v);
-                }
-            }
             let rhs: Vec<f64> = rows.iter().map(|&i| -all[i]).collect();
-            let delta = min_norm_solve(&g, &rhs).or_else(|| {
-                let mut a = Matrix::zeros(m, m);
-                for i in 0..m {
-                    for l in 0..m {
-                        let s: f64 = (0..n).map(|k| g.get(i, k) * g.get(l, k)).sum();
-                        a.set(i, l, s);
-                    }
-                }
-                let eps = 1e-12 * a.max_abs().max(f64::MIN_POSITIVE);
-                for i in 0..m {
-                    a.set(i, i, a.get(i, i) + eps);
-                }
-                let mu = FullPivLu::new(&a, 1e-16).solve(&rhs)?;
-                Some(
-                    (0..n)
-                        .map(|k| (0..m).map(|i| g.get(i, k) * mu[i]).sum())
-                        .collect(),
-                )
-            });
+            let delta = if n > SPARSE_THRESHOLD {
+                // large systems: the sparse normal equations
+                let entries: Vec<(usize, usize, f64)> = self
+                    .jg
+                    .pattern
+                    .iter()
+                    .zip(&vals)
+                    .map(|(&(i, j), &v)| (row_at[i], col_at[j], v))
+                    .filter(|&(a, b, _)| a != usize::MAX && b != usize::MAX)
+                    .collect();
+                min_norm_solve_sparse(m, n, &entries, &rhs)
+            } else {
+                self.dense_min_norm(&vals, &row_at, &col_at, (m, n), &rhs)
+            };
             let Some(delta) = delta else { return r };
             let old: Vec<f64> = z.to_vec();
             for (&k, d) in cols.iter().zip(&delta) {
@@ -317,6 +306,48 @@ impl FormProblem {
             }
         }
         norm(&all)
+    }
+
+    /// The dense minimum-norm solution of `G Δ = rhs` for
+    /// [`FormProblem::project`] (`G` the constraint Jacobian `vals`
+    /// restricted by `row_at`/`col_at` to `m × n`); regularised normal
+    /// equations when `G` is rank deficient.
+    fn dense_min_norm(
+        &self,
+        vals: &[f64],
+        row_at: &[usize],
+        col_at: &[usize],
+        (m, n): (usize, usize),
+        rhs: &[f64],
+    ) -> Option<Vec<f64>> {
+        {
+            let mut g = Matrix::zeros(m, n);
+            for (&(i, j), &v) in self.jg.pattern.iter().zip(vals) {
+                let (a, b) = (row_at[i], col_at[j]);
+                if a != usize::MAX && b != usize::MAX {
+                    g.set(a, b, g.get(a, b) + v);
+                }
+            }
+            min_norm_solve(&g, rhs).or_else(|| {
+                let mut a = Matrix::zeros(m, m);
+                for i in 0..m {
+                    for l in 0..m {
+                        let s: f64 = (0..n).map(|k| g.get(i, k) * g.get(l, k)).sum();
+                        a.set(i, l, s);
+                    }
+                }
+                let eps = 1e-12 * a.max_abs().max(f64::MIN_POSITIVE);
+                for i in 0..m {
+                    a.set(i, i, a.get(i, i) + eps);
+                }
+                let mu = FullPivLu::new(&a, 1e-16).solve(rhs)?;
+                Some(
+                    (0..n)
+                        .map(|k| (0..m).map(|i| g.get(i, k) * mu[i]).sum())
+                        .collect(),
+                )
+            })
+        }
     }
 
     /// Evaluates `code` (compiled over `[z, ż]`) at `(t, z, ż)`.

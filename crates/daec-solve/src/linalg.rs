@@ -15,7 +15,9 @@ use faer::linalg::solvers::{PartialPivLu, Solve};
 
 pub mod sparse;
 
-pub use sparse::{SparseComplexLu, SparseNewtonSystem, SparsePattern, SparseRealLu};
+pub use sparse::{
+    SparseComplexLu, SparseNewtonSystem, SparsePattern, SparseRealLu, min_norm_solve_sparse,
+};
 
 /// Systems with more unknowns than this are factorised by `faer`.
 pub const FAER_THRESHOLD: usize = 24;

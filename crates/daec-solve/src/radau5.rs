@@ -142,6 +142,10 @@ pub struct Stats {
     /// Changes of the equation selection of an overdetermined system
     /// (after the first Jacobian evaluation).
     pub selection_changes: usize,
+    /// Equation selections computed for an overdetermined system (at
+    /// every Jacobian on the dense path; on the sparse path once, and
+    /// again after a singular factorisation or a Newton failure).
+    pub selections: usize,
     /// Accepted steps whose end point the problem projected
     /// ([`QuasiLinearDae::project_step`]).
     pub projections: usize,
@@ -559,6 +563,9 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
 
         let mut need_jac = true;
         let mut need_lu = true;
+        // whether the next Jacobian evaluation selects equations anew
+        // (sparse overdetermined systems, see there)
+        let mut reselect = true;
         loop {
             if need_jac {
                 self.mass.values.copy_from_slice(&mass_cur);
@@ -580,7 +587,17 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     self.jd.scatter(&mut jd_full, n);
                     self.jg.scatter(&mut g_full, n);
                 }
-                if overdetermined {
+                // The sparse path keeps its selection while steps succeed:
+                // selecting is a sparse elimination with complete pivoting
+                // (fill-in makes it the dominant cost of a large HiC/ADA
+                // system), and a selection stays valid while the Newton
+                // matrix it gives is regular. It is recomputed after a
+                // singular factorisation or a Newton failure (an error-test
+                // rejection is about the step size, not the selection).
+                // The dense path selects at every Jacobian.
+                if overdetermined && (!sparse || reselect) {
+                    reselect = false;
+                    self.stats.selections += 1;
                     let selected = if sparse {
                         select_equations_sparse(
                             n,
@@ -683,8 +700,10 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     }
                     h *= 0.5;
                     reject = true;
+                    reselect = true;
                     last = false;
-                    need_jac = !caljac;
+                    // (a new selection needs the Jacobian at hand again)
+                    need_jac = !caljac || (sparse && overdetermined);
                     need_lu = true;
                     continue;
                 }
@@ -826,6 +845,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     h *= 0.5;
                 }
                 reject = true;
+                reselect = true;
                 last = false;
                 need_jac = !caljac;
                 need_lu = true;

@@ -4,7 +4,8 @@
 //! `E(t,z) ż = k(t,z)`, `0 = g(t,z)` with `m_d + m_c ≥ n` such that the
 //! constraints are solved exactly while the differential part holds in an
 //! "approximative sense". We realise this with a rank-revealing *selection*:
-//! at every Jacobian evaluation, Gaussian elimination with complete pivoting
+//! at every Jacobian evaluation (the sparse path of [`crate::Radau5`] keeps
+//! a selection while the steps succeed), Gaussian elimination with complete pivoting
 //! first picks a maximal set of linearly independent constraint rows of
 //! `G = ∂g/∂z` (so redundant constraints, like the repeated level-0
 //! constraint of the pendulum HiC form (38), are harmless), and then

@@ -179,6 +179,11 @@ fn sparse_and_dense_paths_agree_on_a_large_overdetermined_chain() {
     assert!(!dense_sparse);
     assert_eq!(sd.sparse_lu_decompositions, 0);
     eprintln!("sparse: {ss:?}\ndense:  {sd:?}");
+    // the dense path selects at every Jacobian, the sparse one keeps its
+    // selection (no Newton failure here)
+    assert_eq!(sd.selections, sd.jacobian_evals);
+    assert!(sd.jacobian_evals > 1);
+    assert_eq!(ss.selections, 1, "{ss:?}");
     // Same steps (round-off does not change the step-size decisions) and
     // the same solution to round-off relative to the state.
     assert_eq!(ss.steps_accepted, sd.steps_accepted);

@@ -506,3 +506,113 @@ mod tests {
         assert!(lu.factor(&p, &vals).is_err());
     }
 }
+
+/// The minimum-norm solution `y` of the underdetermined sparse system
+/// `B y = b` (`B` is `m × n`, given as `(row, col, value)` entries,
+/// duplicates summed) — the Gauss–Newton step of a least-change projection
+/// onto constraints (consistent initialisation, dense output) for systems
+/// too large for the dense QR. Solved as the augmented system
+///
+/// ```text
+///   [ I   Bᵀ ] [ y ]   [ 0 ]
+///   [ B  −εI ] [ μ ] = [ b ]
+/// ```
+///
+/// by the sparse LU: as sparse as `B`, and conditioned like `B` (the
+/// normal equations `B Bᵀ μ = b` would square the condition number and
+/// spoil the quadratic convergence of the callers' Gauss–Newton
+/// iterations). `ε = 0` first; when that is singular (dependent rows, e.g.
+/// a repeated constraint) `ε = 1e-12·max|B|²` regularises it. `None` if
+/// that fails too or an entry lies outside `m × n`.
+pub fn min_norm_solve_sparse(
+    m: usize,
+    n: usize,
+    entries: &[(usize, usize, f64)],
+    b: &[f64],
+) -> Option<Vec<f64>> {
+    if b.len() != m || entries.iter().any(|&(i, k, _)| i >= m || k >= n) {
+        return None;
+    }
+    let size = n + m;
+    // identity block, the (2,2) diagonal (for the shift), then B and Bᵀ
+    let mut pairs: Vec<(usize, usize)> = (0..size).map(|k| (k, k)).collect();
+    let mut vals: Vec<f64> = (0..size).map(|k| if k < n { 1.0 } else { 0.0 }).collect();
+    for &(i, k, v) in entries {
+        pairs.push((n + i, k));
+        vals.push(v);
+        pairs.push((k, n + i));
+        vals.push(v);
+    }
+    let (pattern, slot) = SparsePattern::new(size, &pairs);
+    let mut a = vec![0.0; pattern.nnz()];
+    for (&s, &v) in slot.iter().zip(&vals) {
+        a[s] += v;
+    }
+    let scale = entries.iter().fold(0.0f64, |x, e| x.max(e.2.abs()));
+    let mut lu = SparseRealLu::new(&pattern);
+    for shift in [0.0, 1e-12 * scale * scale] {
+        let mut shifted = a.clone();
+        for &d in &slot[n..size] {
+            shifted[d] -= shift;
+        }
+        if lu.factor(&pattern, &shifted).is_ok() {
+            let mut x = vec![0.0; size];
+            x[n..].copy_from_slice(b);
+            lu.solve(&mut x);
+            x.truncate(n);
+            if x.iter().all(|v| v.is_finite()) {
+                return Some(x);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod min_norm_tests {
+    use super::min_norm_solve_sparse;
+
+    #[test]
+    fn sparse_min_norm_solution_solves_and_lies_in_the_row_space() {
+        // B (3 × 5), full row rank, with a duplicate entry (summed):
+        // rows (1, 2, 0, 0, 0), (0, −1, 4, 0, 0), (1.5, 0, 0, 0.5, −2)
+        let entries = [
+            (0, 0, 1.0),
+            (0, 1, 2.0),
+            (1, 1, -1.0),
+            (1, 2, 3.0),
+            (1, 2, 1.0),
+            (2, 3, 0.5),
+            (2, 4, -2.0),
+            (2, 0, 1.5),
+        ];
+        let b = [1.0, -2.0, 0.25];
+        let y = min_norm_solve_sparse(3, 5, &entries, &b).expect("solves");
+        let mut by = [0.0; 3];
+        for &(i, k, v) in &entries {
+            by[i] += v * y[k];
+        }
+        for i in 0..3 {
+            assert!((by[i] - b[i]).abs() < 1e-12, "row {i}: {by:?}");
+        }
+        // the least-norm solution is orthogonal to the null space of B
+        for x in [[-8.0, 4.0, 1.0, 24.0, 0.0], [0.0, 0.0, 0.0, 4.0, 1.0]] {
+            let mut bx = [0.0; 3];
+            for &(i, k, v) in &entries {
+                bx[i] += v * x[k];
+            }
+            assert!(bx.iter().all(|v| v.abs() < 1e-12), "{bx:?}");
+            let dot: f64 = y.iter().zip(&x).map(|(a, b)| a * b).sum();
+            assert!(dot.abs() < 1e-12, "{dot}");
+        }
+        // a repeated row: the shifted normal equations still solve
+        let rep = [(0, 0, 1.0), (0, 1, 1.0), (1, 0, 1.0), (1, 1, 1.0)];
+        let y = min_norm_solve_sparse(2, 2, &rep, &[2.0, 2.0]).expect("regularised");
+        assert!(
+            (y[0] - 1.0).abs() < 1e-6 && (y[1] - 1.0).abs() < 1e-6,
+            "{y:?}"
+        );
+        // out of range
+        assert_eq!(min_norm_solve_sparse(1, 1, &[(0, 3, 1.0)], &[1.0]), None);
+    }
+}
