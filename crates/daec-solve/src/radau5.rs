@@ -26,7 +26,9 @@
 use crate::error::SolveError;
 use crate::linalg::{ComplexLu, RealLu, SPARSE_THRESHOLD, SparseNewtonSystem};
 use crate::problem::QuasiLinearDae;
-use crate::selection::{EquationSelection, select_equations, select_equations_sparse};
+use crate::selection::{
+    EquationSelection, select_equations, select_equations_ordered, select_equations_sparse,
+};
 use crate::tableau::{C1, C2, DD, Transform};
 
 /// Maximal simplified-Newton corrections of the end-point projection.
@@ -599,15 +601,12 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     reselect = false;
                     self.stats.selections += 1;
                     let selected = if sparse {
-                        select_equations_sparse(
-                            n,
-                            &self.mass.entries,
-                            &self.mass.values,
-                            n_d,
-                            &self.jg.entries,
-                            &self.jg.values,
-                            n_g,
-                        )
+                        // the fill-limited ordered selection; complete
+                        // pivoting if it finds the system rank deficient
+                        let (me, mv) = (&self.mass.entries, &self.mass.values);
+                        let (ge, gv) = (&self.jg.entries, &self.jg.values);
+                        select_equations_ordered(n, me, mv, n_d, ge, gv, n_g)
+                            .or_else(|_| select_equations_sparse(n, me, mv, n_d, ge, gv, n_g))
                     } else {
                         select_equations(n, &e_full, n_d, &g_full, n_g)
                     };

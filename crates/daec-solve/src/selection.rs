@@ -131,9 +131,10 @@ pub fn select_equations(
 /// to a large fraction of the dense matrix (50 links: 62 000 of 157 500
 /// entries), so for such models the selection, not the LU, dominates the
 /// cost of a Jacobian evaluation. Neither a Markowitz column choice with
-/// threshold 0.1 nor a fewest-rows tie-break reduced that fill (tried);
-/// a fill-reducing selection would need a different row order as well and
-/// is left open.
+/// threshold 0.1 nor a fewest-rows tie-break reduced that fill (tried):
+/// the row order matters, which [`select_equations_ordered`] keeps — that
+/// is the selection [`crate::Radau5`]'s sparse path uses (this one remains
+/// its fallback and the reference the tests compare against).
 pub fn select_equations_sparse(
     n: usize,
     e_pattern: &[(usize, usize)],
@@ -148,13 +149,7 @@ pub fn select_equations_sparse(
     let rows = n_g + n_d;
     // Sparse rows (constraints first, then differential rows), sorted by
     // column with duplicates summed in pattern order (as a dense scatter).
-    let mut w: Vec<Vec<(usize, f64)>> = vec![Vec::new(); rows];
-    for (&(r, c), &v) in g_pattern.iter().zip(g_values) {
-        w[r].push((c, v));
-    }
-    for (&(r, c), &v) in e_pattern.iter().zip(e_values) {
-        w[n_g + r].push((c, v));
-    }
+    let mut w = stacked_rows(n, (e_pattern, e_values, n_d), (g_pattern, g_values, n_g));
     let mut col_rows: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (r, row) in w.iter_mut().enumerate() {
         row.sort_by_key(|&(c, _)| c); // stable: keeps the pattern order of duplicates
@@ -283,6 +278,170 @@ pub fn select_equations_sparse(
     }
     if rank < n {
         return Err(rank);
+    }
+    sel.diff_rows.sort_unstable();
+    sel.constraint_rows.sort_unstable();
+    Ok(sel)
+}
+
+/// A sparse matrix given as a `(row, col)` pattern, its values and its
+/// number of rows.
+type SparseRows<'a> = (&'a [(usize, usize)], &'a [f64], usize);
+
+/// The rows of `G` then those of `E` as lists of `(col, value)` entries in
+/// pattern order (entries outside the matrix are ignored).
+fn stacked_rows(n: usize, e: SparseRows<'_>, g: SparseRows<'_>) -> Vec<Vec<(usize, f64)>> {
+    let (n_d, n_g) = (e.2, g.2);
+    let mut w: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n_g + n_d];
+    for (&(r, c), &v) in g.0.iter().zip(g.1) {
+        if r < n_g && c < n {
+            w[r].push((c, v));
+        }
+    }
+    for (&(r, c), &v) in e.0.iter().zip(e.1) {
+        if r < n_d && c < n {
+            w[n_g + r].push((c, v));
+        }
+    }
+    w
+}
+
+/// A reduced row becomes a pivot of the ordered selection on the first
+/// pass only if its largest remaining entry is at least this fraction of
+/// its original size (rows are normalised): the complement is chosen from
+/// well-conditioned rows first.
+const ORDERED_GOOD: f64 = 0.1;
+
+/// The equation selection for large sparse systems with limited fill:
+/// rows are taken *in their order* (the constraints, then the differential
+/// rows), each reduced against the pivot rows chosen so far (sparse
+/// accumulator, pivots applied in the order they were created) and kept
+/// as a new pivot row — pivoting on its largest remaining entry — when
+/// that entry is above the rank tolerance. Row reduction only brings in
+/// the entries of earlier pivot rows, so for chain-like models (whose
+/// equations follow the chain) the fill stays within the coupling band,
+/// where the complete pivoting of [`select_equations_sparse`] fills in
+/// a large fraction of the matrix. Differential rows are taken in two
+/// passes: first those whose remaining entry is at least
+/// [`ORDERED_GOOD`] of the row (well-conditioned complements), then the
+/// rest down to the rank tolerance. The selection may differ from the
+/// complete-pivoting one (both are valid complements); `Err(rank)` when
+/// `[E; G]` is rank deficient.
+pub fn select_equations_ordered(
+    n: usize,
+    e_pattern: &[(usize, usize)],
+    e_values: &[f64],
+    n_d: usize,
+    g_pattern: &[(usize, usize)],
+    g_values: &[f64],
+    n_g: usize,
+) -> Result<EquationSelection, usize> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let rows = n_g + n_d;
+    let w = stacked_rows(n, (e_pattern, e_values, n_d), (g_pattern, g_values, n_g));
+    // pivot k: its column and its (reduced, normalised) row
+    let mut pivot_of_col: Vec<usize> = vec![usize::MAX; n];
+    let mut pivots: Vec<(usize, Vec<(usize, f64)>)> = Vec::new();
+    // sparse accumulator
+    let mut x = vec![0.0f64; n];
+    let mut touched: Vec<usize> = Vec::new();
+    let mut mark = vec![false; n];
+    let mut queued: Vec<bool> = Vec::new();
+    let mut sel = EquationSelection {
+        diff_rows: Vec::new(),
+        constraint_rows: Vec::new(),
+    };
+    let mut taken = vec![false; rows];
+    let passes: [(std::ops::Range<usize>, f64); 3] = [
+        (0..n_g, RANK_TOL),
+        (n_g..rows, ORDERED_GOOD),
+        (n_g..rows, RANK_TOL),
+    ];
+    for (range, threshold) in passes {
+        for r in range {
+            if pivots.len() == n {
+                break;
+            }
+            if taken[r] {
+                continue;
+            }
+            // load the row, normalised by its largest entry
+            let scale = w[r].iter().fold(0.0f64, |a, &(_, v)| a.max(v.abs()));
+            if !(scale > 0.0 && scale.is_finite()) {
+                continue;
+            }
+            queued.clear();
+            queued.resize(pivots.len(), false);
+            let mut heap: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
+            for &(c, v) in &w[r] {
+                if !mark[c] {
+                    mark[c] = true;
+                    touched.push(c);
+                }
+                x[c] += v / scale;
+                let p = pivot_of_col[c];
+                if p != usize::MAX && !queued[p] {
+                    queued[p] = true;
+                    heap.push(Reverse(p));
+                }
+            }
+            // eliminate the pivot columns, oldest pivot first
+            while let Some(Reverse(p)) = heap.pop() {
+                let (pc, ref prow) = pivots[p];
+                let pv = prow.iter().find(|e| e.0 == pc).map_or(0.0, |e| e.1);
+                let f = x[pc] / pv;
+                if f == 0.0 || !f.is_finite() {
+                    x[pc] = 0.0;
+                    continue;
+                }
+                for &(c, v) in prow {
+                    if !mark[c] {
+                        mark[c] = true;
+                        touched.push(c);
+                    }
+                    x[c] -= f * v;
+                    let q = pivot_of_col[c];
+                    if q != usize::MAX && q != p && !queued[q] {
+                        queued[q] = true;
+                        heap.push(Reverse(q));
+                    }
+                }
+                x[pc] = 0.0;
+            }
+            // the largest remaining entry (first column on ties)
+            let mut best = (0.0f64, usize::MAX);
+            for &c in &touched {
+                if pivot_of_col[c] == usize::MAX && x[c].abs() > best.0 {
+                    best = (x[c].abs(), c);
+                }
+            }
+            let accept = best.1 != usize::MAX && best.0 > threshold && best.0.is_finite();
+            if accept {
+                let mut row: Vec<(usize, f64)> = touched
+                    .iter()
+                    .filter(|&&c| pivot_of_col[c] == usize::MAX && x[c] != 0.0)
+                    .map(|&c| (c, x[c]))
+                    .collect();
+                row.sort_unstable_by_key(|e| e.0);
+                pivot_of_col[best.1] = pivots.len();
+                pivots.push((best.1, row));
+                taken[r] = true;
+                if r < n_g {
+                    sel.constraint_rows.push(r);
+                } else {
+                    sel.diff_rows.push(r - n_g);
+                }
+            }
+            for &c in &touched {
+                x[c] = 0.0;
+                mark[c] = false;
+            }
+            touched.clear();
+        }
+    }
+    if pivots.len() < n {
+        return Err(pivots.len());
     }
     sel.diff_rows.sort_unstable();
     sel.constraint_rows.sort_unstable();

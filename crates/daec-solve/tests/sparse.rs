@@ -4,7 +4,7 @@
 //! accelerations as algebraic unknowns and some constraint rows repeated
 //! (as the HiC form repeats the DAE's algebraic equations), `n = 3m`.
 
-use daec_solve::selection::{select_equations, select_equations_sparse};
+use daec_solve::selection::{select_equations, select_equations_ordered, select_equations_sparse};
 use daec_solve::{LinearSolver, Options, QuasiLinearDae, Radau5, StepControl};
 
 /// Unknowns `z = (x_0..x_m, v_0..v_m, a_0..a_m)`; differential rows
@@ -220,14 +220,8 @@ fn sparse_path_is_forced_for_small_systems_and_agrees() {
 fn sparse_selection_equals_the_dense_one() {
     // the chain's Jacobians at its initial point, plus random sparse rows
     let p = Chain { m: 30, dup: 4 };
-    let z = p.initial();
     let (n, n_d, n_g) = (p.n_vars(), p.n_diff(), p.n_constraints());
-    let ep = p.mass_pattern();
-    let mut ev = vec![0.0; ep.len()];
-    p.mass_values(0.0, &z, &mut ev);
-    let gp = p.constraint_jacobian_pattern();
-    let mut gv = vec![0.0; gp.len()];
-    p.constraint_jacobian_values(0.0, &z, &mut gv);
+    let (ep, ev, gp, gv) = initial_jacobians(&p);
     let dense = |pat: &[(usize, usize)], val: &[f64], rows: usize, n: usize| {
         let mut d = vec![0.0; rows * n];
         for (&(r, c), &v) in pat.iter().zip(val) {
@@ -289,5 +283,74 @@ fn sparse_selection_equals_the_dense_one() {
         );
         let s = select_equations_sparse(n, &ep, &ev, n_d, &gp, &gv, n_g);
         assert_eq!(d, s, "case {case}");
+        // the ordered (fill-limited) selection: a valid complement too
+        let o = select_equations_ordered(n, &ep, &ev, n_d, &gp, &gv, n_g);
+        match (&d, &o) {
+            (Ok(d), Ok(o)) => {
+                assert_eq!(
+                    o.constraint_rows.len(),
+                    d.constraint_rows.len(),
+                    "case {case}"
+                );
+                assert!(!o.constraint_rows.contains(&(n_g - 1)) || !o.constraint_rows.contains(&0));
+                assert_regular(n, &ep, &ev, &gp, &gv, o, case);
+            }
+            (Err(_), Err(_)) => {}
+            _ => panic!("case {case}: dense {d:?} vs ordered {o:?}"),
+        }
     }
+}
+
+/// The selected rows of `[E; G]` form a nonsingular `n × n` matrix.
+fn assert_regular(
+    n: usize,
+    ep: &[(usize, usize)],
+    ev: &[f64],
+    gp: &[(usize, usize)],
+    gv: &[f64],
+    sel: &daec_solve::selection::EquationSelection,
+    case: usize,
+) {
+    let mut a = vec![0.0; n * n];
+    let rows = sel.diff_rows.len();
+    for (&(r, c), &v) in ep.iter().zip(ev) {
+        if let Some(k) = sel.diff_rows.iter().position(|&x| x == r) {
+            a[k * n + c] += v;
+        }
+    }
+    for (&(r, c), &v) in gp.iter().zip(gv) {
+        if let Some(k) = sel.constraint_rows.iter().position(|&x| x == r) {
+            a[(rows + k) * n + c] += v;
+        }
+    }
+    assert_eq!(rows + sel.constraint_rows.len(), n);
+    let mut lu = daec_solve::linalg::RealLu::new(n);
+    assert!(
+        lu.factor(&a).is_ok(),
+        "case {case}: singular selection {sel:?}"
+    );
+}
+
+#[test]
+fn ordered_selection_on_a_large_chain_is_regular_and_keeps_every_independent_constraint() {
+    let p = Chain { m: 170, dup: 10 };
+    let (n, n_d, n_g) = (p.n_vars(), p.n_diff(), p.n_constraints());
+    let (ep, ev, gp, gv) = initial_jacobians(&p);
+    let o = select_equations_ordered(n, &ep, &ev, n_d, &gp, &gv, n_g).expect("regular");
+    // the duplicated constraints are dropped, every other one kept
+    assert_eq!(o.constraint_rows.len(), p.m);
+    assert_regular(n, &ep, &ev, &gp, &gv, &o, 0);
+}
+
+/// `E` and `∂g/∂z` of the chain at its initial point: patterns and values.
+#[allow(clippy::type_complexity)]
+fn initial_jacobians(p: &Chain) -> (Vec<(usize, usize)>, Vec<f64>, Vec<(usize, usize)>, Vec<f64>) {
+    let z = p.initial();
+    let ep = p.mass_pattern();
+    let mut ev = vec![0.0; ep.len()];
+    p.mass_values(0.0, &z, &mut ev);
+    let gp = p.constraint_jacobian_pattern();
+    let mut gv = vec![0.0; gp.len()];
+    p.constraint_jacobian_values(0.0, &z, &mut gv);
+    (ep, ev, gp, gv)
 }
