@@ -719,6 +719,13 @@ impl Tape {
         self.ins.len()
     }
 
+    /// True if the outputs depend on neither the inputs nor `time` (only
+    /// on parameters and constants): no per-call instruction and no output
+    /// read from an input or the time slot.
+    pub fn is_constant(&self) -> bool {
+        self.ins.is_empty() && self.fixups.iter().all(|&(_, s)| s as usize > self.n_inputs)
+    }
+
     /// True if the tape has no instruction.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -103,6 +103,13 @@ fn parameter_only_instructions_run_once_per_frame() {
         // a hoisted value as an output
         assert_eq!(out[1], 0.58 / 34.4);
     }
+    assert!(!tape.is_constant());
+    // parameter-only outputs are constant; an input as an output is not
+    let params_only = Tape::compile(&p, &[rate, four, k1], &[x, y]).expect("compiles");
+    assert!(params_only.is_constant());
+    assert_eq!(params_only.len_per_call(), 0);
+    let leaf_out = Tape::compile(&p, &[rate, y], &[x, y]).expect("compiles");
+    assert!(!leaf_out.is_constant());
     // missing inputs read as NaN; a frame of another tape is refused
     tape.eval_frame(&mut frame, 0.0, &[&[1.0]], &mut out);
     assert!(out[0].is_nan());

@@ -382,6 +382,9 @@ impl QuasiLinearDae for FormProblem {
     fn mass_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
         self.mass.code.eval(t, &[z], out);
     }
+    fn mass_is_constant(&self) -> bool {
+        self.mass.code.tape.is_constant()
+    }
     fn diff_jacobian_pattern(&self) -> Vec<(usize, usize)> {
         self.jd.pattern.clone()
     }

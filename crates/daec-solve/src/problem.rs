@@ -79,6 +79,12 @@ pub trait QuasiLinearDae {
     /// Values of `E(t,z)` in the order of [`mass_pattern`](Self::mass_pattern).
     fn mass_values(&self, t: f64, z: &[f64], out: &mut [f64]);
 
+    /// Whether `E` is constant (independent of `t` and `z`): the
+    /// integrator then evaluates it once. The default says no.
+    fn mass_is_constant(&self) -> bool {
+        false
+    }
+
     /// Sparsity pattern of `∂(E(t,z)·ż − k(t,z))/∂z` (`n_d × n`).
     fn diff_jacobian_pattern(&self) -> Vec<(usize, usize)>;
 

@@ -515,6 +515,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         // values at the step start serve the error estimate and every
         // Jacobian evaluated there
         let mut mass_cur = vec![0.0; self.mass.entries.len()];
+        // a constant E is evaluated once, here
+        let mass_constant = problem.mass_is_constant();
         let mut sel = EquationSelection {
             diff_rows: (0..n_d).collect(),
             constraint_rows: (0..n_g).collect(),
@@ -1011,9 +1013,11 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     problem.residual(t, &y, &zero, &mut y0);
                 }
                 y0.iter_mut().for_each(|x| *x = -*x);
-                problem.mass_values(t, &y, &mut mass_cur);
-                if !sparse {
-                    self.mass.scatter_values(&mass_cur, &mut e_cur, n);
+                if !mass_constant {
+                    problem.mass_values(t, &y, &mut mass_cur);
+                    if !sparse {
+                        self.mass.scatter_values(&mass_cur, &mut e_cur, n);
+                    }
                 }
                 self.stats.residual_evals += 1;
                 hnew = hnew.min(hmax);

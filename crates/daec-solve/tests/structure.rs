@@ -226,3 +226,65 @@ fn bad_patterns_are_rejected() {
         SolveError::InvalidProblem("mass pattern entry (0, 3) outside 1 × 1".into())
     );
 }
+
+/// [`Decays`] declaring its (constant, identity) mass matrix constant, and
+/// counting the evaluations of `E`.
+struct ConstantMass {
+    inner: Decays,
+    mass_evals: std::cell::Cell<usize>,
+}
+
+impl QuasiLinearDae for ConstantMass {
+    fn n_vars(&self) -> usize {
+        self.inner.n_vars()
+    }
+    fn n_diff(&self) -> usize {
+        self.inner.n_diff()
+    }
+    fn n_constraints(&self) -> usize {
+        self.inner.n_constraints()
+    }
+    fn diff_residual(&self, t: f64, z: &[f64], zd: &[f64], out: &mut [f64]) {
+        self.inner.diff_residual(t, z, zd, out)
+    }
+    fn constraints(&self, t: f64, z: &[f64], out: &mut [f64]) {
+        self.inner.constraints(t, z, out)
+    }
+    fn mass_pattern(&self) -> Vec<(usize, usize)> {
+        self.inner.mass_pattern()
+    }
+    fn mass_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
+        self.mass_evals.set(self.mass_evals.get() + 1);
+        self.inner.mass_values(t, z, out)
+    }
+    fn mass_is_constant(&self) -> bool {
+        true
+    }
+    fn diff_jacobian_pattern(&self) -> Vec<(usize, usize)> {
+        self.inner.diff_jacobian_pattern()
+    }
+    fn diff_jacobian_values(&self, t: f64, z: &[f64], zd: &[f64], out: &mut [f64]) {
+        self.inner.diff_jacobian_values(t, z, zd, out)
+    }
+    fn constraint_jacobian_pattern(&self) -> Vec<(usize, usize)> {
+        self.inner.constraint_jacobian_pattern()
+    }
+    fn constraint_jacobian_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
+        self.inner.constraint_jacobian_values(t, z, out)
+    }
+}
+
+#[test]
+fn a_constant_mass_matrix_is_evaluated_once_with_the_same_results() {
+    let z0 = vec![1.0; 6];
+    let plain = solve(&Decays { n: 3 }, 0.0, &z0, 3.0, &[1.0, 3.0], opts(1e-8)).unwrap();
+    let p = ConstantMass {
+        inner: Decays { n: 3 },
+        mass_evals: std::cell::Cell::new(0),
+    };
+    let constant = solve(&p, 0.0, &z0, 3.0, &[1.0, 3.0], opts(1e-8)).unwrap();
+    assert_eq!(p.mass_evals.get(), 1);
+    assert!(plain.stats.steps_accepted > 3);
+    assert_eq!(plain.stats, constant.stats);
+    assert_eq!(plain.z, constant.z);
+}
