@@ -189,6 +189,36 @@ fn pendulum_determinant_scales_with_m_and_l() {
 }
 
 #[test]
+fn large_models_get_the_sparse_success_check() {
+    // 200 links: 1400 unknowns, above the dense check's 800.
+    let mut dae = load_with("models/scale/pendulum_chain.dae", &[("N", 200.0)]);
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    let reg = a.regular().unwrap();
+    let s = &reg.success;
+    assert!(s.skipped.is_none(), "{:?}", s.skipped);
+    let p = s.point.as_ref().unwrap();
+    assert!(p.converged && p.residual < 1e-8, "{p:?}");
+    assert!(s.succeeded() && !s.singular());
+    assert_eq!((s.rank, s.order), (Some(1400), Some(1400)));
+    assert!(s.determinant.is_none() && s.jacobian.is_none());
+    // with the sparse check limited below the model's size: skipped, with
+    // the reason
+    let opts = AnalyzeOptions {
+        sparse_success_check_max_unknowns: 1000,
+        ..AnalyzeOptions::default()
+    };
+    let mut dae = load_with("models/scale/pendulum_chain.dae", &[("N", 200.0)]);
+    let a = analyze(&mut dae, &opts);
+    let s = &a.regular().unwrap().success;
+    assert!(s.point.is_none() && !s.succeeded());
+    let why = s.skipped.as_deref().unwrap();
+    assert!(
+        why.contains("at most 1000 unknowns (this model has 1400)"),
+        "{why}"
+    );
+}
+
+#[test]
 fn steinbrecher_spring_chain_example_2_8() {
     let (dae, a) = load("models/steinbrecher/spring_chain.dae");
     let reg = a.regular().unwrap();

@@ -48,9 +48,14 @@ use signature::{DerivativeArray, JacobianEntry, sigma_jacobian, sigma_matrix};
 pub struct AnalyzeOptions {
     /// Enumerate all HVTs when there are at most this many.
     pub hvt_limit: usize,
-    /// Largest number of unknowns for which the numerical success check
-    /// (dense) is performed.
+    /// Largest number of unknowns for which the numerical success check is
+    /// dense (determinant, numerical rank and a left null vector of 𝔍).
     pub success_check_max_unknowns: usize,
+    /// Largest number of unknowns for which the success check is done at
+    /// all: above [`success_check_max_unknowns`](Self::success_check_max_unknowns)
+    /// it is sparse (the consistent point by sparse least-norm steps, 𝔍's
+    /// regularity by a sparse LU, no determinant or null vector).
+    pub sparse_success_check_max_unknowns: usize,
     /// Largest number of unknowns for which the derivative array and the
     /// hidden constraints are built.
     pub constraints_max_unknowns: usize,
@@ -63,6 +68,7 @@ impl Default for AnalyzeOptions {
         AnalyzeOptions {
             hvt_limit: 16,
             success_check_max_unknowns: 800,
+            sparse_success_check_max_unknowns: 20_000,
             constraints_max_unknowns: 200_000,
             max_conversions: 20,
         }
@@ -84,21 +90,21 @@ pub struct SuccessCheck {
     pub rank: Option<usize>,
     /// A left null vector when singular (`uᵀ𝔍 = 0`).
     pub left_null_vector: Option<Vec<f64>>,
+    /// The order `n` of 𝔍 when it was checked (densely or sparsely).
+    pub order: Option<usize>,
 }
 
 impl SuccessCheck {
     /// Whether the Σ-Jacobian was found nonsingular at a consistent point.
     pub fn succeeded(&self) -> bool {
         self.point.as_ref().is_some_and(|p| p.converged)
-            && self
-                .rank
-                .is_some_and(|r| Some(r) == self.jacobian.as_ref().map(|j| j.rows))
+            && self.rank.is_some_and(|r| Some(r) == self.order)
     }
 
     /// Whether the Σ-Jacobian was found singular.
     pub fn singular(&self) -> bool {
-        match (self.rank, self.jacobian.as_ref()) {
-            (Some(r), Some(j)) => r < j.rows,
+        match (self.rank, self.order) {
+            (Some(r), Some(n)) => r < n,
             _ => false,
         }
     }
@@ -321,11 +327,11 @@ fn success_check(
     options: &AnalyzeOptions,
 ) -> SuccessCheck {
     let n = dae.unknowns.len();
-    if n > options.success_check_max_unknowns {
+    if n > options.sparse_success_check_max_unknowns {
         return SuccessCheck {
             skipped: Some(format!(
-                "the numerical success check is dense and is done for at most {} unknowns (this model has {n})",
-                options.success_check_max_unknowns
+                "the numerical success check is done for at most {} unknowns (this model has {n})",
+                options.sparse_success_check_max_unknowns
             )),
             ..SuccessCheck::default()
         };
@@ -413,6 +419,31 @@ fn success_check(
         params,
         t: t0,
     };
+    if n > options.success_check_max_unknowns {
+        // Large models: 𝔍's regularity by a sparse LU (partial pivoting,
+        // a vanishing pivot means singular); no determinant, rank or null
+        // vector (those need the dense factorisation).
+        let entries: Vec<(usize, usize)> = jacobian.iter().map(|e| (e.row, e.col)).collect();
+        let (pattern, slot) = daec_solve::linalg::SparsePattern::new(n, &entries);
+        let mut values = vec![0.0; pattern.nnz()];
+        for (e, &k) in jacobian.iter().zip(&slot) {
+            values[k] += dae.pool.eval(e.expr, &p);
+        }
+        let mut lu = daec_solve::linalg::SparseRealLu::new(&pattern);
+        let regular = values.iter().all(|v| v.is_finite()) && lu.factor(&pattern, &values).is_ok();
+        return SuccessCheck {
+            skipped: (!regular).then(|| {
+                format!(
+                    "the sparse LU of 𝔍 ({n} unknowns) found it singular at the consistent point; its rank and null vector need the dense check (at most {} unknowns)",
+                    options.success_check_max_unknowns
+                )
+            }),
+            rank: regular.then_some(n),
+            order: regular.then_some(n),
+            point: Some(point),
+            ..SuccessCheck::default()
+        };
+    }
     let mut jm = Matrix::zeros(n, n);
     for e in jacobian {
         jm.set(e.row, e.col, dae.pool.eval(e.expr, &p));
@@ -430,5 +461,6 @@ fn success_check(
         point: Some(point),
         jacobian: Some(jm),
         left_null_vector,
+        order: Some(n),
     }
 }

@@ -490,6 +490,18 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
             );
         }
     }
+    if let (None, Some(rank)) = (s.determinant, s.rank) {
+        // the sparse check of large models
+        let _ = writeln!(
+            out,
+            "  𝔍 nonsingular at the consistent point (sparse LU, rank {rank} of {n}): {}",
+            if s.succeeded() {
+                "the Σ-method succeeds: the model is structurally regular"
+            } else {
+                "the Σ-method does not succeed at this point"
+            }
+        );
+    }
     if let (Some(det), Some(rank)) = (s.determinant, s.rank) {
         let _ = writeln!(out, "  det 𝔍 = {} (rank {rank} of {n})", fmt_num(det));
         let _ = writeln!(
