@@ -112,7 +112,9 @@ fn pendulum_d_index_1_form_drifts_off_the_position_constraint() {
     ]);
     let (x, y) = (csv.value(1, "x"), csv.value(1, "y"));
     let drift = (x * x + y * y - 1.0).abs();
-    assert!(drift > 1e-6, "level-0 residual {drift:e} did not drift");
+    // HiC keeps level 0 at ~1e-9 at this tolerance (the test above asserts
+    // < 1e-7); DI1 has lost it: ~9e-7 at t = 20, growing with t
+    assert!(drift > 3e-7, "level-0 residual {drift:e} did not drift");
 }
 
 #[test]
@@ -759,7 +761,8 @@ fn pendulum_di1_form_of_the_original_model_drifts() {
         "20",
     ]);
     let drift = pendulum_levels(&csv.rows[1])[0].abs();
-    assert!(drift > 1e-6, "level-0 residual {drift:e} did not drift");
+    // (HiC: ~1e-9 at this tolerance; DI1 ~9e-7 at t = 20)
+    assert!(drift > 3e-7, "level-0 residual {drift:e} did not drift");
 }
 
 #[test]

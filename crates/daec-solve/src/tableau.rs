@@ -129,6 +129,20 @@ impl Transform {
             csub(cmul(cm(0, 2), cm(1, 0)), cmul(cm(0, 0), cm(1, 2))),
             csub(cmul(cm(0, 0), cm(1, 1)), cmul(cm(0, 1), cm(1, 0))),
         ];
+        // Normalisation as RADAU5's T (Hairer–Wanner IV.8): the real
+        // eigenvector of unit length with a positive last component, the
+        // complex one scaled to last component 1 (T32 = 1, T33 = 0). The
+        // simplified Newton iteration measures its increments in these
+        // transformed coordinates (θ, the stopping test η·‖ΔW‖ ≤ κ·Tol), so
+        // their scale is part of the method, not a free choice.
+        let len = v1.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let sign = if v1[2] < 0.0 { -1.0 } else { 1.0 };
+        let v1 = v1.map(|x| sign * x / len);
+        let last = x[2];
+        let den = last.0 * last.0 + last.1 * last.1;
+        let inv_last = (last.0 / den, -last.1 / den);
+        let mut x = x.map(|xi| cmul(xi, inv_last));
+        x[2] = (1.0, 0.0); // exactly (the division leaves ~1e-17)
         let p = [x[0].0, x[1].0, x[2].0];
         let q = [-x[0].1, -x[1].1, -x[2].1];
         let t = [
@@ -195,5 +209,25 @@ mod tests {
         assert!((tr.gamma - 3.637_834_252_744_496).abs() < 1e-12);
         assert!((tr.alpha - 2.681_082_873_627_752).abs() < 1e-12);
         assert!((tr.beta - 3.050_430_199_247_411).abs() < 1e-12);
+        // RADAU5's normalisation of T: last row (0.96604818…, 1, 0) and a
+        // unit first column
+        assert!(
+            (tr.t[2][0] - 0.966_048_182_615_093).abs() < 1e-12,
+            "{:?}",
+            tr.t
+        );
+        assert_eq!((tr.t[2][1], tr.t[2][2]), (1.0, 0.0));
+        let len: f64 = (0..3).map(|i| tr.t[i][0] * tr.t[i][0]).sum();
+        assert!((len - 1.0).abs() < 1e-14);
+        assert!(
+            (tr.t[0][1] + 0.141_255_295_020_954_2).abs() < 1e-12,
+            "{:?}",
+            tr.t
+        );
+        assert!(
+            (tr.t[1][2] - 0.382_942_112_757_261_9).abs() < 1e-12,
+            "{:?}",
+            tr.t
+        );
     }
 }

@@ -55,7 +55,8 @@ fn pendulum_di1_drifts_from_the_lost_constraints() {
     let z0 = [1.0, 0.0, 0.0, 0.0, 0.0];
     let out = solve(&p, 0.0, &z0, 20.0, &[20.0], opts(1e-7)).unwrap();
     let lv = pendulum_levels(&p.p, &out.z[0]);
-    assert!(lv[0].abs() > 1e-6, "level 0 did not drift: {:e}", lv[0]);
+    // (HiC keeps level 0 at ~1e-9 at this tolerance; DI1 ~9e-7 at t = 20)
+    assert!(lv[0].abs() > 3e-7, "level 0 did not drift: {:e}", lv[0]);
     assert!(lv[2].abs() < 1e-8);
 }
 
