@@ -767,6 +767,14 @@ impl Tape {
         v[..k].copy_from_slice(&inputs[..k]);
         v[k..self.n_inputs].fill(f64::NAN);
         v[self.n_inputs] = t;
+        self.load_params(v, params);
+        self.run(v, out);
+    }
+
+    /// Writes the parameters (`params`, indexed by `ParamId`; missing ones
+    /// NaN) and the constants into their slots of `v` and runs the hoisted
+    /// parameter-only instructions.
+    fn load_params(&self, v: &mut [f64], params: &[f64]) {
         let p0 = self.n_inputs + 1;
         for (slot, &p) in v[p0..p0 + self.params.len()].iter_mut().zip(&self.params) {
             *slot = params.get(p as usize).copied().unwrap_or(f64::NAN);
@@ -774,7 +782,6 @@ impl Tape {
         let c0 = p0 + self.params.len();
         v[c0..c0 + self.consts.len()].copy_from_slice(&self.consts);
         self.exec(&self.pre_ins, &self.pre_runs, v);
-        self.run(v, out);
     }
 
     /// The slots of this tape with the parameters (`params`, indexed by
@@ -782,13 +789,7 @@ impl Tape {
     /// [`Tape::eval_frame`].
     pub fn frame(&self, params: &[f64]) -> TapeFrame {
         let mut slots = vec![f64::NAN; self.n_slots];
-        let p0 = self.n_inputs + 1;
-        for (slot, &p) in slots[p0..].iter_mut().zip(&self.params) {
-            *slot = params.get(p as usize).copied().unwrap_or(f64::NAN);
-        }
-        let c0 = p0 + self.params.len();
-        slots[c0..c0 + self.consts.len()].copy_from_slice(&self.consts);
-        self.exec(&self.pre_ins, &self.pre_runs, &mut slots);
+        self.load_params(&mut slots, params);
         TapeFrame { slots }
     }
 

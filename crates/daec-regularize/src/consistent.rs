@@ -5,7 +5,7 @@
 
 // Index loops read best in matrix code.
 #![allow(clippy::needless_range_loop)]
-use crate::dense::{FullPivLu, Matrix, min_norm_solve};
+use crate::dense::{Matrix, least_norm_solve};
 use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId};
 use daec_solve::linalg::min_norm_solve_sparse;
 
@@ -184,7 +184,7 @@ pub fn consistent_point(
         let e: Vec<f64> = free.iter().map(|&j| z[j] - start[j]).collect();
         let winv: Vec<f64> = w2inv.iter().map(|x| x.sqrt()).collect();
         let y = if free.len() > SPARSE_MIN_NORM_FROM {
-            // Large systems: the sparse normal equations (the dense QR is
+            // Large systems: the sparse augmented system (the dense QR is
             // O(m²n)).
             let mut rhs: Vec<f64> = r.iter().map(|x| -x).collect();
             for &(i, k, v) in &jv {
@@ -236,8 +236,7 @@ const SPARSE_MIN_NORM_FROM: usize = 100;
 
 /// The dense Gauss–Newton step of [`consistent_point`]: `y` of least norm
 /// with `B y = J e − r`, `B = J W⁻¹` (`jv` the entries of `J`, `winv` the
-/// diagonal of `W⁻¹`), by the QR of `Bᵀ`; regularised normal equations
-/// when `J` is rank-deficient (a redundant constraint).
+/// diagonal of `W⁻¹`), by [`least_norm_solve`].
 fn dense_min_norm_step(
     m: usize,
     nf: usize,
@@ -259,24 +258,5 @@ fn dense_min_norm_step(
             bm.set(i, k, jm.get(i, k) * winv[k]);
         }
     }
-    if let Some(y) = min_norm_solve(&bm, &rhs) {
-        return Some(y);
-    }
-    let mut a = Matrix::zeros(m, m);
-    for i in 0..m {
-        for l in 0..m {
-            let s: f64 = (0..nf).map(|k| bm.get(i, k) * bm.get(l, k)).sum();
-            a.set(i, l, s);
-        }
-    }
-    let scale = a.max_abs().max(1e-300);
-    for i in 0..m {
-        a.set(i, i, a.get(i, i) + 1e-12 * scale);
-    }
-    let mu = FullPivLu::new(&a, 1e-16).solve(&rhs)?;
-    Some(
-        (0..nf)
-            .map(|k| (0..m).map(|i| bm.get(i, k) * mu[i]).sum())
-            .collect(),
-    )
+    least_norm_solve(&bm, &rhs)
 }

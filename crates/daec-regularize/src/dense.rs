@@ -250,6 +250,35 @@ pub fn min_norm_solve(b_mat: &Matrix, b: &[f64]) -> Option<Vec<f64>> {
     Some(s)
 }
 
+/// The least-norm solution of `B y = b` for a Gauss–Newton projection:
+/// [`min_norm_solve`] (QR of `Bᵀ`), or — when `B` is rank deficient, e.g.
+/// with a repeated constraint — the regularised normal equations
+/// `(B Bᵀ + ε I) μ = b`, `y = Bᵀ μ` with `ε = 1e-12·max|B Bᵀ|`. `None` if
+/// those are singular too.
+pub fn least_norm_solve(b_mat: &Matrix, b: &[f64]) -> Option<Vec<f64>> {
+    if let Some(y) = min_norm_solve(b_mat, b) {
+        return Some(y);
+    }
+    let (m, n) = (b_mat.rows, b_mat.cols);
+    let mut a = Matrix::zeros(m, m);
+    for i in 0..m {
+        for l in 0..m {
+            let s: f64 = (0..n).map(|k| b_mat.get(i, k) * b_mat.get(l, k)).sum();
+            a.set(i, l, s);
+        }
+    }
+    let eps = 1e-12 * a.max_abs().max(1e-300);
+    for i in 0..m {
+        a.set(i, i, a.get(i, i) + eps);
+    }
+    let mu = FullPivLu::new(&a, 1e-16).solve(b)?;
+    Some(
+        (0..n)
+            .map(|k| (0..m).map(|i| b_mat.get(i, k) * mu[i]).sum())
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

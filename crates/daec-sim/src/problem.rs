@@ -10,7 +10,7 @@
 use crate::error::SimError;
 use crate::output::SimStats;
 use daec_expr::{ExprId, ExprPool, Tape, TapeFrame};
-use daec_regularize::dense::{FullPivLu, Matrix, min_norm_solve};
+use daec_regularize::dense::{Matrix, least_norm_solve};
 use daec_regularize::formulation::QuasiLinearForm;
 use daec_regularize::quasi_linear::{mass_entries, sparse_jacobian};
 use daec_solve::QuasiLinearDae;
@@ -184,7 +184,7 @@ impl FormProblem {
     /// and velocities.
     pub fn constraint_residual_by_level(&self, t: f64, z: &[f64]) -> Vec<f64> {
         let mut out = Vec::new();
-        self.constraint_residual_by_level_into(t, z, &mut out);
+        self.residual_by_level(t, z, &mut Vec::new(), &mut out);
         out
     }
 
@@ -196,12 +196,6 @@ impl FormProblem {
         let (g, by_level) = &mut *w;
         self.residual_by_level(t, z, g, by_level);
         stats.record_constraint_residuals(by_level);
-    }
-
-    /// [`FormProblem::constraint_residual_by_level`] into `out`.
-    fn constraint_residual_by_level_into(&self, t: f64, z: &[f64], out: &mut Vec<f64>) {
-        let mut g = Vec::new();
-        self.residual_by_level(t, z, &mut g, out);
     }
 
     /// The residuals by level into `out`, `g` the constraint buffer.
@@ -279,19 +273,24 @@ impl FormProblem {
             }
             self.constraint_jacobian_values(t, z, &mut vals);
             let rhs: Vec<f64> = rows.iter().map(|&i| -all[i]).collect();
+            // G restricted to the rows and unknowns of the projection
+            let entries = self
+                .jg
+                .pattern
+                .iter()
+                .zip(&vals)
+                .map(|(&(i, j), &v)| (row_at[i], col_at[j], v))
+                .filter(|&(a, b, _)| a != usize::MAX && b != usize::MAX);
             let delta = if n > SPARSE_THRESHOLD {
-                // large systems: the sparse normal equations
-                let entries: Vec<(usize, usize, f64)> = self
-                    .jg
-                    .pattern
-                    .iter()
-                    .zip(&vals)
-                    .map(|(&(i, j), &v)| (row_at[i], col_at[j], v))
-                    .filter(|&(a, b, _)| a != usize::MAX && b != usize::MAX)
-                    .collect();
+                // large systems: the sparse augmented system
+                let entries: Vec<(usize, usize, f64)> = entries.collect();
                 min_norm_solve_sparse(m, n, &entries, &rhs)
             } else {
-                self.dense_min_norm(&vals, &row_at, &col_at, (m, n), &rhs)
+                let mut g = Matrix::zeros(m, n);
+                for (a, b, v) in entries {
+                    g.set(a, b, g.get(a, b) + v);
+                }
+                least_norm_solve(&g, &rhs)
             };
             let Some(delta) = delta else { return r };
             let old: Vec<f64> = z.to_vec();
@@ -306,48 +305,6 @@ impl FormProblem {
             }
         }
         norm(&all)
-    }
-
-    /// The dense minimum-norm solution of `G Δ = rhs` for
-    /// [`FormProblem::project`] (`G` the constraint Jacobian `vals`
-    /// restricted by `row_at`/`col_at` to `m × n`); regularised normal
-    /// equations when `G` is rank deficient.
-    fn dense_min_norm(
-        &self,
-        vals: &[f64],
-        row_at: &[usize],
-        col_at: &[usize],
-        (m, n): (usize, usize),
-        rhs: &[f64],
-    ) -> Option<Vec<f64>> {
-        {
-            let mut g = Matrix::zeros(m, n);
-            for (&(i, j), &v) in self.jg.pattern.iter().zip(vals) {
-                let (a, b) = (row_at[i], col_at[j]);
-                if a != usize::MAX && b != usize::MAX {
-                    g.set(a, b, g.get(a, b) + v);
-                }
-            }
-            min_norm_solve(&g, rhs).or_else(|| {
-                let mut a = Matrix::zeros(m, m);
-                for i in 0..m {
-                    for l in 0..m {
-                        let s: f64 = (0..n).map(|k| g.get(i, k) * g.get(l, k)).sum();
-                        a.set(i, l, s);
-                    }
-                }
-                let eps = 1e-12 * a.max_abs().max(f64::MIN_POSITIVE);
-                for i in 0..m {
-                    a.set(i, i, a.get(i, i) + eps);
-                }
-                let mu = FullPivLu::new(&a, 1e-16).solve(rhs)?;
-                Some(
-                    (0..n)
-                        .map(|k| (0..m).map(|i| g.get(i, k) * mu[i]).sum())
-                        .collect(),
-                )
-            })
-        }
     }
 
     /// Evaluates `code` (compiled over `[z, ż]`) at `(t, z, ż)`.

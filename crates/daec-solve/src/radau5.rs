@@ -489,7 +489,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         // Buffers
         let mut full = vec![0.0; n_d + n_g]; // [E ż − k; g] scratch
         let mut gg = vec![0.0; n_g]; // constraint scratch
-        // [k(t, y); −g(t, y)] (= −residual with ż = 0) at the step start
+        // [−k(t, y); g(t, y)] (the residual with ż = 0) at the step start
         let mut y0 = vec![0.0; n_d + n_g];
         // Dense path: row-major matrices; sparse path: the pattern values
         // and `SparseNewtonSystem` (built at the first Jacobian and rebuilt
@@ -536,7 +536,6 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut errv = vec![0.0; n];
 
         // Residual R(t, y, ẏ) of the selected square system into `out`.
-        // Returns false if any value is not finite.
         // (Non-finite values need no check here: they reach the Newton
         // correction, whose norm is then not finite — a failed iteration.)
         let eval_reduced = |t: f64,
@@ -556,9 +555,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             }
         };
 
-        // −F(t, y) = [k; −g] (full) at the start.
+        // The residual at the start (full).
         problem.residual(t, &y, &zero, &mut y0);
-        y0.iter_mut().for_each(|x| *x = -*x);
         self.stats.residual_evals += 1;
         problem.mass_values(t, &y, &mut mass_cur);
         if !sparse {
@@ -592,9 +590,9 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     self.jg.scatter(&mut g_full, n);
                 }
                 // The sparse path keeps its selection while steps succeed:
-                // selecting is a sparse elimination with complete pivoting
-                // (fill-in makes it the dominant cost of a large HiC/ADA
-                // system), and a selection stays valid while the Newton
+                // selecting is a sparse elimination (a large share of the
+                // cost of a Jacobian evaluation of a big HiC/ADA system),
+                // and a selection stays valid while the Newton
                 // matrix it gives is regular. It is recomputed after a
                 // singular factorisation or a Newton failure (an error-test
                 // rejection is about the step size, not the selection).
@@ -877,10 +875,10 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 }
             }
             for (k, &r) in sel.diff_rows.iter().enumerate() {
-                errv[k] = f2[k] + y0[r];
+                errv[k] = f2[k] - y0[r];
             }
             for (k, &r) in sel.constraint_rows.iter().enumerate() {
-                errv[nd_sel + k] = f2[nd_sel + k] - y0[n_d + r];
+                errv[nd_sel + k] = f2[nd_sel + k] + y0[n_d + r];
             }
             solve_real(&mut sys, &lu1, &mut errv);
             let norm = |e: &[f64]| -> f64 {
@@ -1012,7 +1010,6 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 } else {
                     problem.residual(t, &y, &zero, &mut y0);
                 }
-                y0.iter_mut().for_each(|x| *x = -*x);
                 if !mass_constant {
                     problem.mass_values(t, &y, &mut mass_cur);
                     if !sparse {
