@@ -52,6 +52,26 @@ pub fn apply_func(f: Func, x: f64) -> f64 {
     }
 }
 
+/// `x^n` by binary powering: the multiplications of `__powidf2` (LLVM's
+/// `f64::powi` for an exponent not known at compile time) in the same
+/// order, so the value is the same bit for bit, without the library call.
+#[inline]
+pub fn powi(mut x: f64, n: i32) -> f64 {
+    let mut r = 1.0;
+    let mut b = n;
+    loop {
+        if b & 1 != 0 {
+            r *= x;
+        }
+        b /= 2;
+        if b == 0 {
+            break;
+        }
+        x *= x;
+    }
+    if n < 0 { 1.0 / r } else { r }
+}
+
 /// Applies a binary function. `min`/`max` propagate NaN.
 pub fn apply_func2(f: Func2, a: f64, b: f64) -> f64 {
     match f {
@@ -101,7 +121,7 @@ pub(crate) fn eval_op(node: &Node, get: impl Fn(ExprId) -> f64) -> f64 {
             x * x
         }
         Node::Powi(a, -1) => 1.0 / get(*a),
-        Node::Powi(a, n) => get(*a).powi(*n),
+        Node::Powi(a, n) => powi(get(*a), *n),
         Node::Pow(a, b) => get(*a).powf(get(*b)),
         Node::Func(f, a) => apply_func(*f, get(*a)),
         Node::Func2(f, a, b) => apply_func2(*f, get(*a), get(*b)),

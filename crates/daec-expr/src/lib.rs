@@ -24,7 +24,7 @@ pub mod print;
 pub mod query;
 pub mod tape;
 
-pub use eval::{Env, apply_cmp, apply_func, apply_func2};
+pub use eval::{Env, apply_cmp, apply_func, apply_func2, powi};
 pub use pool::{Children, CmpOp, ExprId, ExprPool, Func, Func2, Leaf, Node, ParamId};
 pub use print::{Names, RustNames, modelica_number, to_latex, to_modelica, to_rust};
-pub use tape::{Tape, TapeError, TapeFrame};
+pub use tape::{Tape, TapeError, TapeFrame, TapeLanes};

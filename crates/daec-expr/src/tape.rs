@@ -7,7 +7,7 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::eval::{apply_cmp, apply_func, apply_func2};
+use crate::eval::{apply_cmp, apply_func, apply_func2, powi};
 use crate::pool::{CmpOp, ExprId, ExprPool, Func, Func2, Leaf, Node};
 use crate::query::IdMap;
 
@@ -464,6 +464,19 @@ pub struct TapeFrame {
     slots: Vec<f64>,
 }
 
+/// The slots of one [`Tape`] for `L` evaluation points at once
+/// ([`Tape::lanes`], [`Tape::eval_lanes`]): slot `k` holds the `L` values
+/// of that slot, one per point.
+#[derive(Clone, Debug)]
+pub struct TapeLanes<const L: usize> {
+    slots: Vec<[f64; L]>,
+}
+
+/// A scalar slot vector seen as one lane.
+fn one_lane(v: &mut [f64]) -> &mut [[f64; 1]] {
+    v.as_chunks_mut::<1>().0
+}
+
 /// A compiled list of root expressions, evaluated by one forward loop.
 ///
 /// Inputs are the leaves listed at compilation (typically z, ż, … in slot
@@ -781,7 +794,7 @@ impl Tape {
         }
         let c0 = p0 + self.params.len();
         v[c0..c0 + self.consts.len()].copy_from_slice(&self.consts);
-        self.exec(&self.pre_ins, &self.pre_runs, v);
+        self.exec(&self.pre_ins, &self.pre_runs, one_lane(v));
     }
 
     /// The slots of this tape with the parameters (`params`, indexed by
@@ -818,7 +831,7 @@ impl Tape {
     /// constants and hoisted values filled) and copies the outputs into
     /// `out`.
     fn run(&self, v: &mut [f64], out: &mut [f64]) {
-        self.exec(&self.ins, &self.runs, v);
+        self.exec(&self.ins, &self.runs, one_lane(v));
         // Leaves and repeated roots into the output block first, so that the
         // outputs leave in one block copy (stores into `out` right after
         // the copy would stall on it).
@@ -830,70 +843,155 @@ impl Tape {
         out[..m].copy_from_slice(&v[base..base + m]);
     }
 
-    /// Executes the instructions `ins`, grouped by `runs`, on the slots `v`.
-    fn exec(&self, ins: &[Ins], runs: &[(Kind, u32)], v: &mut [f64]) {
+    /// The slots of this tape for evaluations at `L` points at once
+    /// ([`Tape::eval_lanes`]), parameters, constants and hoisted values in
+    /// place in every lane.
+    pub fn lanes<const L: usize>(&self, params: &[f64]) -> TapeLanes<L> {
+        let scalar = self.frame(params);
+        TapeLanes {
+            slots: scalar.slots.iter().map(|&x| [x; L]).collect(),
+        }
+    }
+
+    /// [`Tape::eval_frame`] at `L` points at once: lane `l` has the time
+    /// `t[l]`, the inputs `inputs[0][l], inputs[1][l], …` (concatenated;
+    /// missing ones NaN) and its outputs go to `out[l]`. One pass over the
+    /// instructions serves every lane (one dispatch per run of
+    /// instructions for all points), and each lane's results are bit for
+    /// bit those of [`Tape::eval_frame`] at its point. A frame of another
+    /// shape leaves `out` untouched.
+    pub fn eval_lanes<const L: usize>(
+        &self,
+        frame: &mut TapeLanes<L>,
+        t: [f64; L],
+        inputs: &[[&[f64]; L]],
+        out: [&mut [f64]; L],
+    ) {
+        if frame.slots.len() != self.n_slots {
+            return;
+        }
+        let v = &mut frame.slots[..];
+        for l in 0..L {
+            let mut k = 0;
+            for part in inputs {
+                let m = part[l].len().min(self.n_inputs - k);
+                for (slot, &x) in v[k..k + m].iter_mut().zip(&part[l][..m]) {
+                    slot[l] = x;
+                }
+                k += m;
+            }
+            for slot in &mut v[k..self.n_inputs] {
+                slot[l] = f64::NAN;
+            }
+        }
+        v[self.n_inputs] = t;
+        self.exec(&self.ins, &self.runs, v);
+        let base = self.base;
+        for &(r, s) in &self.fixups {
+            v[base + r as usize] = v[s as usize];
+        }
+        for (l, o) in out.into_iter().enumerate() {
+            let m = o.len().min(self.n_outputs);
+            for (x, slot) in o[..m].iter_mut().zip(&v[base..base + m]) {
+                *x = slot[l];
+            }
+        }
+    }
+
+    /// Executes the instructions `ins`, grouped by `runs`, on the slots
+    /// `v`, each slot holding the values of `L` evaluation points (lanes).
+    /// Every lane runs exactly the operations of a scalar evaluation, so a
+    /// lane's results are bit for bit those of [`Tape::eval`] at its point;
+    /// `L = 1` is the scalar evaluation itself.
+    fn exec<const L: usize>(&self, ins: &[Ins], runs: &[(Kind, u32)], v: &mut [[f64; L]]) {
         let (args, coefs) = (&self.args[..], &self.coefs[..]);
         let mut start = 0;
         for &(kind, end) in runs {
             let run = &ins[start..end as usize];
             start = end as usize;
-            macro_rules! each {
-                (|$a:ident, $b:ident, $c:ident, $k:ident| $e:expr) => {
-                    for i in run {
-                        let ($a, $b, $c, $k) = (i.a as usize, i.b as usize, i.c as usize, i.k);
-                        let _ = (&$a, &$b, &$c, &$k);
-                        v[i.dst as usize] = $e;
+            // Instructions of one, two or three slot operands, lane by lane.
+            macro_rules! un {
+                (|$x:ident, $i:ident| $e:expr) => {
+                    for $i in run {
+                        let xa = v[$i.a as usize];
+                        v[$i.dst as usize] = std::array::from_fn(|l| {
+                            let $x = xa[l];
+                            $e
+                        });
                     }
                 };
             }
-            macro_rules! each_i {
-                (|$i:ident| $e:expr) => {
+            macro_rules! bin {
+                (|$x:ident, $y:ident, $i:ident| $e:expr) => {
                     for $i in run {
-                        v[$i.dst as usize] = $e;
+                        let (xa, xb) = (v[$i.a as usize], v[$i.b as usize]);
+                        v[$i.dst as usize] = std::array::from_fn(|l| {
+                            let ($x, $y) = (xa[l], xb[l]);
+                            $e
+                        });
+                    }
+                };
+            }
+            macro_rules! ter {
+                (|$x:ident, $y:ident, $z:ident, $i:ident| $e:expr) => {
+                    for $i in run {
+                        let (xa, xb, xc) = (v[$i.a as usize], v[$i.b as usize], v[$i.c as usize]);
+                        v[$i.dst as usize] = std::array::from_fn(|l| {
+                            let ($x, $y, $z) = (xa[l], xb[l], xc[l]);
+                            $e
+                        });
                     }
                 };
             }
             match kind {
-                Kind::Add => each!(|a, b, c, k| v[a] + v[b]),
-                Kind::Sub => each!(|a, b, c, k| v[a] - v[b]),
-                Kind::Axpy => each!(|a, b, c, k| v[a] + k * v[b]),
-                Kind::AddC => each!(|a, b, c, k| k + v[a]),
-                Kind::Lin => each!(|s, l, c, init| {
-                    // Short sums unrolled (same left-to-right order as the
-                    // general loop).
-                    match (&args[s..s + l], &coefs[s..s + l]) {
-                        ([a, b], [ca, cb]) => init + ca * v[*a as usize] + cb * v[*b as usize],
-                        ([a, b, c], [ca, cb, cc]) => {
-                            init + ca * v[*a as usize] + cb * v[*b as usize] + cc * v[*c as usize]
+                Kind::Add => bin!(|a, b, _i| a + b),
+                Kind::Sub => bin!(|a, b, _i| a - b),
+                Kind::Axpy => bin!(|a, b, i| a + i.k * b),
+                Kind::AddC => un!(|a, i| i.k + a),
+                Kind::Lin => {
+                    // `init + Σ c·x`, left to right as the direct evaluation.
+                    for i in run {
+                        let (s, n) = (i.a as usize, i.b as usize);
+                        let mut acc = [i.k; L];
+                        for (&j, &c) in args[s..s + n].iter().zip(&coefs[s..s + n]) {
+                            let x = v[j as usize];
+                            for l in 0..L {
+                                acc[l] += c * x[l];
+                            }
                         }
-                        (ix, cs) => ix
-                            .iter()
-                            .zip(cs)
-                            .fold(init, |acc, (&j, &c)| acc + c * v[j as usize]),
+                        v[i.dst as usize] = acc;
                     }
-                }),
-                Kind::Lin2 => each_i!(|i| i.k * v[i.a as usize] + i.k2 * v[i.b as usize]),
-                Kind::Lin3 => each_i!(|i| i.k * v[i.a as usize]
-                    + i.k2 * v[i.b as usize]
-                    + i.k3 * v[i.c as usize]),
-                Kind::Mul => each!(|a, b, c, k| v[a] * v[b]),
-                Kind::MulC => each!(|a, b, c, k| k * v[a]),
-                Kind::MulC2 => each!(|a, b, c, k| k * v[a] * v[b]),
-                Kind::MulC3 => each!(|a, b, c, k| k * v[a] * v[b] * v[c]),
-                Kind::ProdN => {
-                    each!(|s, l, c, k| args[s..s + l].iter().fold(k, |acc, &j| acc * v[j as usize]))
                 }
-                Kind::Sq => each!(|a, b, c, k| v[a] * v[a]),
-                Kind::Recip => each!(|a, b, c, k| 1.0 / v[a]),
-                Kind::Powi => each!(|a, n, c, k| v[a].powi(n as u32 as i32)),
-                Kind::Pow => each!(|a, b, c, k| v[a].powf(v[b])),
-                Kind::Func(f) => each!(|a, b, c, k| apply_func(f, v[a])),
-                Kind::Func2(f) => each!(|a, b, c, k| apply_func2(f, v[a], v[b])),
-                Kind::Cmp(op) => each!(|a, b, c, k| apply_cmp(op, v[a], v[b])),
-                Kind::And => each!(|a, b, c, k| f64::from(v[a] != 0.0 && v[b] != 0.0)),
-                Kind::Or => each!(|a, b, c, k| f64::from(v[a] != 0.0 || v[b] != 0.0)),
-                Kind::Not => each!(|a, b, c, k| f64::from(v[a] == 0.0)),
-                Kind::Select => each!(|c, a, b, k| if v[c] != 0.0 { v[a] } else { v[b] }),
+                Kind::Lin2 => bin!(|a, b, i| i.k * a + i.k2 * b),
+                Kind::Lin3 => ter!(|a, b, c, i| i.k * a + i.k2 * b + i.k3 * c),
+                Kind::Mul => bin!(|a, b, _i| a * b),
+                Kind::MulC => un!(|a, i| i.k * a),
+                Kind::MulC2 => bin!(|a, b, i| i.k * a * b),
+                Kind::MulC3 => ter!(|a, b, c, i| i.k * a * b * c),
+                Kind::ProdN => {
+                    for i in run {
+                        let (s, n) = (i.a as usize, i.b as usize);
+                        let mut acc = [i.k; L];
+                        for &j in &args[s..s + n] {
+                            let x = v[j as usize];
+                            for l in 0..L {
+                                acc[l] *= x[l];
+                            }
+                        }
+                        v[i.dst as usize] = acc;
+                    }
+                }
+                Kind::Sq => un!(|a, _i| a * a),
+                Kind::Recip => un!(|a, _i| 1.0 / a),
+                Kind::Powi => un!(|a, i| powi(a, i.b as i32)),
+                Kind::Pow => bin!(|a, b, _i| a.powf(b)),
+                Kind::Func(f) => un!(|a, _i| apply_func(f, a)),
+                Kind::Func2(f) => bin!(|a, b, _i| apply_func2(f, a, b)),
+                Kind::Cmp(op) => bin!(|a, b, _i| apply_cmp(op, a, b)),
+                Kind::And => bin!(|a, b, _i| f64::from(a != 0.0 && b != 0.0)),
+                Kind::Or => bin!(|a, b, _i| f64::from(a != 0.0 || b != 0.0)),
+                Kind::Not => un!(|a, _i| f64::from(a == 0.0)),
+                Kind::Select => ter!(|c, a, b, _i| if c != 0.0 { a } else { b }),
             }
         }
     }

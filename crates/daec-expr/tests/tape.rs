@@ -120,6 +120,64 @@ fn parameter_only_instructions_run_once_per_frame() {
 }
 
 #[test]
+fn powi_is_the_library_powi_bit_for_bit() {
+    // `daec_expr::powi` replaces the `__powidf2` call of `f64::powi` (a
+    // runtime exponent) with the same multiplications.
+    let xs = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.444,
+        -0.007,
+        3.7,
+        1e-3,
+        1e150,
+        -2e-160,
+        7.5e307,
+        f64::MIN_POSITIVE,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+    for &x in &xs {
+        for n in -12..=12 {
+            let n = std::hint::black_box(n);
+            let (a, b) = (daec_expr::powi(x, n), x.powi(n));
+            assert!(
+                a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                "{x}^{n}: {a} vs {b}"
+            );
+        }
+    }
+    assert_eq!(daec_expr::powi(2.0, 31).to_bits(), 2f64.powi(31).to_bits());
+    assert_eq!(daec_expr::powi(2.0, i32::MIN), 0.0);
+}
+
+#[test]
+fn lanes_refuse_a_frame_of_another_tape() {
+    let mut p = ExprPool::new();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let s = p.add(x, y);
+    let sq = p.powi(s, 4);
+    let tape = Tape::compile(&p, &[sq, x], &[x, y]).expect("compiles");
+    let other = Tape::compile(&p, &[x], &[x]).expect("compiles");
+    let mut lanes = other.lanes::<2>(&[]);
+    let (mut a, mut b) = ([7.0; 2], [7.0; 2]);
+    let (p0, p1) = ([1.0, 2.0], [3.0, 4.0]);
+    tape.eval_lanes(&mut lanes, [0.0; 2], &[[&p0, &p1]], [&mut a, &mut b]);
+    assert_eq!((a, b), ([7.0; 2], [7.0; 2]));
+    // its own frame: (x + y)^4 and x per lane; a short input reads NaN
+    let mut lanes = tape.lanes::<2>(&[]);
+    tape.eval_lanes(&mut lanes, [0.0; 2], &[[&p0, &p1]], [&mut a, &mut b]);
+    assert_eq!((a, b), ([81.0, 1.0], [2401.0, 3.0]));
+    tape.eval_lanes(&mut lanes, [0.0; 2], &[[&p0, &p1[..1]]], [&mut a, &mut b]);
+    assert_eq!(a, [81.0, 1.0]);
+    assert!(b[0].is_nan());
+    assert_eq!(b[1], 3.0);
+}
+
+#[test]
 fn compile_errors() {
     let mut p = ExprPool::new();
     let (x, y) = (p.var(0, 0), p.var(1, 0));
