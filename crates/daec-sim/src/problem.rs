@@ -9,7 +9,7 @@
 
 use crate::error::SimError;
 use crate::output::SimStats;
-use daec_expr::{ExprId, ExprPool, Tape, TapeFrame};
+use daec_expr::{ExprId, ExprPool, Tape, TapeFrame, TapeLanes};
 use daec_regularize::dense::{Matrix, least_norm_solve};
 use daec_regularize::formulation::QuasiLinearForm;
 use daec_regularize::quasi_linear::{mass_entries, sparse_jacobian};
@@ -58,6 +58,8 @@ pub struct FormProblem {
     constraints: Compiled,
     /// `[E ż − k; g]` in one pass (the residual of every Radau stage).
     both: Compiled,
+    /// The slots of `both` for the three Radau stages in one pass.
+    both_stages: RefCell<TapeLanes<3>>,
     mass: Sparse,
     jd: Sparse,
     jg: Sparse,
@@ -107,6 +109,8 @@ impl FormProblem {
         let all_rows: Vec<ExprId> = diff_rows.iter().chain(&con_rows).copied().collect();
         let pool: &ExprPool = pool;
         let p = &params;
+        let both = compile(pool, &all_rows, &zzd, p)?;
+        let both_stages = both.tape.lanes::<3>(p);
         Ok(Self {
             n,
             n_d: diff_rows.len(),
@@ -114,7 +118,8 @@ impl FormProblem {
             levels: form.constraints.iter().map(|c| c.level).collect(),
             diff: compile(pool, &diff_rows, &zzd, p)?,
             constraints: compile(pool, &con_rows, &z, p)?,
-            both: compile(pool, &all_rows, &zzd, p)?,
+            both,
+            both_stages: RefCell::new(both_stages),
             mass: Sparse {
                 code: compile(pool, &mass_exprs, &z, p)?,
                 pattern: mass_pattern,
@@ -192,9 +197,28 @@ impl FormProblem {
     /// into the running maxima of `stats` (allocation-free: it runs after
     /// every accepted step).
     pub fn record_constraint_residuals(&self, stats: &mut SimStats, t: f64, z: &[f64]) {
+        self.record_constraint_values(stats, t, z, None);
+    }
+
+    /// [`FormProblem::record_constraint_residuals`] with the constraint
+    /// values `g(t, z)` when the caller has them (the integrator's own
+    /// evaluation at a step's end point): no evaluation then. (With a
+    /// projector the levels are those of the projection, evaluated here.)
+    pub fn record_constraint_values(
+        &self,
+        stats: &mut SimStats,
+        t: f64,
+        z: &[f64],
+        g: Option<&[f64]>,
+    ) {
         let mut w = self.residual_work.borrow_mut();
-        let (g, by_level) = &mut *w;
-        self.residual_by_level(t, z, g, by_level);
+        let (buf, by_level) = &mut *w;
+        match g {
+            Some(g) if self.projector.is_none() && g.len() == self.n_g => {
+                self.by_level(g, by_level);
+            }
+            _ => self.residual_by_level(t, z, buf, by_level),
+        }
         stats.record_constraint_residuals(by_level);
     }
 
@@ -205,6 +229,12 @@ impl FormProblem {
         }
         g.resize(self.n_g, 0.0);
         self.constraints(t, z, g);
+        self.by_level(g, out);
+    }
+
+    /// The largest `|g_i|` per constraint level into `out` (NaN counts as
+    /// infinite).
+    fn by_level(&self, g: &[f64], out: &mut Vec<f64>) {
         let levels = self
             .levels
             .iter()
@@ -332,6 +362,22 @@ impl QuasiLinearDae for FormProblem {
     }
     fn residual(&self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
         self.eval_zzd(&self.both, t, z, zdot, out);
+    }
+    /// The three stages in one pass over the combined tape (one dispatch
+    /// per run of instructions for the three points; the same values as
+    /// three calls of [`QuasiLinearDae::residual`]).
+    fn residual_stages(
+        &self,
+        t: [f64; 3],
+        z: [&[f64]; 3],
+        zdot: [&[f64]; 3],
+        out: [&mut [f64]; 3],
+    ) {
+        let n = self.n;
+        let z = z.map(|x| &x[..n.min(x.len())]);
+        self.both
+            .tape
+            .eval_lanes(&mut self.both_stages.borrow_mut(), t, &[z, zdot], out);
     }
     fn mass_pattern(&self) -> Vec<(usize, usize)> {
         self.mass.pattern.clone()

@@ -546,10 +546,7 @@ pub fn integrate_with_progress(
         max_constraint_residual_by_level: vec![0.0; levels],
         ..SimStats::default()
     };
-    let record = |stats: &mut SimStats, problem: &FormProblem, t: f64, z: &[f64]| {
-        problem.record_constraint_residuals(stats, t, z);
-    };
-    record(&mut stats, problem0, t0, &init.z0);
+    problem0.record_constraint_residuals(&mut stats, t0, &init.z0);
     let n_ev = events.len();
     let mut phi = vec![0.0; n_ev];
     events.eval(t0, &init.z0, &mut phi);
@@ -622,7 +619,14 @@ pub fn integrate_with_progress(
                 step.dense(t_stop, &mut last_z);
                 problem.project_onto_constraints(t_stop, &mut last_z);
             }
-            record(&mut stats, problem, last_t, &last_z);
+            // (at a step's end point the integrator's own evaluation of
+            // the constraints serves, when it made one)
+            let g_end = if t_stop == step.t {
+                step.constraints()
+            } else {
+                None
+            };
+            problem.record_constraint_values(&mut stats, last_t, &last_z, g_end);
             match first {
                 Some((_, k)) => {
                     stop = Some(Stop::Event(k));

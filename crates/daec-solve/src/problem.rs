@@ -73,6 +73,23 @@ pub trait QuasiLinearDae {
         self.constraints(t, z, g);
     }
 
+    /// [`residual`](Self::residual) at the three stage points of a Radau
+    /// IIA step (`out[s]` at `(t[s], z[s], zdot[s])`): the integrator's
+    /// call in every Newton iteration. The default makes three calls; an
+    /// implementor may evaluate the points together (the tapes of `daec`
+    /// run the three in one pass), with the same values as three calls.
+    fn residual_stages(
+        &self,
+        t: [f64; 3],
+        z: [&[f64]; 3],
+        zdot: [&[f64]; 3],
+        out: [&mut [f64]; 3],
+    ) {
+        for (s, o) in out.into_iter().enumerate() {
+            self.residual(t[s], z[s], zdot[s], o);
+        }
+    }
+
     /// Sparsity pattern of `E(t,z)` (`n_d × n`).
     fn mass_pattern(&self) -> Vec<(usize, usize)>;
 

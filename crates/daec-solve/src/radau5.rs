@@ -180,6 +180,9 @@ pub struct Step<'a> {
     /// Derivative approximation at `t` (collocation derivative).
     pub zdot: &'a [f64],
     cont: &'a [f64],
+    /// `g(t, z)` when the integrator evaluated the constraints at the end
+    /// point itself (spares the observer an evaluation).
+    constraints: Option<&'a [f64]>,
 }
 
 impl<'a> Step<'a> {
@@ -199,6 +202,7 @@ impl<'a> Step<'a> {
             z,
             zdot,
             cont,
+            constraints: None,
         }
     }
 }
@@ -207,6 +211,13 @@ impl Step<'_> {
     /// Number of unknowns.
     pub fn n(&self) -> usize {
         self.z.len()
+    }
+
+    /// The constraint residuals `g(t, z)` at the end point (all `n_g`
+    /// rows), if the integrator evaluated them there (Radau5 does in its
+    /// end-point projection, unless the problem then moved the point).
+    pub fn constraints(&self) -> Option<&[f64]> {
+        self.constraints
     }
 
     /// Evaluates the collocation polynomial (Solving ODEs II, IV.8, (8.23))
@@ -488,6 +499,9 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
 
         // Buffers
         let mut full = vec![0.0; n_d + n_g]; // [E ż − k; g] scratch
+        // the stage points and their full residuals
+        let mut ys = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
+        let mut full3 = [full.clone(), full.clone(), full.clone()];
         let mut gg = vec![0.0; n_g]; // constraint scratch
         // [−k(t, y); g(t, y)] (the residual with ż = 0) at the step start
         let mut y0 = vec![0.0; n_d + n_g];
@@ -535,16 +549,11 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut f2 = vec![0.0; n];
         let mut errv = vec![0.0; n];
 
-        // Residual R(t, y, ẏ) of the selected square system into `out`.
+        // The residual R of the selected square system from the full
+        // residual `[E ż − k; g]` (constraint rows negated).
         // (Non-finite values need no check here: they reach the Newton
         // correction, whose norm is then not finite — a failed iteration.)
-        let eval_reduced = |t: f64,
-                            yv: &[f64],
-                            ydv: &[f64],
-                            sel: &EquationSelection,
-                            full: &mut [f64],
-                            out: &mut [f64]| {
-            problem.residual(t, yv, ydv, full);
+        let reduce = |full: &[f64], sel: &EquationSelection, out: &mut [f64]| {
             let nd = sel.diff_rows.len();
             let (kd, gg) = full.split_at(n_d);
             for (o, &r) in out.iter_mut().zip(&sel.diff_rows) {
@@ -553,6 +562,16 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             for (o, &r) in out[nd..].iter_mut().zip(&sel.constraint_rows) {
                 *o = -gg[r];
             }
+        };
+        // R(t, y, ẏ) into `out`.
+        let eval_reduced = |t: f64,
+                            yv: &[f64],
+                            ydv: &[f64],
+                            sel: &EquationSelection,
+                            full: &mut [f64],
+                            out: &mut [f64]| {
+            problem.residual(t, yv, ydv, full);
+            reduce(full, sel, out);
         };
 
         // The residual at the start (full).
@@ -757,24 +776,45 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 if newt >= nit {
                     break 1;
                 }
-                // stage derivatives and residuals
+                // stage derivatives and residuals (the three stages in one
+                // call: the problem may evaluate them together)
                 let hinv = 1.0 / h;
-                for s in 0..3 {
-                    let a = tr.a_inv[s];
-                    for i in 0..n {
-                        zd[s][i] = (a[0] * z[0][i] + a[1] * z[1][i] + a[2] * z[2][i]) * hinv;
-                        ystage[i] = y[i] + z[s][i];
+                {
+                    // (slices of length n: no bounds checks in the loops)
+                    let (z0, z1, z2, yv) = (&z[0][..n], &z[1][..n], &z[2][..n], &y[..n]);
+                    for (s, (zds, yss)) in zd.iter_mut().zip(ys.iter_mut()).enumerate() {
+                        let a = tr.a_inv[s];
+                        let (zds, yss, zs) = (&mut zds[..n], &mut yss[..n], [z0, z1, z2][s]);
+                        for i in 0..n {
+                            zds[i] = (a[0] * z0[i] + a[1] * z1[i] + a[2] * z2[i]) * hinv;
+                            yss[i] = yv[i] + zs[i];
+                        }
                     }
-                    let ts = t + [C1, C2, 1.0][s] * h;
-                    eval_reduced(ts, &ystage, &zd[s], &sel, &mut full, &mut res[s]);
+                }
+                {
+                    let [f0, f1, f2] = &mut full3;
+                    problem.residual_stages(
+                        [t + C1 * h, t + C2 * h, t + h],
+                        [&ys[0], &ys[1], &ys[2]],
+                        [&zd[0], &zd[1], &zd[2]],
+                        [f0, f1, f2],
+                    );
+                }
+                for (f, r) in full3.iter().zip(res.iter_mut()) {
+                    reduce(f, &sel, r);
                 }
                 self.stats.residual_evals += 3;
                 // rhs = −(T^{-1} ⊗ I) R
                 let ti = tr.t_inv;
-                for i in 0..n {
-                    let (r0, r1, r2) = (res[0][i], res[1][i], res[2][i]);
-                    for s in 0..3 {
-                        dw[s][i] = -(ti[s][0] * r0 + ti[s][1] * r1 + ti[s][2] * r2);
+                {
+                    let (r0, r1, r2) = (&res[0][..n], &res[1][..n], &res[2][..n]);
+                    let [d0, d1, d2] = &mut dw;
+                    let (d0, d1, d2) = (&mut d0[..n], &mut d1[..n], &mut d2[..n]);
+                    for i in 0..n {
+                        let (r0, r1, r2) = (r0[i], r1[i], r2[i]);
+                        d0[i] = -(ti[0][0] * r0 + ti[0][1] * r1 + ti[0][2] * r2);
+                        d1[i] = -(ti[1][0] * r0 + ti[1][1] * r1 + ti[1][2] * r2);
+                        d2[i] = -(ti[2][0] * r0 + ti[2][1] * r1 + ti[2][2] * r2);
                     }
                 }
                 solve_real(&mut sys, &lu1, &mut dw[0]);
@@ -788,10 +828,12 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 self.stats.newton_iterations += 1;
                 newt += 1;
                 let mut dyno = 0.0;
-                for i in 0..n {
-                    let d = scal_inv[i];
-                    dyno +=
-                        (dw[0][i] * d).powi(2) + (dw[1][i] * d).powi(2) + (dw[2][i] * d).powi(2);
+                {
+                    let (d0, d1, d2, sc) = (&dw[0][..n], &dw[1][..n], &dw[2][..n], &scal_inv[..n]);
+                    for i in 0..n {
+                        let d = sc[i];
+                        dyno += (d0[i] * d).powi(2) + (d1[i] * d).powi(2) + (d2[i] * d).powi(2);
+                    }
                 }
                 dyno = (dyno / (3 * n) as f64).sqrt();
                 if !dyno.is_finite() {
@@ -821,10 +863,15 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 }
                 dynold = dyno.max(uround);
                 let tm = tr.t;
-                for i in 0..n {
-                    let (w0, w1, w2) = (dw[0][i], dw[1][i], dw[2][i]);
-                    for s in 0..3 {
-                        z[s][i] += tm[s][0] * w0 + tm[s][1] * w1 + tm[s][2] * w2;
+                {
+                    let (d0, d1, d2) = (&dw[0][..n], &dw[1][..n], &dw[2][..n]);
+                    let [z0, z1, z2] = &mut z;
+                    let (z0, z1, z2) = (&mut z0[..n], &mut z1[..n], &mut z2[..n]);
+                    for i in 0..n {
+                        let (w0, w1, w2) = (d0[i], d1[i], d2[i]);
+                        z0[i] += tm[0][0] * w0 + tm[0][1] * w1 + tm[0][2] * w2;
+                        z1[i] += tm[1][0] * w0 + tm[1][1] * w1 + tm[1][2] * w2;
+                        z2[i] += tm[2][0] * w0 + tm[2][1] * w1 + tm[2][2] * w2;
                     }
                 }
                 if faccon * dyno <= fnewt {
@@ -998,6 +1045,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     z: &y,
                     zdot: &ydot,
                     cont: &cont,
+                    constraints: g_at_end.then_some(&gg[..]),
                 });
                 if last || control == StepControl::Stop {
                     return Ok(self.stats);
