@@ -20,6 +20,7 @@ pub trait Env {
 
 /// Applies a unary function. `sign` is −1, 0 or 1 (NaN for NaN), matching
 /// Modelica's `sign`.
+#[inline]
 pub fn apply_func(f: Func, x: f64) -> f64 {
     match f {
         Func::Sin => x.sin(),

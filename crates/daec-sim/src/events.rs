@@ -152,13 +152,13 @@ pub fn discontinuities(
     t0: f64,
     t_end: f64,
 ) -> Vec<f64> {
-    let Ok(tape) = Tape::compile(pool, conds, &[]) else {
-        return Vec::new();
-    };
     let m = conds.len();
     if m == 0 || t_end.partial_cmp(&t0) != Some(std::cmp::Ordering::Greater) {
         return Vec::new();
     }
+    let Ok(tape) = Tape::compile(pool, conds, &[]) else {
+        return Vec::new();
+    };
     let mut scratch = Vec::new();
     let mut eval = |t: f64, out: &mut [f64]| tape.eval(t, &[], params, out, &mut scratch);
     let mut a = vec![0.0; m];

@@ -561,7 +561,6 @@ pub fn integrate_with_progress(
             (k, Some(v)) => (&v.built[k - 1].0, &v.built[k - 1].1),
         };
         let n = form.n;
-        let names: Vec<String> = form.unknowns.iter().map(|u| u.name.clone()).collect();
         while brk < breaks.len() && breaks[brk] <= t {
             brk += 1;
         }
@@ -676,6 +675,7 @@ pub fn integrate_with_progress(
         add_stats(&mut stats, &solver.stats());
         drop(solver);
         if let Err(e) = result {
+            let names: Vec<String> = form.unknowns.iter().map(|u| u.name.clone()).collect();
             let mut f = describe_failure(&names, &e, &last_z, &last_zdot, ro);
             let why = sigma.as_ref().and_then(|s| {
                 s.explain(

@@ -284,6 +284,18 @@ impl Pattern {
     }
 }
 
+/// Consecutive slices of one zeroed allocation.
+struct Arena<'a>(&'a mut [f64]);
+
+impl<'a> Arena<'a> {
+    /// The next `len` values (the storage is sized for every take).
+    fn take(&mut self, len: usize) -> &'a mut [f64] {
+        let (a, b) = std::mem::take(&mut self.0).split_at_mut(len);
+        self.0 = b;
+        a
+    }
+}
+
 /// Radau IIA (order 5) integrator bound to a problem.
 pub struct Radau5<'p, P: QuasiLinearDae + ?Sized> {
     problem: &'p P,
@@ -497,57 +509,67 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut newton_failures = 0usize;
         let mut nstep = 0usize;
 
-        // Buffers
-        let mut full = vec![0.0; n_d + n_g]; // [E ż − k; g] scratch
-        // the stage points and their full residuals
-        let mut ys = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
-        let mut full3 = [full.clone(), full.clone(), full.clone()];
-        let mut gg = vec![0.0; n_g]; // constraint scratch
-        // [−k(t, y); g(t, y)] (the residual with ż = 0) at the step start
-        let mut y0 = vec![0.0; n_d + n_g];
+        // Buffers: every work array of the integration carved from one
+        // allocation (a solve of a small system is short enough for ~40
+        // allocations to show).
+        let sparse = self.sparse;
         // Dense path: row-major matrices; sparse path: the pattern values
         // and `SparseNewtonSystem` (built at the first Jacobian and rebuilt
         // when the equation selection changes).
-        let sparse = self.sparse;
         let dn = if sparse { 0 } else { n };
-        let mut e_full = vec![0.0; n_d * dn];
-        let mut e_cur = vec![0.0; n_d * dn]; // E(t_n, z_n) for the error estimate
-        let mut jd_full = vec![0.0; n_d * dn];
-        let mut g_full = vec![0.0; n_g * dn];
-        let mut mred = vec![0.0; dn * dn];
-        let mut jred = vec![0.0; dn * dn];
-        let mut e1 = vec![0.0; dn * dn];
-        let mut e2r = vec![0.0; dn * dn];
-        let mut e2i = vec![0.0; dn * dn];
+        let m = n_d + n_g;
+        let n_mass = self.mass.entries.len();
+        let mut storage =
+            vec![0.0; 5 * m + n_g + (3 * n_d + n_g) * dn + 5 * dn * dn + n_mass + 26 * n];
+        let mut arena = Arena(&mut storage);
+        let full = arena.take(m); // [E ż − k; g] scratch
+        // the stage points and their full residuals
+        let mut ys = [arena.take(n), arena.take(n), arena.take(n)];
+        let mut full3 = [arena.take(m), arena.take(m), arena.take(m)];
+        let gg = arena.take(n_g); // constraint scratch
+        // [−k(t, y); g(t, y)] (the residual with ż = 0) at the step start
+        let y0 = arena.take(m);
+        let e_full = arena.take(n_d * dn);
+        let e_cur = arena.take(n_d * dn); // E(t_n, z_n) for the error estimate
+        let jd_full = arena.take(n_d * dn);
+        let g_full = arena.take(n_g * dn);
+        let mred = arena.take(dn * dn);
+        let jred = arena.take(dn * dn);
+        let e1 = arena.take(dn * dn);
+        let e2r = arena.take(dn * dn);
+        let e2i = arena.take(dn * dn);
+        // E(t_n, z_n) as pattern values: E depends on (t, z) only, so the
+        // values at the step start serve the error estimate and every
+        // Jacobian evaluated there
+        let mass_cur = arena.take(n_mass);
+        let mut z = [arena.take(n), arena.take(n), arena.take(n)];
+        let mut zd = [arena.take(n), arena.take(n), arena.take(n)];
+        let mut res = [arena.take(n), arena.take(n), arena.take(n)];
+        let mut dw = [arena.take(n), arena.take(n), arena.take(n)];
+        let ystage = arena.take(n);
+        let zero: &[f64] = arena.take(n);
+        let cont = arena.take(4 * n);
+        // reciprocals of the error weights (the norms multiply)
+        let scal_inv = arena.take(n);
+        let base_scal = arena.take(n);
+        for i in 0..n {
+            base_scal[i] = atol_t[i] + rtol_t * y[i].abs();
+        }
+        let f1 = arena.take(n);
+        let f2 = arena.take(n);
+        let errv = arena.take(n);
         let mut lu1 = RealLu::new(dn);
         let mut lu2 = ComplexLu::new(dn);
         let mut sys: Option<(EquationSelection, SparseNewtonSystem)> = None;
         // position of each differential row in the selected system (sparse
         // error estimate), `usize::MAX` if not selected
         let mut diff_at = vec![usize::MAX; n_d];
-        // E(t_n, z_n) as pattern values: E depends on (t, z) only, so the
-        // values at the step start serve the error estimate and every
-        // Jacobian evaluated there
-        let mut mass_cur = vec![0.0; self.mass.entries.len()];
         // a constant E is evaluated once, here
         let mass_constant = problem.mass_is_constant();
         let mut sel = EquationSelection {
             diff_rows: (0..n_d).collect(),
             constraint_rows: (0..n_g).collect(),
         };
-        let mut z = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
-        let mut zd = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
-        let mut res = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
-        let mut dw = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
-        let mut ystage = vec![0.0; n];
-        let zero = vec![0.0; n];
-        let mut cont = vec![0.0; 4 * n];
-        // reciprocals of the error weights (the norms multiply)
-        let mut scal_inv = vec![0.0; n];
-        let mut base_scal: Vec<f64> = (0..n).map(|i| atol_t[i] + rtol_t * y[i].abs()).collect();
-        let mut f1 = vec![0.0; n];
-        let mut f2 = vec![0.0; n];
-        let mut errv = vec![0.0; n];
 
         // The residual R of the selected square system from the full
         // residual `[E ż − k; g]` (constraint rows negated).
@@ -575,11 +597,11 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         };
 
         // The residual at the start (full).
-        problem.residual(t, &y, &zero, &mut y0);
+        problem.residual(t, &y, zero, y0);
         self.stats.residual_evals += 1;
-        problem.mass_values(t, &y, &mut mass_cur);
+        problem.mass_values(t, &y, mass_cur);
         if !sparse {
-            self.mass.scatter_values(&mass_cur, &mut e_cur, n);
+            self.mass.scatter_values(mass_cur, e_cur, n);
         }
 
         let mut need_jac = true;
@@ -589,7 +611,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut reselect = true;
         loop {
             if need_jac {
-                self.mass.values.copy_from_slice(&mass_cur);
+                self.mass.values.copy_from_slice(mass_cur);
                 problem.diff_jacobian_values(t, &y, &ydot, &mut self.jd.values);
                 problem.constraint_jacobian_values(t, &y, &mut self.jg.values);
                 self.stats.jacobian_evals += 1;
@@ -604,9 +626,12 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     });
                 }
                 if !sparse {
-                    self.mass.scatter(&mut e_full, n);
-                    self.jd.scatter(&mut jd_full, n);
-                    self.jg.scatter(&mut g_full, n);
+                    // (a constant E is scattered once)
+                    if !(mass_constant && self.stats.jacobian_evals > 1) {
+                        self.mass.scatter(e_full, n);
+                    }
+                    self.jd.scatter(jd_full, n);
+                    self.jg.scatter(g_full, n);
                 }
                 // The sparse path keeps its selection while steps succeed:
                 // selecting is a sparse elimination (a large share of the
@@ -627,7 +652,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         select_equations_ordered(n, me, mv, n_d, ge, gv, n_g)
                             .or_else(|_| select_equations_sparse(n, me, mv, n_d, ge, gv, n_g))
                     } else {
-                        select_equations(n, &e_full, n_d, &g_full, n_g)
+                        select_equations(n, e_full, n_d, g_full, n_g)
                     };
                     match selected {
                         Ok(s) => {
@@ -698,9 +723,9 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                             e2r[k] = alphn * mred[k] - jred[k];
                             e2i[k] = betan * mred[k];
                         }
-                        let r1 = lu1.factor(&e1);
+                        let r1 = lu1.factor(e1);
                         let r2 = if r1.is_ok() {
-                            lu2.factor(&e2r, &e2i)
+                            lu2.factor(e2r, e2i)
                         } else {
                             Ok(())
                         };
@@ -795,8 +820,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     let [f0, f1, f2] = &mut full3;
                     problem.residual_stages(
                         [t + C1 * h, t + C2 * h, t + h],
-                        [&ys[0], &ys[1], &ys[2]],
-                        [&zd[0], &zd[1], &zd[2]],
+                        [ys[0], ys[1], ys[2]],
+                        [zd[0], zd[1], zd[2]],
                         [f0, f1, f2],
                     );
                 }
@@ -817,12 +842,12 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         d2[i] = -(ti[2][0] * r0 + ti[2][1] * r1 + ti[2][2] * r2);
                     }
                 }
-                solve_real(&mut sys, &lu1, &mut dw[0]);
+                solve_real(&mut sys, &lu1, dw[0]);
                 {
                     let (a, b) = dw.split_at_mut(2);
                     match sys.as_mut() {
-                        Some((_, system)) => system.solve_complex(&mut a[1], &mut b[0]),
-                        None => lu2.solve(&mut a[1], &mut b[0]),
+                        Some((_, system)) => system.solve_complex(a[1], b[0]),
+                        None => lu2.solve(a[1], b[0]),
                     }
                 }
                 self.stats.newton_iterations += 1;
@@ -909,7 +934,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             // Jacobian is reused, and E may depend on z).
             f2.iter_mut().for_each(|x| *x = 0.0);
             if sparse {
-                for (&(r, c), &v) in self.mass.entries.iter().zip(&mass_cur) {
+                for (&(r, c), &v) in self.mass.entries.iter().zip(mass_cur.iter()) {
                     let k = diff_at[r];
                     if k != usize::MAX {
                         f2[k] += v * f1[c];
@@ -918,7 +943,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             } else {
                 for (k, &r) in sel.diff_rows.iter().enumerate() {
                     let row = &e_cur[r * n..(r + 1) * n];
-                    f2[k] = row.iter().zip(&f1).map(|(a, b)| a * b).sum();
+                    f2[k] = row.iter().zip(f1.iter()).map(|(a, b)| a * b).sum();
                 }
             }
             for (k, &r) in sel.diff_rows.iter().enumerate() {
@@ -927,25 +952,29 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             for (k, &r) in sel.constraint_rows.iter().enumerate() {
                 errv[nd_sel + k] = f2[nd_sel + k] + y0[n_d + r];
             }
-            solve_real(&mut sys, &lu1, &mut errv);
+            solve_real(&mut sys, &lu1, errv);
             let norm = |e: &[f64]| -> f64 {
-                let s: f64 = e.iter().zip(&scal_inv).map(|(a, d)| (a * d).powi(2)).sum();
+                let s: f64 = e
+                    .iter()
+                    .zip(scal_inv.iter())
+                    .map(|(a, d)| (a * d).powi(2))
+                    .sum();
                 ((s / n as f64).sqrt()).max(1e-10)
             };
-            let mut err = norm(&errv);
+            let mut err = norm(errv);
             if err >= 1.0 && (first || reject) {
                 for i in 0..n {
                     ystage[i] = y[i] + errv[i];
                 }
-                eval_reduced(t, &ystage, &zero, &sel, &mut full, &mut f1);
-                let ok = all_finite(&f1);
+                eval_reduced(t, ystage, zero, &sel, full, f1);
+                let ok = all_finite(f1);
                 self.stats.residual_evals += 1;
                 // F = −R(·, ż = 0)
                 for i in 0..n {
                     errv[i] = -f1[i] + f2[i];
                 }
-                solve_real(&mut sys, &lu1, &mut errv);
-                err = if ok { norm(&errv) } else { f64::INFINITY };
+                solve_real(&mut sys, &lu1, errv);
+                err = if ok { norm(errv) } else { f64::INFINITY };
             }
             if !err.is_finite() {
                 err = 1e6;
@@ -986,7 +1015,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         for i in 0..n {
                             ystage[i] = y[i] + z[2][i];
                         }
-                        problem.constraints(t, &ystage, &mut gg);
+                        problem.constraints(t, ystage, gg);
                         self.stats.constraint_evals += 1;
                         g_at_end = true;
                         let gmax = sel
@@ -1001,8 +1030,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         for (k, &r) in sel.constraint_rows.iter().enumerate() {
                             errv[nd_sel + k] = gg[r];
                         }
-                        solve_real(&mut sys, &lu1, &mut errv);
-                        if !all_finite(&errv) {
+                        solve_real(&mut sys, &lu1, errv);
+                        if !all_finite(errv) {
                             break;
                         }
                         for i in 0..n {
@@ -1011,7 +1040,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         g_at_end = false;
                     }
                 }
-                ydot.copy_from_slice(&zd[2]);
+                ydot.copy_from_slice(zd[2]);
                 // (divided differences of (8.23), by multiplication with
                 // the constant reciprocals)
                 let (r_c1m1, r_c2m1, r_c1mc2) =
@@ -1044,7 +1073,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     t,
                     z: &y,
                     zdot: &ydot,
-                    cont: &cont,
+                    cont,
                     constraints: g_at_end.then_some(&gg[..]),
                 });
                 if last || control == StepControl::Stop {
@@ -1053,15 +1082,15 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 if g_at_end {
                     // the projection's last evaluation was at this very point
                     let (d, g) = y0.split_at_mut(n_d);
-                    problem.diff_residual(t, &y, &zero, d);
-                    g.copy_from_slice(&gg);
+                    problem.diff_residual(t, &y, zero, d);
+                    g.copy_from_slice(gg);
                 } else {
-                    problem.residual(t, &y, &zero, &mut y0);
+                    problem.residual(t, &y, zero, y0);
                 }
                 if !mass_constant {
-                    problem.mass_values(t, &y, &mut mass_cur);
+                    problem.mass_values(t, &y, mass_cur);
                     if !sparse {
-                        self.mass.scatter_values(&mass_cur, &mut e_cur, n);
+                        self.mass.scatter_values(mass_cur, e_cur, n);
                     }
                 }
                 self.stats.residual_evals += 1;
