@@ -83,6 +83,53 @@ fn tape(c: &mut Criterion) {
         })
     });
     g.finish();
+    // Three points (the stages of a Radau IIA step): three framed scalar
+    // evaluations against one pass in three lanes (same values bit for
+    // bit, checked once here).
+    let points: Vec<Vec<f64>> = (0..3)
+        .map(|s| input.iter().map(|x| x * (1.0 + 0.01 * s as f64)).collect())
+        .collect();
+    let mut frame = tape.frame(&common::PARAMS);
+    let mut lanes = tape.lanes::<3>(&common::PARAMS);
+    let mut outs = vec![vec![0.0; roots.len()]; 3];
+    let mut lane_outs = vec![vec![0.0; roots.len()]; 3];
+    for (x, o) in points.iter().zip(outs.iter_mut()) {
+        tape.eval_frame(&mut frame, 0.0, &[x], o);
+    }
+    {
+        let [a, b, c] = &mut lane_outs[..] else {
+            unreachable!("three lanes")
+        };
+        let parts = [[&points[0][..], &points[1][..], &points[2][..]]];
+        tape.eval_lanes(&mut lanes, [0.0; 3], &parts, [a, b, c]);
+    }
+    assert!(
+        outs.iter()
+            .flatten()
+            .zip(lane_outs.iter().flatten())
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "lanes = scalar evaluations"
+    );
+    let mut g = c.benchmark_group("residual_jacobian_30_three_points");
+    g.bench_function("three_frame_evaluations", |b| {
+        b.iter(|| {
+            for (x, o) in points.iter().zip(outs.iter_mut()) {
+                tape.eval_frame(&mut frame, 0.0, &[black_box(x)], o);
+            }
+            black_box(outs[2][0])
+        })
+    });
+    g.bench_function("one_pass_three_lanes", |b| {
+        b.iter(|| {
+            let [a, b, c] = &mut lane_outs[..] else {
+                unreachable!("three lanes")
+            };
+            let parts = [[black_box(&points[0][..]), &points[1][..], &points[2][..]]];
+            tape.eval_lanes(&mut lanes, [0.0; 3], &parts, [a, b, c]);
+            black_box(lane_outs[2][0])
+        })
+    });
+    g.finish();
 }
 
 criterion_group!(benches, tape);
