@@ -55,12 +55,13 @@ fn model_reference(path: &str, t: &str) -> Vec<f64> {
 }
 
 fn bench(c: &mut Criterion) {
-    // RADAU5 (Fortran, gfortran -O2, this machine, h0 = 1e-10) at
-    // rtol = atol = 1e-6: 38 steps, 295 f-evaluations, 25 Jacobians,
-    // 38 LU, max relative error 1.51e-6, max absolute error 1.18e-8,
-    // 34 µs per solve (`benches/radau5-reference`). daec at 1e-6 (the
-    // reference setting: better relative, about equal absolute error) and
-    // at 1e-7 (better in both).
+    // RADAU5 (Fortran, gfortran -O2, h0 = 1e-10) at rtol = atol = 1e-6:
+    // 38 steps, 295 f-evaluations, 25 Jacobians, 38 LU, max relative
+    // error 1.51e-6, max absolute error 1.18e-8; 34 µs per solve on the
+    // machine of session 4, 47–53 µs on that of session 5
+    // (`benches/radau5-reference`: measure it next to this benchmark).
+    // daec at 1e-6 (the reference setting: better relative, about equal
+    // absolute error) and at 1e-7 (better in both).
     for (name, tol) in [
         ("akzo_nobel_tol_1e-6_solve", 1e-6),
         ("akzo_nobel_tol_1e-7_solve", 1e-7),
