@@ -817,12 +817,12 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     }
                 }
                 {
-                    let [f0, f1, f2] = &mut full3;
+                    let [r0, r1, r2] = &mut full3;
                     problem.residual_stages(
                         [t + C1 * h, t + C2 * h, t + h],
                         [ys[0], ys[1], ys[2]],
                         [zd[0], zd[1], zd[2]],
-                        [f0, f1, f2],
+                        [r0, r1, r2],
                     );
                 }
                 for (f, r) in full3.iter().zip(res.iter_mut()) {
