@@ -831,16 +831,21 @@ impl Tape {
     /// constants and hoisted values filled) and copies the outputs into
     /// `out`.
     fn run(&self, v: &mut [f64], out: &mut [f64]) {
-        self.exec(&self.ins, &self.runs, one_lane(v));
-        // Leaves and repeated roots into the output block first, so that the
-        // outputs leave in one block copy (stores into `out` right after
-        // the copy would stall on it).
+        self.compute(one_lane(v));
+        let (base, m) = (self.base, out.len().min(self.n_outputs));
+        out[..m].copy_from_slice(&v[base..base + m]);
+    }
+
+    /// Runs the per-call instructions on the slots `v` (every lane) and
+    /// puts the leaves and repeated roots into the output block, so that
+    /// the outputs leave as one block (stores into `out` right after the
+    /// copy would stall on it).
+    fn compute<const L: usize>(&self, v: &mut [[f64; L]]) {
+        self.exec(&self.ins, &self.runs, v);
         let base = self.base;
         for &(r, s) in &self.fixups {
             v[base + r as usize] = v[s as usize];
         }
-        let m = out.len().min(self.n_outputs);
-        out[..m].copy_from_slice(&v[base..base + m]);
     }
 
     /// The slots of this tape for evaluations at `L` points at once
@@ -885,11 +890,8 @@ impl Tape {
             }
         }
         v[self.n_inputs] = t;
-        self.exec(&self.ins, &self.runs, v);
+        self.compute(v);
         let base = self.base;
-        for &(r, s) in &self.fixups {
-            v[base + r as usize] = v[s as usize];
-        }
         for (l, o) in out.into_iter().enumerate() {
             let m = o.len().min(self.n_outputs);
             for (x, slot) in o[..m].iter_mut().zip(&v[base..base + m]) {
