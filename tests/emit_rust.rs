@@ -3,9 +3,10 @@
 //! module of `daec_regularize::emit_rust` is written into one temporary
 //! cargo project (path dependency on `crates/daec-solve`, the workspace's
 //! `Cargo.lock`, `--offline`), built once for all models together, run,
-//! and its residuals, mass matrices and sparse Jacobians at pseudo-random
-//! points are compared with the in-process tape evaluation
-//! (`daec_expr::Tape`): equal patterns, values within 1e-12 relative.
+//! and its residuals (apart and in one `residual` call), mass matrices and
+//! sparse Jacobians at pseudo-random points are compared with the
+//! in-process tape evaluation (`daec_expr::Tape`): equal patterns, values
+//! within 1e-12 relative, and `mass_is_constant` as the mass tape says.
 //!
 //! The project is built in `<target dir>/emit-rust-check` (kept between
 //! runs, so `daec-solve`'s dependencies are compiled once), with
@@ -91,7 +92,15 @@ fn expected(
         values.push(("m", k, eval(pool, &me, &z, *t, x, params)));
         values.push(("jd", k, eval(pool, &jde, &zzd, *t, &xx, params)));
         values.push(("jg", k, eval(pool, &jge, &z, *t, x, params)));
+        let both: Vec<ExprId> = diff.iter().chain(&cons).copied().collect();
+        values.push(("r", k, eval(pool, &both, &zzd, *t, &xx, params)));
     }
+    // `mass_is_constant`: the emitter decides from the leaves, the tape
+    // from its instructions.
+    let constant = Tape::compile(pool, &me, &z)
+        .expect("tape compiles")
+        .is_constant();
+    values.push(("mc", 0, vec![f64::from(u8::from(constant))]));
     Expected {
         label,
         patterns: vec![("m", mp), ("jd", jdp), ("jg", jgp)],
@@ -161,7 +170,11 @@ fn check(tag: usize, p: &dyn QuasiLinearDae, points: &[Point<'_>]) {
         let mut jg = vec![0.0; njg];
         p.constraint_jacobian_values(*t, z, &mut jg);
         print(tag, "jg", k, &jg);
+        let mut r = vec![0.0; nd + ng];
+        p.residual(*t, z, zd, &mut r);
+        print(tag, "r", k, &r);
     }
+    print(tag, "mc", 0, &[f64::from(u8::from(p.mass_is_constant()))]);
 }
 "#;
 

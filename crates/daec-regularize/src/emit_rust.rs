@@ -9,9 +9,10 @@
 //! * `pub const UNKNOWNS: &[&str]` — the flat names, `z[j]` is
 //!   `UNKNOWNS[j]` — and `CONSTRAINT_LEVELS` (the level of each constraint
 //!   row, steinbrecher2016 Def. 2.3);
-//! * the trait impl: residuals `E(t,z)ż − k(t,z)` and `g(t,z)`, the mass
-//!   matrix `E(t,z)`, and the analytic sparse Jacobians `∂(Eż − k)/∂z`,
-//!   `∂g/∂z` (differentiated symbolically with [`ExprPool::diff`]), each as
+//! * the trait impl: residuals `E(t,z)ż − k(t,z)` and `g(t,z)` (also
+//!   both in one function, `residual`), the mass matrix `E(t,z)` (declared
+//!   constant when it depends on parameters only), and the analytic
+//!   sparse Jacobians `∂(Eż − k)/∂z`, `∂g/∂z` (differentiated symbolically with [`ExprPool::diff`]), each as
 //!   a constant pattern and a values function. Shared subexpressions are
 //!   `let` bindings ([`daec_expr::to_rust`] does the common-subexpression
 //!   elimination per function).
@@ -326,11 +327,31 @@ fn emit(
     let z = "t: f64, z: &[f64]";
     write_values_fn(&mut out, pool, &names, "diff_residual", zz, &diff_rows);
     write_values_fn(&mut out, pool, &names, "constraints", z, &con_rows);
+    // Both residuals in one function (the integrator's call at every
+    // stage): the subexpressions the rows share are computed once.
+    let both: Vec<ExprId> = diff_rows.iter().chain(&con_rows).copied().collect();
+    write_values_fn(&mut out, pool, &names, "residual", zz, &both);
     let _ = writeln!(
         out,
         "    fn mass_pattern(&self) -> Vec<(usize, usize)> {{\n        MASS_PATTERN.to_vec()\n    }}"
     );
     write_values_fn(&mut out, pool, &names, "mass_values", z, &mass_exprs);
+    // A mass matrix of parameters and constants only is evaluated once by
+    // the integrator.
+    let mass_constant = mass_exprs.iter().all(|&e| {
+        pool.leaves(e).iter().all(|&l| {
+            !matches!(
+                pool.as_leaf(l),
+                Some(daec_expr::Leaf::Time | daec_expr::Leaf::Var { .. })
+            )
+        })
+    });
+    if mass_constant {
+        let _ = writeln!(
+            out,
+            "    fn mass_is_constant(&self) -> bool {{\n        true\n    }}"
+        );
+    }
     let _ = writeln!(
         out,
         "    fn diff_jacobian_pattern(&self) -> Vec<(usize, usize)> {{\n        DIFF_JACOBIAN_PATTERN.to_vec()\n    }}"

@@ -14,6 +14,12 @@ use daec_sim::{
 };
 use daec_solve::{LinearSolver, Options, Radau5, StepControl, Tableau};
 
+// (the module's name lists are not needed here)
+#[allow(dead_code)]
+#[rustfmt::skip] // (generated: kept byte for byte as the emitter writes it)
+#[path = "emitted/akzo_nobel_hic.rs"]
+mod akzo_nobel_hic;
+
 fn load(path: &str, opts: &SimOptions) -> (Dae, Prepared, ResolvedOptions) {
     load_with(path, opts, LowerOptions::default())
 }
@@ -93,6 +99,54 @@ fn bench(c: &mut Criterion) {
         );
         c.bench_function(name, |b| {
             b.iter(|| integrate(&mut dae, &mut prepared, &ro).expect("integrates"))
+        });
+        // The same solve with the model compiled by rustc instead of the
+        // tapes: the module `daec regularize --form hic --emit rust` writes
+        // (checked in, kept current by `tests/emitted_rust.rs`), from the
+        // same consistent start with the same options. The counts are
+        // those of the tape run above.
+        let problem = akzo_nobel_hic::AkzoNobel::default();
+        let options = Options {
+            rtol: ro.rtol,
+            atol: ro.atol,
+            ..Options::default()
+        };
+        let z0 = sim.results.z[0].clone();
+        let mut solver = Radau5::new(&problem, options).expect("valid problem");
+        let mut end = [0.0; 6];
+        let s = solver
+            .integrate(0.0, &z0, 180.0, |step| {
+                end.copy_from_slice(step.z);
+                StepControl::Continue
+            })
+            .expect("integrates");
+        let (mut rel, mut abs) = (0.0f64, 0.0f64);
+        for (a, r) in end
+            .iter()
+            .zip(model_reference("models/baese/akzo_nobel.dae", "180"))
+        {
+            abs = abs.max((a - r).abs());
+            rel = rel.max(((a - r) / r).abs());
+        }
+        eprintln!(
+            "akzo tol {tol:e}, emitted Rust: {} steps ({} rejected), {} residual evaluations, {} Jacobians, {} LU, max relative error {rel:.3e}, max absolute error {abs:.3e}",
+            s.steps_accepted,
+            s.steps_rejected,
+            s.residual_evals,
+            s.jacobian_evals,
+            s.lu_decompositions
+        );
+        c.bench_function(&format!("{name}_emitted_rust"), |b| {
+            b.iter(|| {
+                let mut end = [0.0; 6];
+                solver
+                    .integrate(0.0, &z0, 180.0, |step| {
+                        end.copy_from_slice(step.z);
+                        StepControl::Continue
+                    })
+                    .expect("integrates");
+                end
+            })
         });
     }
     let pendulum = SimOptions {
