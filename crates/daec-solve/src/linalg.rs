@@ -269,8 +269,23 @@ impl RealLu {
 
     /// Factorises the row-major matrix `a` (`n·n` entries).
     pub fn factor(&mut self, a: &[f64]) -> Result<(), Singular> {
+        self.lu.copy_from_slice(a);
+        self.factor_in_place()
+    }
+
+    /// The storage [`factor_in_place`](Self::factor_in_place) factorises:
+    /// a caller that assembles the matrix here (row-major, `n·n` entries)
+    /// spares the copy of [`factor`](Self::factor).
+    pub fn matrix_mut(&mut self) -> &mut [f64] {
+        &mut self.lu
+    }
+
+    /// Factorises the matrix written into [`matrix_mut`](Self::matrix_mut)
+    /// (the same operations as [`factor`](Self::factor)).
+    pub fn factor_in_place(&mut self) -> Result<(), Singular> {
         let n = self.n;
         if n > FAER_THRESHOLD {
+            let a = &self.lu;
             let m = Mat::<f64>::from_fn(n, n, |i, j| a[i * n + j]);
             let lu = m.partial_piv_lu();
             let u = lu.U();
@@ -283,7 +298,6 @@ impl RealLu {
             self.faer = Some(lu);
             return Ok(());
         }
-        self.lu.copy_from_slice(a);
         match with_fixed_order!(n, real_factor_fixed(&mut self.lu, &mut self.piv)) {
             Some(r) => r,
             None => self.factor_general(),
@@ -391,8 +405,25 @@ impl ComplexLu {
 
     /// Factorises the row-major matrix `re + i·im`.
     pub fn factor(&mut self, re: &[f64], im: &[f64]) -> Result<(), Singular> {
+        self.re.copy_from_slice(re);
+        self.im.copy_from_slice(im);
+        self.factor_in_place()
+    }
+
+    /// The storage [`factor_in_place`](Self::factor_in_place) factorises,
+    /// real and imaginary part: a caller that assembles the matrix here
+    /// (row-major, `n·n` entries each) spares the copy of
+    /// [`factor`](Self::factor).
+    pub fn matrix_mut(&mut self) -> (&mut [f64], &mut [f64]) {
+        (&mut self.re, &mut self.im)
+    }
+
+    /// Factorises the matrix written into [`matrix_mut`](Self::matrix_mut)
+    /// (the same operations as [`factor`](Self::factor)).
+    pub fn factor_in_place(&mut self) -> Result<(), Singular> {
         let n = self.n;
         if n > FAER_THRESHOLD {
+            let (re, im) = (&self.re, &self.im);
             let m = Mat::<c64>::from_fn(n, n, |i, j| c64::new(re[i * n + j], im[i * n + j]));
             let lu = m.partial_piv_lu();
             let u = lu.U();
@@ -406,8 +437,6 @@ impl ComplexLu {
             self.faer = Some(lu);
             return Ok(());
         }
-        self.re.copy_from_slice(re);
-        self.im.copy_from_slice(im);
         let (ar, ai) = (&mut self.re, &mut self.im);
         match with_fixed_order!(n, complex_factor_fixed(ar, ai, &mut self.piv)) {
             Some(r) => r,

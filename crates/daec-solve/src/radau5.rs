@@ -520,7 +520,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let m = n_d + n_g;
         let n_mass = self.mass.entries.len();
         let mut storage =
-            vec![0.0; 5 * m + n_g + (3 * n_d + n_g) * dn + 5 * dn * dn + n_mass + 26 * n];
+            vec![0.0; 5 * m + n_g + (3 * n_d + n_g) * dn + 2 * dn * dn + n_mass + 26 * n];
         let mut arena = Arena(&mut storage);
         let full = arena.take(m); // [E ż − k; g] scratch
         // the stage points and their full residuals
@@ -535,9 +535,6 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let g_full = arena.take(n_g * dn);
         let mred = arena.take(dn * dn);
         let jred = arena.take(dn * dn);
-        let e1 = arena.take(dn * dn);
-        let e2r = arena.take(dn * dn);
-        let e2i = arena.take(dn * dn);
         // E(t_n, z_n) as pattern values: E depends on (t, z) only, so the
         // values at the step start serve the error estimate and every
         // Jacobian evaluated there
@@ -718,14 +715,19 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         system.factor(fac1, alphn, betan)
                     }
                     _ => {
+                        // (assembled in the factorisations' own storage)
+                        let e1 = &mut lu1.matrix_mut()[..n * n];
+                        let (e2r, e2i) = lu2.matrix_mut();
+                        let (e2r, e2i) = (&mut e2r[..n * n], &mut e2i[..n * n]);
+                        let (mred, jred) = (&mred[..n * n], &jred[..n * n]);
                         for k in 0..n * n {
                             e1[k] = fac1 * mred[k] - jred[k];
                             e2r[k] = alphn * mred[k] - jred[k];
                             e2i[k] = betan * mred[k];
                         }
-                        let r1 = lu1.factor(e1);
+                        let r1 = lu1.factor_in_place();
                         let r2 = if r1.is_ok() {
-                            lu2.factor(e2r, e2i)
+                            lu2.factor_in_place()
                         } else {
                             Ok(())
                         };
