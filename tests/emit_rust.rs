@@ -201,11 +201,7 @@ fn every_emitted_module_compiles_and_matches_the_tape_evaluation() {
         };
         daec_sim::reduce_to_first_order(&mut dae);
         let analysis = analyze(&mut dae, &AnalyzeOptions::default());
-        let params: Vec<(String, f64)> = dae
-            .parameters
-            .iter()
-            .map(|p| (p.name.clone(), p.value))
-            .collect();
+        let params = dae.named_parameters();
         let pvals: Vec<f64> = params.iter().map(|p| p.1).collect();
         for form in Form::ALL {
             let Ok(f) = regularize(&mut dae, &analysis, form, &RegularizeOptions::default()) else {
@@ -383,11 +379,7 @@ fn pendulum_chain_1000_compile_time() {
     )
     .unwrap();
     let q = f.quasi_linear(&mut dae.pool).unwrap();
-    let params: Vec<(String, f64)> = dae
-        .parameters
-        .iter()
-        .map(|p| (p.name.clone(), p.value))
-        .collect();
+    let params = dae.named_parameters();
     let code = emit_rust(&mut dae.pool, &q, &dae.name, &params);
     eprintln!(
         "N = 1000 HiC: {} unknowns, {} + {} rows, {:.1} MB of Rust, analysis + emission {:.1} s",

@@ -174,6 +174,15 @@ impl Dae {
         self.parameters.iter().map(|p| p.value).collect()
     }
 
+    /// The parameters' names and values, indexed by `ParamId` (what the
+    /// Rust emitter takes).
+    pub fn named_parameters(&self) -> Vec<(String, f64)> {
+        self.parameters
+            .iter()
+            .map(|p| (p.name.clone(), p.value))
+            .collect()
+    }
+
     /// Index of the unknown with this flat name.
     pub fn unknown_index(&self, name: &str) -> Option<usize> {
         self.unknowns.iter().position(|u| u.name == name)

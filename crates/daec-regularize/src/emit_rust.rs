@@ -12,8 +12,9 @@
 //! * the trait impl: residuals `E(t,z)ż − k(t,z)` and `g(t,z)` (also
 //!   both in one function, `residual`), the mass matrix `E(t,z)` (declared
 //!   constant when it depends on parameters only), and the analytic
-//!   sparse Jacobians `∂(Eż − k)/∂z`, `∂g/∂z` (differentiated symbolically with [`ExprPool::diff`]), each as
-//!   a constant pattern and a values function. Shared subexpressions are
+//!   sparse Jacobians `∂(Eż − k)/∂z`, `∂g/∂z` (differentiated
+//!   symbolically with [`ExprPool::diff`]), each as a constant pattern and
+//!   a values function. Shared subexpressions are
 //!   `let` bindings ([`daec_expr::to_rust`] does the common-subexpression
 //!   elimination per function).
 //!

@@ -62,6 +62,37 @@ fn model_reference(path: &str, t: &str) -> Vec<f64> {
         .unwrap_or_default()
 }
 
+/// Prints a run's counts (steps, rejected, residual evaluations,
+/// Jacobians, LU) and its largest relative and absolute error at the end
+/// against `reference`.
+fn report(label: &str, counts: [usize; 5], end: &[f64], reference: &[f64]) {
+    let (mut rel, mut abs) = (0.0f64, 0.0f64);
+    for (a, r) in end.iter().zip(reference) {
+        abs = abs.max((a - r).abs());
+        rel = rel.max(((a - r) / r).abs());
+    }
+    let [steps, rejected, evals, jacobians, lu] = counts;
+    eprintln!(
+        "{label}: {steps} steps ({rejected} rejected), {evals} residual evaluations, {jacobians} Jacobians, {lu} LU, max relative error {rel:.3e}, max absolute error {abs:.3e}"
+    );
+}
+
+/// One Akzo Nobel solve over [0, 180] with the emitted module: the end
+/// point and the counts.
+fn solve_emitted(
+    solver: &mut Radau5<'_, akzo_nobel_hic::AkzoNobel>,
+    z0: &[f64],
+) -> ([f64; 6], daec_solve::Stats) {
+    let mut end = [0.0; 6];
+    let stats = solver
+        .integrate(0.0, z0, 180.0, |step| {
+            end.copy_from_slice(step.z);
+            StepControl::Continue
+        })
+        .expect("integrates");
+    (end, stats)
+}
+
 fn bench(c: &mut Criterion) {
     // RADAU5 (Fortran, gfortran -O2, h0 = 1e-10) at rtol = atol = 1e-6:
     // 38 steps, 295 f-evaluations, 25 Jacobians, 38 LU, max relative
@@ -86,22 +117,20 @@ fn bench(c: &mut Criterion) {
         };
         let (mut dae, mut prepared, ro) = load("models/baese/akzo_nobel.dae", &akzo);
         let sim = integrate(&mut dae, &mut prepared, &ro).expect("integrates");
-        let y = sim.results.z.last().expect("rows");
         let reference = model_reference("models/baese/akzo_nobel.dae", "180");
         assert_eq!(reference.len(), 6, "the model's reference line");
-        let (mut rel, mut abs) = (0.0f64, 0.0f64);
-        for (a, r) in y.iter().zip(reference) {
-            abs = abs.max((a - r).abs());
-            rel = rel.max(((a - r) / r).abs());
-        }
         let s = &sim.stats;
-        eprintln!(
-            "akzo tol {tol:e}: {} steps ({} rejected), {} residual evaluations, {} Jacobians, {} LU, max relative error {rel:.3e}, max absolute error {abs:.3e}",
-            s.steps_accepted,
-            s.steps_rejected,
-            s.residual_evals,
-            s.jacobian_evals,
-            s.lu_decompositions
+        report(
+            &format!("akzo tol {tol:e}"),
+            [
+                s.steps_accepted,
+                s.steps_rejected,
+                s.residual_evals,
+                s.jacobian_evals,
+                s.lu_decompositions,
+            ],
+            sim.results.z.last().expect("rows"),
+            &reference,
         );
         c.bench_function(name, |b| {
             b.iter(|| integrate(&mut dae, &mut prepared, &ro).expect("integrates"))
@@ -119,40 +148,21 @@ fn bench(c: &mut Criterion) {
         };
         let z0 = sim.results.z[0].clone();
         let mut solver = Radau5::new(&problem, options).expect("valid problem");
-        let mut end = [0.0; 6];
-        let s = solver
-            .integrate(0.0, &z0, 180.0, |step| {
-                end.copy_from_slice(step.z);
-                StepControl::Continue
-            })
-            .expect("integrates");
-        let (mut rel, mut abs) = (0.0f64, 0.0f64);
-        for (a, r) in end
-            .iter()
-            .zip(model_reference("models/baese/akzo_nobel.dae", "180"))
-        {
-            abs = abs.max((a - r).abs());
-            rel = rel.max(((a - r) / r).abs());
-        }
-        eprintln!(
-            "akzo tol {tol:e}, emitted Rust: {} steps ({} rejected), {} residual evaluations, {} Jacobians, {} LU, max relative error {rel:.3e}, max absolute error {abs:.3e}",
-            s.steps_accepted,
-            s.steps_rejected,
-            s.residual_evals,
-            s.jacobian_evals,
-            s.lu_decompositions
+        let (end, s) = solve_emitted(&mut solver, &z0);
+        report(
+            &format!("akzo tol {tol:e}, emitted Rust"),
+            [
+                s.steps_accepted,
+                s.steps_rejected,
+                s.residual_evals,
+                s.jacobian_evals,
+                s.lu_decompositions,
+            ],
+            &end,
+            &reference,
         );
         c.bench_function(&format!("{name}_emitted_rust"), |b| {
-            b.iter(|| {
-                let mut end = [0.0; 6];
-                solver
-                    .integrate(0.0, &z0, 180.0, |step| {
-                        end.copy_from_slice(step.z);
-                        StepControl::Continue
-                    })
-                    .expect("integrates");
-                end
-            })
+            b.iter(|| solve_emitted(&mut solver, &z0))
         });
     }
     let pendulum = SimOptions {

@@ -43,11 +43,7 @@ fn the_checked_in_module_is_the_emitters_output() {
         &RegularizeOptions::default(),
     )
     .expect("regularizes");
-    let params: Vec<(String, f64)> = dae
-        .parameters
-        .iter()
-        .map(|p| (p.name.clone(), p.value))
-        .collect();
+    let params = dae.named_parameters();
     let name = dae.name.clone();
     let emitted = emit_rust_formulation(&mut dae.pool, &form, &name, &params).expect("emits");
     let path = format!("{}/{MODULE}", env!("CARGO_MANIFEST_DIR"));

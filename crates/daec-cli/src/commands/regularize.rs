@@ -85,11 +85,7 @@ pub(crate) fn regularize_command(ctx: &mut Ctx<'_, '_>, args: &RegularizeArgs) -
         }
         Emit::Modelica => daec_model::to_dae_text(&f.to_dae(&dae)),
         Emit::Rust => {
-            let params: Vec<(String, f64)> = dae
-                .parameters
-                .iter()
-                .map(|p| (p.name.clone(), p.value))
-                .collect();
+            let params = dae.named_parameters();
             let name = dae.name.clone();
             match daec_regularize::emit_rust::emit_rust_formulation(
                 &mut dae.pool,
