@@ -64,6 +64,43 @@ fn only_the_cli_does_io() {
     );
 }
 
+/// Invariant 7: `unsafe` code lives in one module. The workspace denies
+/// `unsafe_code`; only `crates/daec-cli/src/native.rs` (loading the
+/// library `daec simulate --native` compiles) may allow it. Every Rust
+/// file of the repository (crates, tests, benches) is scanned for the
+/// allowance.
+#[test]
+fn unsafe_code_is_allowed_in_the_native_loader_only() {
+    let root = common::root();
+    let mut files = Vec::new();
+    for dir in ["crates", "tests", "benches"] {
+        sources(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 50, "the scan found the sources");
+    let allowed = root.join("crates/daec-cli/src/native.rs");
+    let mut offenders = Vec::new();
+    let mut found_in_loader = false;
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let allows = text.lines().any(|l| {
+            let l = l.trim_start();
+            !l.starts_with("//")
+                && l.contains("allow(unsafe_code)")
+                && !l.contains("\"allow(unsafe_code)")
+        });
+        if allows && f == allowed {
+            found_in_loader = true;
+        } else if allows {
+            offenders.push(f.display().to_string());
+        }
+    }
+    assert!(found_in_loader, "the loader is where the scan expects it");
+    assert!(
+        offenders.is_empty(),
+        "unsafe code allowed outside crates/daec-cli/src/native.rs: {offenders:?}"
+    );
+}
+
 /// Invariant 4 (partly): the pipeline is deterministic — two runs of the
 /// analysis print byte-identical reports.
 #[test]

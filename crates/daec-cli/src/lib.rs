@@ -8,6 +8,7 @@
 //! (diagnostics printed), 2 usage errors, 3 numerical failure.
 
 mod commands;
+pub mod native;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use daec_diag::{Diagnostic, SourceMap};
@@ -99,7 +100,7 @@ enum Command {
     },
     /// Simulate: regularize (HiC) and integrate with Radau IIA; the
     /// solution as CSV, an optional SVG plot, statistics.
-    Simulate(commands::SimulateArgs),
+    Simulate(Box<commands::SimulateArgs>),
     /// Regularize: a formulation of the model without hidden constraints
     /// (ste, ada, hic, dd, ggl, di1) as text, JSON, `.dae` or Rust.
     Regularize(commands::RegularizeArgs),

@@ -18,6 +18,10 @@ pub enum SimError {
     /// A numerical failure during the integration (exit code 3 in the
     /// CLI); the message gives the time, the cause and the variables.
     Numerical(String),
+    /// `--native`: the model's native code could not be compiled or
+    /// loaded (no `rustc`, a failed build, a library that does not fit);
+    /// the message says which.
+    Native(String),
 }
 
 impl fmt::Display for SimError {
@@ -27,6 +31,7 @@ impl fmt::Display for SimError {
             SimError::Initialization(m) => write!(f, "initialization failed: {m}"),
             SimError::Options(m) => write!(f, "invalid simulation options: {m}"),
             SimError::Numerical(m) => write!(f, "integration failed: {m}"),
+            SimError::Native(m) => write!(f, "cannot compile the model to native code: {m}"),
         }
     }
 }

@@ -15,6 +15,8 @@
 //!    Jacobians, as a [`daec_solve::QuasiLinearDae`] for the Radau IIA
 //!    integrator (overdetermined systems are integrated as QUALIDAES does,
 //!    steinbrecher2016 §4);
+//!    [`native`] — the same functions as the source of a native library
+//!    (`daec simulate --native`; the CLI builds and loads it);
 //! 3. [`init`] — consistent initialisation honouring `fixed` starts and
 //!    initial equations, with a report of what moved;
 //! 4. [`events`] — `when`/`reinit` events located on the dense output and
@@ -30,6 +32,7 @@ pub mod first_order;
 pub mod hic;
 pub mod init;
 pub mod method;
+pub mod native;
 pub mod output;
 pub mod problem;
 pub mod projected;
@@ -42,6 +45,7 @@ pub use first_order::reduce_to_first_order;
 pub use hic::{HicForm, SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
 pub use method::Method;
+pub use native::{NativeCode, NativeCompiler, NativeSource};
 pub use output::{Results, SimStats, output_grid, to_csv, to_svg};
 pub use problem::{FormProblem, HicProblem};
 pub use simulate::{

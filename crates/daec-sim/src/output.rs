@@ -195,6 +195,11 @@ pub struct SimStats {
     pub compile_seconds: f64,
     /// Wall time of the integration, in seconds.
     pub integrate_seconds: f64,
+    /// Whether the integrator evaluated native code (`--native`, compiled
+    /// by `rustc`; its time is in `compile_seconds`) rather than tapes
+    /// (the field is left out of the JSON then).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub native_code: bool,
 }
 
 impl SimStats {
@@ -265,8 +270,14 @@ impl SimStats {
         );
         let _ = writeln!(
             s,
-            "wall time: compile {:.3} s, integrate {:.3} s",
-            self.compile_seconds, self.integrate_seconds
+            "wall time: compile {:.3} s{}, integrate {:.3} s",
+            self.compile_seconds,
+            if self.native_code {
+                " (native code)"
+            } else {
+                ""
+            },
+            self.integrate_seconds
         );
         s
     }

@@ -8,6 +8,9 @@
 //! forward pass over a tape without allocation.
 
 use crate::error::SimError;
+use crate::native::{
+    NATIVE_ABI, NativeCode, NativeLayout, NativeRoots, NativeSource, native_source,
+};
 use crate::output::SimStats;
 use daec_expr::{ExprId, ExprPool, Tape, TapeFrame, TapeLanes};
 use daec_regularize::dense::{Matrix, least_norm_solve};
@@ -72,6 +75,11 @@ pub struct FormProblem {
     projecting: bool,
     /// Buffers of [`FormProblem::record_constraint_residuals`].
     residual_work: RefCell<(Vec<f64>, Vec<f64>)>,
+    /// The roots of the tapes, for [`FormProblem::native_source`].
+    roots: NativeRoots,
+    /// The same functions as machine code (`daec simulate --native`),
+    /// used instead of the tapes when set.
+    native: Option<NativeCode>,
 }
 
 fn compile(
@@ -111,6 +119,17 @@ impl FormProblem {
         let p = &params;
         let both = compile(pool, &all_rows, &zzd, p)?;
         let both_stages = both.tape.lanes::<3>(p);
+        let roots = NativeRoots {
+            roots: [
+                diff_rows.clone(),
+                con_rows.clone(),
+                all_rows.clone(),
+                mass_exprs.clone(),
+                jd_exprs.clone(),
+                jg_exprs.clone(),
+            ],
+            reads_zdot: [true, false, true, false, true, false],
+        };
         Ok(Self {
             n,
             n_d: diff_rows.len(),
@@ -137,7 +156,75 @@ impl FormProblem {
             projector: None,
             projecting: false,
             residual_work: RefCell::default(),
+            roots,
+            native: None,
         })
+    }
+
+    /// The sizes of the problem's functions (see [`crate::native`]).
+    pub fn native_layout(&self) -> NativeLayout {
+        let len = |v: &Vec<ExprId>| v.len() as u64;
+        let r = &self.roots.roots;
+        NativeLayout {
+            abi: NATIVE_ABI,
+            n: self.n as u64,
+            n_diff: self.n_d as u64,
+            n_constraints: self.n_g as u64,
+            n_params: self.params.len() as u64,
+            n_mass: len(&r[3]),
+            n_diff_jacobian: len(&r[4]),
+            n_constraint_jacobian: len(&r[5]),
+        }
+    }
+
+    /// The problem's residuals, mass matrix and Jacobians as the source of
+    /// a native library (`pool` is the pool the problem was built from;
+    /// `title` names model and form in its header).
+    pub fn native_source(&self, pool: &ExprPool, title: &str) -> NativeSource {
+        native_source(pool, &self.roots, self.native_layout(), title)
+    }
+
+    /// Evaluates with `code` instead of the tapes from now on, if `code`
+    /// was generated for a problem of this layout (else says why not and
+    /// keeps the tapes). The projector of the index-3 formulation keeps
+    /// its tapes (it runs once per step).
+    pub fn set_native(&mut self, code: NativeCode) -> Result<(), String> {
+        let want = self.native_layout();
+        if code.layout != want {
+            return Err(format!(
+                "the compiled library does not fit the problem (library {:?}, problem {want:?})",
+                code.layout
+            ));
+        }
+        self.native = Some(code);
+        Ok(())
+    }
+
+    /// Whether the problem evaluates native code ([`FormProblem::set_native`]).
+    pub fn is_native(&self) -> bool {
+        self.native.is_some()
+    }
+
+    /// Calls native function `k` of [`crate::native::NATIVE_SYMBOLS`]
+    /// after checking the lengths against its layout; `false` (nothing
+    /// called) without native code or with short arrays.
+    fn call_native(&self, k: usize, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) -> bool {
+        let Some(code) = &self.native else {
+            return false;
+        };
+        let n = self.n;
+        let zdot = if self.roots.reads_zdot[k] { zdot } else { z };
+        if z.len() < n || zdot.len() < n || out.len() < code.layout.outputs()[k] {
+            return false;
+        }
+        (code.functions[k])(
+            t,
+            z.as_ptr(),
+            zdot.as_ptr(),
+            self.params.as_ptr(),
+            out.as_mut_ptr(),
+        );
+        true
     }
 
     /// The problem of projected Radau IIA on an index-3 formulation:
@@ -355,13 +442,19 @@ impl QuasiLinearDae for FormProblem {
         self.n_g
     }
     fn diff_residual(&self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
-        self.eval_zzd(&self.diff, t, z, zdot, out);
+        if !self.call_native(0, t, z, zdot, out) {
+            self.eval_zzd(&self.diff, t, z, zdot, out);
+        }
     }
     fn constraints(&self, t: f64, z: &[f64], out: &mut [f64]) {
-        self.constraints.eval(t, &[z], out);
+        if !self.call_native(1, t, z, z, out) {
+            self.constraints.eval(t, &[z], out);
+        }
     }
     fn residual(&self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
-        self.eval_zzd(&self.both, t, z, zdot, out);
+        if !self.call_native(2, t, z, zdot, out) {
+            self.eval_zzd(&self.both, t, z, zdot, out);
+        }
     }
     /// The three stages in one pass over the combined tape (one dispatch
     /// per run of instructions for the three points; the same values as
@@ -373,6 +466,13 @@ impl QuasiLinearDae for FormProblem {
         zdot: [&[f64]; 3],
         out: [&mut [f64]; 3],
     ) {
+        if self.native.is_some() {
+            // machine code: three calls are as cheap as one pass
+            for (s, o) in out.into_iter().enumerate() {
+                self.residual(t[s], z[s], zdot[s], o);
+            }
+            return;
+        }
         let n = self.n;
         let z = z.map(|x| &x[..n.min(x.len())]);
         self.both
@@ -383,7 +483,9 @@ impl QuasiLinearDae for FormProblem {
         self.mass.pattern.clone()
     }
     fn mass_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
-        self.mass.code.eval(t, &[z], out);
+        if !self.call_native(3, t, z, z, out) {
+            self.mass.code.eval(t, &[z], out);
+        }
     }
     fn mass_is_constant(&self) -> bool {
         self.mass.code.tape.is_constant()
@@ -392,13 +494,17 @@ impl QuasiLinearDae for FormProblem {
         self.jd.pattern.clone()
     }
     fn diff_jacobian_values(&self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
-        self.eval_zzd(&self.jd.code, t, z, zdot, out);
+        if !self.call_native(4, t, z, zdot, out) {
+            self.eval_zzd(&self.jd.code, t, z, zdot, out);
+        }
     }
     fn constraint_jacobian_pattern(&self) -> Vec<(usize, usize)> {
         self.jg.pattern.clone()
     }
     fn constraint_jacobian_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
-        self.jg.code.eval(t, &[z], out);
+        if !self.call_native(5, t, z, z, out) {
+            self.jg.code.eval(t, &[z], out);
+        }
     }
     /// All ones for the regularized forms (the index-3 formulation of
     /// [`crate::projected`] sets its own): they are strangeness-free, of d-index 1

@@ -8,6 +8,7 @@ use crate::events::{WhenEvents, discontinuities, time_conditions};
 use crate::hic::{SimForm, sim_form};
 use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
 use crate::method::{Method, Solver};
+use crate::native::NativeCompiler;
 use crate::output::{Results, SimStats, output_grid};
 use crate::problem::FormProblem;
 use crate::projected::index3_form;
@@ -19,6 +20,7 @@ use daec_regularize::{
     Analysis, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality, log_kappa,
 };
 use daec_solve::{Options, SolveError, Stats, StepControl, locate_event};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Simulation settings; `None` takes the model's `experiment` annotation,
@@ -114,6 +116,39 @@ pub struct Prepared {
     /// The model's Σ-Jacobian, to tell a singular model from other
     /// failures.
     sigma: Option<SigmaJacobian>,
+    /// `--native`: compiles the formulations built during the run (StE
+    /// and DD switches) as [`Prepared::compile_native`] did the first.
+    native: Option<Arc<dyn NativeCompiler>>,
+}
+
+impl Prepared {
+    /// Compiles the problem to native code with `compiler` (`daec simulate
+    /// --native`) and evaluates it from then on; the variants a run builds
+    /// later (StE and DD switches) are compiled with it too. The projector
+    /// of the index-3 formulation keeps its tapes.
+    pub fn compile_native(
+        &mut self,
+        dae: &Dae,
+        compiler: Arc<dyn NativeCompiler>,
+    ) -> Result<(), SimError> {
+        let title = native_title(dae, &self.form);
+        let source = self.problem.native_source(&dae.pool, &title);
+        compiler
+            .compile(&source)
+            .and_then(|code| self.problem.set_native(code))
+            .map_err(SimError::Native)?;
+        self.native = Some(compiler);
+        Ok(())
+    }
+}
+
+/// The header line of a native library: model and formulation.
+fn native_title(dae: &Dae, form: &SimForm) -> String {
+    format!(
+        "model `{}`, {} formulation",
+        dae.name,
+        form.form.name().to_ascii_uppercase()
+    )
 }
 
 /// The StE variants of dynamic state selection (issue 6 point 5): the
@@ -174,6 +209,7 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
         time_conditions,
         ste,
         sigma: SigmaJacobian::new(analysis),
+        native: None,
     })
 }
 
@@ -183,8 +219,10 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
 pub struct Simulation {
     /// Results on the output grid.
     pub results: Results,
-    /// Statistics (`compile_seconds` covers [`prepare`] only; callers add
-    /// their front-end time).
+    /// Statistics. From [`integrate`], `compile_seconds` holds only the
+    /// native builds of variants made during the run (`--native` with StE
+    /// or DD switches); [`simulate`] adds [`prepare`], callers add their
+    /// front-end time.
     pub stats: SimStats,
     /// The initialisation report.
     pub init: InitReport,
@@ -284,7 +322,7 @@ pub fn simulate(
     let mut prepared = prepare_form(dae, analysis, form)?;
     let compile = start.elapsed().as_secs_f64();
     let mut sim = integrate(dae, &mut prepared, &ro)?;
-    sim.stats.compile_seconds = compile;
+    sim.stats.compile_seconds += compile;
     Ok(sim)
 }
 
@@ -521,6 +559,7 @@ pub fn integrate_with_progress(
         time_conditions,
         ste,
         sigma,
+        native,
     } = prepared;
     check_method(ro.method, form0.form)?;
     problem0.set_projection(ro.method == Method::Radau5Projected);
@@ -544,6 +583,7 @@ pub fn integrate_with_progress(
         differential_equations: form0.diff.len(),
         constraints: form0.constraints.len(),
         max_constraint_residual_by_level: vec![0.0; levels],
+        native_code: problem0.is_native(),
         ..SimStats::default()
     };
     problem0.record_constraint_residuals(&mut stats, t0, &init.z0);
@@ -728,7 +768,16 @@ pub fn integrate_with_progress(
                 } else {
                     let opts = variant.options();
                     let built = sim_form(dae, &v.analysis, variant.form(), &opts).and_then(|f| {
-                        let p = FormProblem::new(&mut dae.pool, &f, params.clone())?;
+                        let mut p = FormProblem::new(&mut dae.pool, &f, params.clone())?;
+                        if let Some(compiler) = native {
+                            // (a build's time counts as compilation)
+                            let build = Instant::now();
+                            let source = p.native_source(&dae.pool, &native_title(dae, &f));
+                            let code = compiler.compile(&source);
+                            stats.compile_seconds += build.elapsed().as_secs_f64();
+                            code.and_then(|code| p.set_native(code))
+                                .map_err(SimError::Native)?;
+                        }
                         Ok((f, p))
                     });
                     match built {
@@ -794,7 +843,7 @@ pub fn integrate_with_progress(
             }
         }
     }
-    stats.integrate_seconds = clock.elapsed().as_secs_f64();
+    stats.integrate_seconds = clock.elapsed().as_secs_f64() - stats.compile_seconds;
     Ok(Simulation {
         results,
         stats,

@@ -332,3 +332,150 @@ fn pendulum_chain_with_20_links_takes_the_sparse_path_and_agrees_with_the_dense_
     let levels = problem.constraint_residual_by_level(0.5, &zs);
     assert!(levels.iter().all(|&r| r < 1e-8), "{levels:?}");
 }
+
+/// Native functions for the tests below: each writes `1000 + k` to its
+/// first output (k its index in `NATIVE_SYMBOLS`), whatever the inputs.
+/// (Written in Rust, safe: they touch no pointer.)
+mod fake_native {
+    use daec_sim::native::NativeFn;
+    macro_rules! fake {
+        ($name:ident, $k:expr) => {
+            pub extern "C" fn $name(
+                _: f64,
+                _: *const f64,
+                _: *const f64,
+                _: *const f64,
+                _: *mut f64,
+            ) {
+                CALLS.with(|c| c.borrow_mut().push($k));
+            }
+        };
+    }
+    thread_local! {
+        pub static CALLS: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    fake!(f0, 0);
+    fake!(f1, 1);
+    fake!(f2, 2);
+    fake!(f3, 3);
+    fake!(f4, 4);
+    fake!(f5, 5);
+    pub const ALL: [NativeFn; 6] = [f0, f1, f2, f3, f4, f5];
+}
+
+#[test]
+fn native_code_is_checked_against_the_problem_and_then_called_for_every_function() {
+    use daec_sim::native::{NATIVE_ABI, NATIVE_SYMBOLS, NativeCode};
+    use std::sync::Arc;
+    let mut dae = load("models/steinbrecher/pendulum.dae");
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let form = hic_form(&mut dae, &analysis).unwrap();
+    let params = dae.parameter_values();
+    let mut problem = HicProblem::new(&mut dae.pool, &form, params.clone()).unwrap();
+    let layout = problem.native_layout();
+    // HiC pendulum: 5 unknowns, 4 differential rows, 3 constraints, E =
+    // diag(1, 1, m, m)
+    assert_eq!(
+        (
+            layout.abi,
+            layout.n,
+            layout.n_diff,
+            layout.n_constraints,
+            layout.n_mass
+        ),
+        (NATIVE_ABI, 5, 4, 3, 4)
+    );
+    assert_eq!(layout.n_params, params.len() as u64);
+    assert_eq!(
+        layout.n_diff_jacobian as usize,
+        problem.diff_jacobian_pattern().len()
+    );
+    assert_eq!(
+        layout.outputs(),
+        [
+            4,
+            3,
+            7,
+            4,
+            layout.n_diff_jacobian as usize,
+            layout.n_constraint_jacobian as usize
+        ]
+    );
+    // The source declares every function with the sizes of the layout.
+    let source = problem.native_source(&dae.pool, "pendulum, HIC");
+    assert_eq!(source.layout, layout);
+    for name in NATIVE_SYMBOLS {
+        assert!(
+            source
+                .text
+                .contains(&format!("pub unsafe extern \"C\" fn {name}(")),
+            "{name}"
+        );
+    }
+    assert!(source.text.contains("const N: usize = 5;"));
+    assert!(
+        source
+            .text
+            .contains("#[no_mangle]\npub extern \"C\" fn daec_native_layout(i: u32) -> u64")
+    );
+    // A library of other sizes is refused, and the tapes stay.
+    let wrong = NativeCode {
+        layout: daec_sim::native::NativeLayout { n: 6, ..layout },
+        functions: fake_native::ALL,
+        library: Arc::new(()),
+    };
+    let err = problem.set_native(wrong).unwrap_err();
+    assert!(err.contains("does not fit the problem"), "{err}");
+    assert!(!problem.is_native());
+    let z = [1.0, 0.0, 0.0, 0.0, 0.5];
+    let mut g = [0.0; 3];
+    problem.constraints(0.0, &z, &mut g);
+    assert!(g[0].abs() < 1e-15, "the tapes: x² + y² − 1 = 0 at (1, 0)");
+    // One that fits is called for each trait function, in place of the
+    // tapes.
+    problem
+        .set_native(NativeCode {
+            layout,
+            functions: fake_native::ALL,
+            library: Arc::new(()),
+        })
+        .unwrap();
+    assert!(problem.is_native());
+    let zd = [0.0; 5];
+    let mut d = [0.0; 4];
+    let mut both = [0.0; 7];
+    let mut m = [0.0; 4];
+    let mut jd = vec![0.0; layout.n_diff_jacobian as usize];
+    let mut jg = vec![0.0; layout.n_constraint_jacobian as usize];
+    fake_native::CALLS.with(|c| c.borrow_mut().clear());
+    problem.diff_residual(0.0, &z, &zd, &mut d);
+    problem.constraints(0.0, &z, &mut g);
+    problem.residual(0.0, &z, &zd, &mut both);
+    problem.mass_values(0.0, &z, &mut m);
+    problem.diff_jacobian_values(0.0, &z, &zd, &mut jd);
+    problem.constraint_jacobian_values(0.0, &z, &mut jg);
+    let (a, b, c) = (both, both, both);
+    let [mut r0, mut r1, mut r2] = [a, b, c];
+    problem.residual_stages(
+        [0.0; 3],
+        [&z, &z, &z],
+        [&zd, &zd, &zd],
+        [&mut r0, &mut r1, &mut r2],
+    );
+    assert_eq!(
+        fake_native::CALLS.with(|c| c.borrow().clone()),
+        [0, 1, 2, 3, 4, 5, 2, 2, 2]
+    );
+    // An output array shorter than the library writes is never passed to
+    // it: the tapes evaluate what fits instead of the native code writing
+    // out of bounds. (`g` still holds the tapes' values from above: the
+    // fakes write nothing.)
+    fake_native::CALLS.with(|c| c.borrow_mut().clear());
+    let mut g2 = [f64::NAN; 2];
+    problem.constraints(0.0, &z, &mut g2);
+    assert!(fake_native::CALLS.with(|c| c.borrow().is_empty()));
+    assert_eq!(g2, g[..2]);
+    let short_z = [1.0, 0.0];
+    problem.constraints(0.0, &short_z, &mut g);
+    assert!(fake_native::CALLS.with(|c| c.borrow().is_empty()));
+}

@@ -1,12 +1,14 @@
 //! `daec simulate`: parse, analyze, regularize (HiC by default) and integrate; the
 //! solution as CSV, an optional SVG plot and statistics.
 
+use crate::native::RustcCompiler;
 use crate::{Ctx, EXIT_MODEL, EXIT_NUMERIC, ModelArgs, emit, load, write_atomically};
 use clap::Args;
 use daec_regularize::formulation::Form;
 use daec_regularize::{AnalyzeOptions, Outcome, analyze};
 use daec_sim::{SimError, SimOptions, prepare_form, resolve_options, to_csv, to_svg};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Options of `daec simulate`.
@@ -57,6 +59,15 @@ pub(crate) struct SimulateArgs {
     /// Report the initialisation (which start values moved and by how much).
     #[arg(long)]
     verbose: bool,
+    /// Compile the residuals, mass matrix and Jacobians to machine code
+    /// with rustc (cached) instead of evaluating tapes: slower to start
+    /// (a build takes seconds; a cached one milliseconds), faster to
+    /// integrate. Needs a Rust compiler (`rustc`, or RUSTC=path).
+    #[arg(long)]
+    native: bool,
+    /// The Rust compiler of --native (default: $RUSTC, else `rustc` on the PATH).
+    #[arg(long, value_name = "PATH", requires = "native")]
+    rustc: Option<PathBuf>,
 }
 
 fn check_writable(ctx: &mut Ctx<'_, '_>, path: Option<&Path>) -> Result<(), i32> {
@@ -86,6 +97,11 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     let clock = Instant::now();
     let method = daec_sim::Method::from_names(&args.method, args.tableau.as_deref())
         .map_err(|e| ctx.usage_error(&format!("--method: {e}")))?;
+    if args.native && method == daec_sim::Method::Radau2nd {
+        return Err(ctx.usage_error(
+            "--native compiles the first-order formulations; --method radau-2nd integrates the model as written and has no native code",
+        ));
+    }
     let form = match &args.form {
         None => daec_sim::default_form(method),
         Some(name) => match Form::parse(name) {
@@ -192,6 +208,20 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         Err(e @ SimError::Options(_)) => return Err(ctx.usage_error(&e.to_string())),
         Err(e) => return Err(model_error(ctx, &e.to_string())),
     };
+    let mut native_log = None;
+    if args.native {
+        let compiler = Arc::new(
+            RustcCompiler::new(args.rustc.clone()).map_err(|e| ctx.usage_error(&e.to_string()))?,
+        );
+        let compiled = prepared.compile_native(&dae, compiler.clone());
+        if args.verbose {
+            for line in compiler.take_log() {
+                let _ = writeln!(ctx.io.stderr, "{line}");
+            }
+        }
+        compiled.map_err(|e| ctx.usage_error(&e.to_string()))?;
+        native_log = Some(compiler);
+    }
     if args.verbose {
         let init = &prepared.init;
         let mut s = format!(
@@ -247,7 +277,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         Err(e @ SimError::Options(_)) => return Err(ctx.usage_error(&e.to_string())),
         Err(e) => return Err(model_error(ctx, &e.to_string())),
     };
-    sim.stats.compile_seconds = compile;
+    sim.stats.compile_seconds += compile;
     // Results (also the partial ones of a failed run), written atomically.
     emit(ctx, args.output.as_deref(), &to_csv(&sim.results))?;
     if let Some(path) = &args.plot {
@@ -259,6 +289,12 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     if let Some(path) = &args.stats_json {
         write_atomically(path, sim.stats.to_json().as_bytes())
             .map_err(|e| ctx.usage_error(&format!("cannot write `{}`: {e}", path.display())))?;
+    }
+    // (the builds of the variants a run switched to)
+    if let Some(compiler) = native_log.filter(|_| args.verbose) {
+        for line in compiler.take_log() {
+            let _ = writeln!(ctx.io.stderr, "{line}");
+        }
     }
     let _ = ctx.io.stderr.write_all(sim.stats.summary().as_bytes());
     if let Some(f) = &sim.failure {
