@@ -216,6 +216,23 @@ impl SimStats {
         self.max_constraint_residual = m.iter().fold(0.0, |a: f64, &b| a.max(b));
     }
 
+    /// Takes the constraint values `g` of one accepted point, row `i` of
+    /// level `levels[i]`, into the running maxima (NaN counts as
+    /// infinite): [`SimStats::record_constraint_residuals`] of the
+    /// max-norms per level, without forming them.
+    pub fn record_constraint_rows(&mut self, g: &[f64], levels: &[u32]) {
+        let m = &mut self.max_constraint_residual_by_level;
+        for (v, &l) in g.iter().zip(levels) {
+            let a = if v.is_nan() { f64::INFINITY } else { v.abs() };
+            let l = l as usize;
+            if m.len() <= l {
+                m.resize(l + 1, 0.0);
+            }
+            m[l] = m[l].max(a);
+            self.max_constraint_residual = self.max_constraint_residual.max(a);
+        }
+    }
+
     /// The statistics as a pretty-printed JSON document.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();

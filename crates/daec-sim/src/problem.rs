@@ -298,15 +298,18 @@ impl FormProblem {
         z: &[f64],
         g: Option<&[f64]>,
     ) {
-        let mut w = self.residual_work.borrow_mut();
-        let (buf, by_level) = &mut *w;
         match g {
+            // (straight into the maxima: this runs after every step)
             Some(g) if self.projector.is_none() && g.len() == self.n_g => {
-                self.by_level(g, by_level);
+                stats.record_constraint_rows(g, &self.levels);
             }
-            _ => self.residual_by_level(t, z, buf, by_level),
+            _ => {
+                let mut w = self.residual_work.borrow_mut();
+                let (buf, by_level) = &mut *w;
+                self.residual_by_level(t, z, buf, by_level);
+                stats.record_constraint_residuals(by_level);
+            }
         }
-        stats.record_constraint_residuals(by_level);
     }
 
     /// The residuals by level into `out`, `g` the constraint buffer.

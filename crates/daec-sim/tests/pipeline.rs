@@ -479,3 +479,29 @@ fn native_code_is_checked_against_the_problem_and_then_called_for_every_function
     problem.constraints(0.0, &short_z, &mut g);
     assert!(fake_native::CALLS.with(|c| c.borrow().is_empty()));
 }
+
+#[test]
+fn constraint_rows_go_into_the_maxima_per_level() {
+    // rows of levels 0, 2, 0, 1; NaN counts as infinite
+    let levels = [0, 2, 0, 1];
+    let mut rows = SimStats {
+        max_constraint_residual_by_level: vec![0.0; 3],
+        ..SimStats::default()
+    };
+    rows.record_constraint_rows(&[1e-9, -3e-8, -2e-9, 5e-10], &levels);
+    rows.record_constraint_rows(&[4e-9, 1e-8, 0.0, -7e-10], &levels);
+    assert_eq!(rows.max_constraint_residual_by_level, [4e-9, 7e-10, 3e-8]);
+    assert_eq!(rows.max_constraint_residual, 3e-8);
+    // the same as the per-level norms of each point
+    let mut norms = SimStats::default();
+    norms.record_constraint_residuals(&[2e-9, 5e-10, 3e-8]);
+    norms.record_constraint_residuals(&[4e-9, 7e-10, 1e-8]);
+    assert_eq!(
+        norms.max_constraint_residual_by_level,
+        rows.max_constraint_residual_by_level
+    );
+    assert_eq!(norms.max_constraint_residual, rows.max_constraint_residual);
+    rows.record_constraint_rows(&[f64::NAN, 0.0, 0.0, 0.0], &levels);
+    assert_eq!(rows.max_constraint_residual_by_level[0], f64::INFINITY);
+    assert_eq!(rows.max_constraint_residual, f64::INFINITY);
+}
