@@ -109,18 +109,24 @@ fn string_literal(s: &str) -> String {
     format!("{s:?}")
 }
 
+/// The Rust text of an unknown of a quasi-linear form in generated code:
+/// `z[j]`, or `zdot[j]` for its derivative (the form is of first order:
+/// higher derivatives never occur and read as NaN).
+pub fn quasi_linear_var(unknown: u32, order: u32) -> String {
+    match order {
+        0 => format!("z[{unknown}]"),
+        1 => format!("zdot[{unknown}]"),
+        _ => "f64::NAN".into(),
+    }
+}
+
 struct Names<'a> {
     fields: &'a [Option<String>],
 }
 
 impl RustNames for Names<'_> {
     fn var(&self, unknown: u32, order: u32) -> String {
-        match order {
-            0 => format!("z[{unknown}]"),
-            1 => format!("zdot[{unknown}]"),
-            // Never emitted: the quasi-linear form is of first order.
-            _ => "f64::NAN".into(),
-        }
+        quasi_linear_var(unknown, order)
     }
     fn param(&self, p: ParamId) -> String {
         match self.fields.get(p.0 as usize) {

@@ -166,12 +166,7 @@ struct Names;
 
 impl RustNames for Names {
     fn var(&self, unknown: u32, order: u32) -> String {
-        match order {
-            0 => format!("z[{unknown}]"),
-            1 => format!("zdot[{unknown}]"),
-            // The tapes of a quasi-linear form read z and ż only.
-            _ => "f64::NAN".into(),
-        }
+        daec_regularize::emit_rust::quasi_linear_var(unknown, order)
     }
     fn param(&self, p: ParamId) -> String {
         format!("p[{}]", p.0)

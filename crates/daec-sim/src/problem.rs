@@ -206,14 +206,14 @@ impl FormProblem {
     }
 
     /// Calls native function `k` of [`crate::native::NATIVE_SYMBOLS`]
-    /// after checking the lengths against its layout; `false` (nothing
-    /// called) without native code or with short arrays.
+    /// after checking the lengths against its layout (the functions of
+    /// `z` only get `z` as `zdot`); `false` (nothing called) without
+    /// native code or with short arrays.
     fn call_native(&self, k: usize, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) -> bool {
         let Some(code) = &self.native else {
             return false;
         };
         let n = self.n;
-        let zdot = if self.roots.reads_zdot[k] { zdot } else { z };
         if z.len() < n || zdot.len() < n || out.len() < code.layout.outputs()[k] {
             return false;
         }

@@ -131,24 +131,30 @@ impl Prepared {
         dae: &Dae,
         compiler: Arc<dyn NativeCompiler>,
     ) -> Result<(), SimError> {
-        let title = native_title(dae, &self.form);
-        let source = self.problem.native_source(&dae.pool, &title);
-        compiler
-            .compile(&source)
-            .and_then(|code| self.problem.set_native(code))
-            .map_err(SimError::Native)?;
+        compile_native(&mut self.problem, dae, &self.form, &*compiler)?;
         self.native = Some(compiler);
         Ok(())
     }
 }
 
-/// The header line of a native library: model and formulation.
-fn native_title(dae: &Dae, form: &SimForm) -> String {
-    format!(
+/// Generates the native source of `problem` (built from `form`), has
+/// `compiler` build and load it, and installs it in `problem`.
+fn compile_native(
+    problem: &mut FormProblem,
+    dae: &Dae,
+    form: &SimForm,
+    compiler: &dyn NativeCompiler,
+) -> Result<(), SimError> {
+    let title = format!(
         "model `{}`, {} formulation",
         dae.name,
         form.form.name().to_ascii_uppercase()
-    )
+    );
+    let source = problem.native_source(&dae.pool, &title);
+    compiler
+        .compile(&source)
+        .and_then(|code| problem.set_native(code))
+        .map_err(SimError::Native)
 }
 
 /// The StE variants of dynamic state selection (issue 6 point 5): the
@@ -772,11 +778,9 @@ pub fn integrate_with_progress(
                         if let Some(compiler) = native {
                             // (a build's time counts as compilation)
                             let build = Instant::now();
-                            let source = p.native_source(&dae.pool, &native_title(dae, &f));
-                            let code = compiler.compile(&source);
+                            let compiled = compile_native(&mut p, dae, &f, &**compiler);
                             stats.compile_seconds += build.elapsed().as_secs_f64();
-                            code.and_then(|code| p.set_native(code))
-                                .map_err(SimError::Native)?;
+                            compiled?;
                         }
                         Ok((f, p))
                     });

@@ -215,9 +215,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         );
         let compiled = prepared.compile_native(&dae, compiler.clone());
         if args.verbose {
-            for line in compiler.take_log() {
-                let _ = writeln!(ctx.io.stderr, "{line}");
-            }
+            print_native_log(ctx, &compiler);
         }
         compiled.map_err(|e| ctx.usage_error(&e.to_string()))?;
         native_log = Some(compiler);
@@ -292,9 +290,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     }
     // (the builds of the variants a run switched to)
     if let Some(compiler) = native_log.filter(|_| args.verbose) {
-        for line in compiler.take_log() {
-            let _ = writeln!(ctx.io.stderr, "{line}");
-        }
+        print_native_log(ctx, &compiler);
     }
     let _ = ctx.io.stderr.write_all(sim.stats.summary().as_bytes());
     if let Some(f) = &sim.failure {
@@ -306,6 +302,13 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         return Err(EXIT_NUMERIC);
     }
     Ok(())
+}
+
+/// `--verbose`: what the native builds since the last call did.
+fn print_native_log(ctx: &mut Ctx<'_, '_>, compiler: &RustcCompiler) {
+    for line in compiler.take_log() {
+        let _ = writeln!(ctx.io.stderr, "{line}");
+    }
 }
 
 /// The progress bar of `daec simulate` over `[t0, t_end]` (1000 ticks).
