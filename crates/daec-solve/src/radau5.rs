@@ -622,13 +622,29 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         failures: newton_failures + 1,
                     });
                 }
-                if !sparse {
-                    // (a constant E is scattered once)
-                    if !(mass_constant && self.stats.jacobian_evals > 1) {
+                // (a constant E is scattered once)
+                let scatter_mass = !(mass_constant && self.stats.jacobian_evals > 1);
+                if !sparse && overdetermined {
+                    if scatter_mass {
                         self.mass.scatter(e_full, n);
                     }
                     self.jd.scatter(jd_full, n);
                     self.jg.scatter(g_full, n);
+                } else if !sparse {
+                    // Square: the selection is the identity, so the reduced
+                    // M = [E; 0] and J = [−∂(Eż−k)/∂z; ∂g/∂z] (below) are
+                    // scattered into directly (the constraint rows of M
+                    // stay zero from the allocation).
+                    if scatter_mass {
+                        self.mass.scatter(&mut mred[..n_d * n], n);
+                    }
+                    jred.fill(0.0);
+                    for (&(r, c), &v) in self.jd.entries.iter().zip(&self.jd.values) {
+                        jred[r * n + c] -= v;
+                    }
+                    for (&(r, c), &v) in self.jg.entries.iter().zip(&self.jg.values) {
+                        jred[(n_d + r) * n + c] += v;
+                    }
                 }
                 // The sparse path keeps its selection while steps succeed:
                 // selecting is a sparse elimination (a large share of the
@@ -685,7 +701,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     }
                 }
                 // Reduced M and J (J = −∂(Eż−k)/∂z on differential rows, ∂g/∂z on constraint rows).
-                if !sparse {
+                if !sparse && overdetermined {
                     let nd = sel.diff_rows.len();
                     for (k, &r) in sel.diff_rows.iter().enumerate() {
                         for c in 0..n {
