@@ -843,21 +843,32 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         [r0, r1, r2],
                     );
                 }
-                for (f, r) in full3.iter().zip(res.iter_mut()) {
-                    reduce(f, &sel, r);
-                }
                 self.stats.residual_evals += 3;
-                // rhs = −(T^{-1} ⊗ I) R
+                // rhs = −(T^{-1} ⊗ I) R. A square system selects every
+                // row in order, so R is the full residual with the
+                // constraint rows negated: that sign is folded into the
+                // rhs (an exact negation, the same values) instead of
+                // copying R out of it.
                 let ti = tr.t_inv;
                 {
-                    let (r0, r1, r2) = (&res[0][..n], &res[1][..n], &res[2][..n]);
+                    if overdetermined {
+                        for (f, r) in full3.iter().zip(res.iter_mut()) {
+                            reduce(f, &sel, r);
+                        }
+                    }
+                    let rr = if overdetermined { &res } else { &full3 };
+                    // the rows entering the rhs negated: all rows of R, the
+                    // differential rows of the full residual
+                    let n_neg = if overdetermined { n } else { n_d };
+                    let (r0, r1, r2) = (&rr[0][..n], &rr[1][..n], &rr[2][..n]);
                     let [d0, d1, d2] = &mut dw;
                     let (d0, d1, d2) = (&mut d0[..n], &mut d1[..n], &mut d2[..n]);
                     for i in 0..n {
+                        let sg = if i < n_neg { -1.0 } else { 1.0 };
                         let (r0, r1, r2) = (r0[i], r1[i], r2[i]);
-                        d0[i] = -(ti[0][0] * r0 + ti[0][1] * r1 + ti[0][2] * r2);
-                        d1[i] = -(ti[1][0] * r0 + ti[1][1] * r1 + ti[1][2] * r2);
-                        d2[i] = -(ti[2][0] * r0 + ti[2][1] * r1 + ti[2][2] * r2);
+                        d0[i] = sg * (ti[0][0] * r0 + ti[0][1] * r1 + ti[0][2] * r2);
+                        d1[i] = sg * (ti[1][0] * r0 + ti[1][1] * r1 + ti[1][2] * r2);
+                        d2[i] = sg * (ti[2][0] * r0 + ti[2][1] * r1 + ti[2][2] * r2);
                     }
                 }
                 solve_real(&mut sys, &lu1, dw[0]);
