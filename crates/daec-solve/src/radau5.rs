@@ -519,8 +519,15 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let dn = if sparse { 0 } else { n };
         let m = n_d + n_g;
         let n_mass = self.mass.entries.len();
+        // the full E, ∂(Eż−k)/∂z and ∂g/∂z: only an overdetermined dense
+        // system selects rows from them (a square one is scattered straight
+        // into the reduced matrices)
+        let dfull = if overdetermined { dn } else { 0 };
         let mut storage =
-            vec![0.0; 5 * m + n_g + (3 * n_d + n_g) * dn + 2 * dn * dn + n_mass + 26 * n];
+            vec![
+                0.0;
+                5 * m + n_g + n_d * dn + (2 * n_d + n_g) * dfull + 2 * dn * dn + n_mass + 26 * n
+            ];
         let mut arena = Arena(&mut storage);
         let full = arena.take(m); // [E ż − k; g] scratch
         // the stage points and their full residuals
@@ -529,10 +536,10 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let gg = arena.take(n_g); // constraint scratch
         // [−k(t, y); g(t, y)] (the residual with ż = 0) at the step start
         let y0 = arena.take(m);
-        let e_full = arena.take(n_d * dn);
+        let e_full = arena.take(n_d * dfull);
         let e_cur = arena.take(n_d * dn); // E(t_n, z_n) for the error estimate
-        let jd_full = arena.take(n_d * dn);
-        let g_full = arena.take(n_g * dn);
+        let jd_full = arena.take(n_d * dfull);
+        let g_full = arena.take(n_g * dfull);
         let mred = arena.take(dn * dn);
         let jred = arena.take(dn * dn);
         // E(t_n, z_n) as pattern values: E depends on (t, z) only, so the
