@@ -17,6 +17,7 @@ pub mod sparse;
 
 pub use sparse::{
     SparseComplexLu, SparseNewtonSystem, SparsePattern, SparseRealLu, min_norm_solve_sparse,
+    saddle_point_solve_sparse,
 };
 
 /// Systems with more unknowns than this are factorised by `faer`.

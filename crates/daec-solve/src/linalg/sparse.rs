@@ -530,28 +530,65 @@ pub fn min_norm_solve_sparse(
     entries: &[(usize, usize, f64)],
     b: &[f64],
 ) -> Option<Vec<f64>> {
-    if b.len() != m || entries.iter().any(|&(i, k, _)| i >= m || k >= n) {
+    if entries.iter().any(|&(i, k, _)| i >= m || k >= n) {
+        return None;
+    }
+    let identity: Vec<(usize, usize, f64)> = (0..n).map(|k| (k, k, 1.0)).collect();
+    let transpose: Vec<(usize, usize, f64)> = entries.iter().map(|&(i, k, v)| (k, i, v)).collect();
+    saddle_point_solve_sparse(n, m, &identity, &transpose, entries, b)
+}
+
+/// The `y` part of the solution of the sparse saddle-point system
+///
+/// ```text
+///   [ A   K  ] [ y ]   [ 0 ]
+///   [ B  −εI ] [ μ ] = [ b ]
+/// ```
+///
+/// (`A` is `n × n`, `K` is `n × m`, `B` is `m × n`, each given as
+/// `(row, col, value)` entries, duplicates summed): the correction `y`
+/// along the directions `−A⁻¹K` that satisfies `B y = b`. With `A = I`,
+/// `K = Bᵀ` it is the minimum-norm correction of
+/// [`min_norm_solve_sparse`]; with the mass matrix and the multipliers'
+/// columns it is the projection of projected Runge–Kutta methods
+/// (projected-rk-index3-daes, eq. (2.8)). Solved by the sparse LU,
+/// `ε = 0` first, then `ε = 1e-12·max|B|²` when that is singular
+/// (dependent rows). `None` if that fails too, an entry lies outside its
+/// block or `b` does not have `m` entries.
+pub fn saddle_point_solve_sparse(
+    n: usize,
+    m: usize,
+    a: &[(usize, usize, f64)],
+    k: &[(usize, usize, f64)],
+    b_mat: &[(usize, usize, f64)],
+    b: &[f64],
+) -> Option<Vec<f64>> {
+    let outside = |e: &[(usize, usize, f64)], rows: usize, cols: usize| {
+        e.iter().any(|&(i, j, _)| i >= rows || j >= cols)
+    };
+    if b.len() != m || outside(a, n, n) || outside(k, n, m) || outside(b_mat, m, n) {
         return None;
     }
     let size = n + m;
-    // identity block, the (2,2) diagonal (for the shift), then B and Bᵀ
-    let mut pairs: Vec<(usize, usize)> = (0..size).map(|k| (k, k)).collect();
-    let mut vals: Vec<f64> = (0..size).map(|k| if k < n { 1.0 } else { 0.0 }).collect();
-    for &(i, k, v) in entries {
-        pairs.push((n + i, k));
-        vals.push(v);
-        pairs.push((k, n + i));
-        vals.push(v);
+    // the diagonal (for the shift), then A, K and B
+    let mut pairs: Vec<(usize, usize)> = (0..size).map(|i| (i, i)).collect();
+    let mut vals = vec![0.0; size];
+    let blocks = [(a, 0, 0), (k, 0, n), (b_mat, n, 0)];
+    for (entries, r0, c0) in blocks {
+        for &(i, j, v) in entries {
+            pairs.push((r0 + i, c0 + j));
+            vals.push(v);
+        }
     }
     let (pattern, slot) = SparsePattern::new(size, &pairs);
-    let mut a = vec![0.0; pattern.nnz()];
+    let mut values = vec![0.0; pattern.nnz()];
     for (&s, &v) in slot.iter().zip(&vals) {
-        a[s] += v;
+        values[s] += v;
     }
-    let scale = entries.iter().fold(0.0f64, |x, e| x.max(e.2.abs()));
+    let scale = b_mat.iter().fold(0.0f64, |x, e| x.max(e.2.abs()));
     let mut lu = SparseRealLu::new(&pattern);
     for shift in [0.0, 1e-12 * scale * scale] {
-        let mut shifted = a.clone();
+        let mut shifted = values.clone();
         for &d in &slot[n..size] {
             shifted[d] -= shift;
         }
@@ -570,7 +607,41 @@ pub fn min_norm_solve_sparse(
 
 #[cfg(test)]
 mod min_norm_tests {
-    use super::min_norm_solve_sparse;
+    use super::{min_norm_solve_sparse, saddle_point_solve_sparse};
+
+    #[test]
+    fn saddle_point_correction_lies_along_the_direction_and_satisfies_the_constraint() {
+        // A = [[2, 1, 0], [1, 4, 0], [0, 0, 1]], K = (1, −1, 2)ᵀ,
+        // B = (1, 1, 1), b = 3: y = −A⁻¹K μ with B y = 3.
+        let a = [
+            (0, 0, 2.0),
+            (0, 1, 1.0),
+            (1, 0, 1.0),
+            (1, 1, 4.0),
+            (2, 2, 1.0),
+        ];
+        let k = [(0, 0, 1.0), (1, 0, -1.0), (2, 0, 2.0)];
+        let b = [(0, 0, 1.0), (0, 1, 1.0), (0, 2, 1.0)];
+        let y = saddle_point_solve_sparse(3, 1, &a, &k, &b, &[3.0]).expect("regular");
+        assert!((y.iter().sum::<f64>() - 3.0).abs() < 1e-12, "{y:?}");
+        // A y = −μ K: parallel to K = (1, −1, 2)
+        let ay = [2.0 * y[0] + y[1], y[0] + 4.0 * y[1], y[2]];
+        let mu = -ay[0];
+        for (v, kv) in ay.iter().zip([1.0, -1.0, 2.0]) {
+            assert!((v + mu * kv).abs() < 1e-12, "A y = {ay:?}");
+        }
+        // the Euclidean least change would differ: y is not parallel to Bᵀ
+        assert!((y[0] - y[1]).abs() > 0.1, "{y:?}");
+        // blocks out of range, a wrong right-hand side
+        assert_eq!(
+            saddle_point_solve_sparse(3, 1, &a, &k, &[(1, 0, 1.0)], &[3.0]),
+            None
+        );
+        assert_eq!(
+            saddle_point_solve_sparse(3, 1, &a, &k, &b, &[3.0, 1.0]),
+            None
+        );
+    }
 
     #[test]
     fn sparse_min_norm_solution_solves_and_lies_in_the_row_space() {

@@ -1,0 +1,193 @@
+C     Andrews' squeezer (IVP test set "andrews", index-3 formulation,
+C     27 variables y = (q, q', q'', lambda)) with Hairer's RADAU5 and its
+C     numerical Jacobian. Not built by cargo; see README.md here.
+C     Usage: andrews TOL NREP   (NREP > 1 also prints microseconds per solve)
+      PROGRAM ANDRWS
+      IMPLICIT DOUBLE PRECISION (A-H,O-Z)
+      PARAMETER (ND=27, LWORK=4*ND*ND+12*ND+20+ND*ND, LIWORK=3*ND+20)
+      DIMENSION Y(ND),WORK(LWORK),IWORK(LIWORK),YREF(7),RPAR(1),F(ND)
+      INTEGER IPAR(1)
+      EXTERNAL FAND,JDUM,MAND,SOLOUT
+      CHARACTER*32 ARG
+      INTEGER*8 T0,T1,RATE
+      DATA YREF/0.1581077119629904D+02,-0.1575637105984298D+02,
+     &  0.4082224013073101D-01,-0.5347301163226948D+00,
+     &  0.5244099658805304D+00,0.5347301163226948D+00,
+     &  0.1048080741042263D+01/
+      CALL GETARG(1,ARG)
+      READ(ARG,*) TOL
+      CALL GETARG(2,ARG)
+      READ(ARG,*) NREP
+      DO 100 IREP=1,NREP
+        IF (IREP.EQ.2) CALL SYSTEM_CLOCK(T0,RATE)
+        N=ND
+        X=0.D0
+        XEND=0.03D0
+        H=TOL
+        DO 5 I=1,ND
+ 5      Y(I)=0.D0
+        Y(1)=-0.0617138900142764496358948458001D0
+        Y(2)=0.D0
+        Y(3)=0.455279819163070380255912382449D0
+        Y(4)=0.222668390165885884674473185609D0
+        Y(5)=0.487364979543842550225598953530D0
+        Y(6)=-0.222668390165885884674473185609D0
+        Y(7)=1.23054744454982119249735015568D0
+        Y(15)=14222.4439199541138705911625887D0
+        Y(16)=-10666.8329399655854029433719415D0
+        Y(22)=98.5668703962410896057654982170D0
+        Y(23)=-6.12268834425566265503114393122D0
+        IF (IREP.EQ.1) THEN
+          CALL FAND(N,X,Y,F,RPAR,IPAR)
+          R=0.D0
+          DO 6 I=15,ND
+ 6        R=MAX(R,ABS(F(I)))
+          WRITE(6,*) 'initial residual',R
+        END IF
+        RTOL=TOL
+        ATOL=TOL
+        ITOL=0
+        DO 10 I=1,20
+          IWORK(I)=0
+          WORK(I)=0.D0
+ 10     CONTINUE
+        IWORK(5)=7
+        IWORK(6)=7
+        IWORK(7)=13
+        IPAR(1)=0
+        IJAC=0
+        MLJAC=N
+        MUJAC=0
+        IMAS=1
+        MLMAS=N
+        MUMAS=0
+        IOUT=0
+        CALL RADAU5(N,FAND,X,Y,XEND,H,RTOL,ATOL,ITOL,
+     &     JDUM,IJAC,MLJAC,MUJAC,MAND,IMAS,MLMAS,MUMAS,SOLOUT,IOUT,
+     &     WORK,LWORK,IWORK,LIWORK,RPAR,IPAR,IDID)
+ 100  CONTINUE
+      CALL SYSTEM_CLOCK(T1,RATE)
+      ERRA=0.D0
+      ERRM=0.D0
+      DO 20 I=1,7
+        ERRA=MAX(ERRA,ABS(Y(I)-YREF(I)))
+        ERRM=MAX(ERRM,ABS(Y(I)-YREF(I))/(1.D0+ABS(YREF(I))))
+ 20   CONTINUE
+      WRITE(6,*) 'tol',TOL,'idid',IDID
+      WRITE(6,*) 'fcn',IWORK(14),'jac',IWORK(15),'steps',IWORK(16),
+     &  'accpt',IWORK(17),'rejct',IWORK(18),'dec',IWORK(19),
+     &  'sol',IWORK(20)
+      WRITE(6,'(7E24.16)') (Y(I),I=1,7)
+      WRITE(6,*) 'maxabs(q)',ERRA,'mescd',-LOG10(ERRM)
+      IF (NREP.GT.1) WRITE(6,*) 'us/solve',
+     &  1.D6*DBLE(T1-T0)/DBLE(RATE)/DBLE(NREP-1)
+      END
+
+      SUBROUTINE FAND(N,X,Y,F,RPAR,IPAR)
+      IMPLICIT DOUBLE PRECISION (A-H,O-Z)
+      DIMENSION Y(N),F(N)
+      INTEGER IPAR(1)
+      PARAMETER (AM1=0.04325D0,AM2=0.00365D0,AM3=0.02373D0,
+     &  AM4=0.00706D0,AM5=0.07050D0,AM6=0.00706D0,AM7=0.05498D0,
+     &  AI1=2.194D-6,AI2=4.410D-7,AI3=5.255D-6,AI4=5.667D-7,
+     &  AI5=1.169D-5,AI6=5.667D-7,AI7=1.912D-5,
+     &  XA=-0.06934D0,YA=-0.00227D0,XB=-0.03635D0,YB=0.03273D0,
+     &  XC=0.014D0,YC=0.072D0,D=28D-3,DA=115D-4,E=2D-2,EA=1421D-5,
+     &  RR=7D-3,RA=92D-5,SS=35D-3,SA=1874D-5,SB=1043D-5,SC=18D-3,
+     &  SD=2D-2,TA=2308D-5,TB=916D-5,U=4D-2,UA=1228D-5,UB=449D-5,
+     &  ZF=2D-2,ZT=4D-2,FA=1421D-5,AMOM=0.033D0,C0=4530D0,
+     &  ALO=0.07785D0)
+      BE=Y(1)
+      TH=Y(2)
+      GA=Y(3)
+      PH=Y(4)
+      DE=Y(5)
+      OM=Y(6)
+      EP=Y(7)
+      BEP=Y(8)
+      THP=Y(9)
+      PHP=Y(11)
+      DEP=Y(12)
+      OMP=Y(13)
+      EPP=Y(14)
+      W1=Y(15)
+      W2=Y(16)
+      W3=Y(17)
+      W4=Y(18)
+      W5=Y(19)
+      W6=Y(20)
+      W7=Y(21)
+      AL1=Y(22)
+      AL2=Y(23)
+      AL3=Y(24)
+      AL4=Y(25)
+      AL5=Y(26)
+      AL6=Y(27)
+      DO 1 I=1,14
+ 1    F(I)=Y(I+7)
+      S135=AL1+AL3+AL5
+      S246=AL2+AL4+AL6
+      F(15)=AMOM-AM2*DA*RR*THP*(THP+2*BEP)*SIN(TH)
+     &  -(D*SIN(BE+TH)-RR*SIN(BE))*S135
+     &  -(RR*COS(BE)-D*COS(BE+TH))*S246
+     &  -(AM1*RA**2+AM2*(RR**2-2*DA*RR*COS(TH)+DA**2)+AI1+AI2)*W1
+     &  -(AM2*(DA**2-DA*RR*COS(TH))+AI2)*W2
+      F(16)=AM2*DA*RR*BEP**2*SIN(TH)
+     &  -D*SIN(BE+TH)*S135+D*COS(BE+TH)*S246
+     &  -(AM2*(DA**2-DA*RR*COS(TH))+AI2)*W1-(AM2*DA**2+AI2)*W2
+      XD=SD*COS(GA)+SC*SIN(GA)+XB-XC
+      YD=SD*SIN(GA)-SC*COS(GA)+YB-YC
+      RL=SQRT(XD**2+YD**2)
+      F(17)=-C0*(RL-ALO)/RL*(XD*(SC*COS(GA)-SD*SIN(GA))
+     &  +YD*(SD*COS(GA)+SC*SIN(GA)))
+     &  +SS*COS(GA)*AL1+SS*SIN(GA)*AL2
+     &  -(AM3*(SA**2+SB**2)+AI3)*W3
+      F(18)=AM4*ZT*(E-EA)*DEP**2*COS(PH)
+     &  +E*COS(PH+DE)*AL3+E*SIN(PH+DE)*AL4
+     &  -(AM4*(E-EA)**2+AI4)*W4
+     &  -(AM4*((E-EA)**2+ZT*(E-EA)*SIN(PH))+AI4)*W5
+      F(19)=-AM4*ZT*(E-EA)*PHP*(PHP+2*DEP)*COS(PH)
+     &  +(E*COS(PH+DE)-ZT*SIN(DE))*AL3
+     &  +(E*SIN(PH+DE)+ZT*COS(DE))*AL4
+     &  -(AM4*((E-EA)**2+ZT*(E-EA)*SIN(PH))+AI4)*W4
+     &  -(AM4*(ZT**2+2*ZT*(E-EA)*SIN(PH)+(E-EA)**2)
+     &    +AM5*(TA**2+TB**2)+AI4+AI5)*W5
+      F(20)=-AM6*U*(ZF-FA)*EPP**2*COS(OM)
+     &  -ZF*SIN(OM+EP)*AL5+ZF*COS(OM+EP)*AL6
+     &  -(AM6*(ZF-FA)**2+AI6)*W6
+     &  -(AM6*((ZF-FA)**2-U*(ZF-FA)*SIN(OM))+AI6)*W7
+      F(21)=AM6*U*(ZF-FA)*OMP*(OMP+2*EPP)*COS(OM)
+     &  +(U*COS(EP)-ZF*SIN(OM+EP))*AL5
+     &  +(U*SIN(EP)+ZF*COS(OM+EP))*AL6
+     &  -(AM6*((ZF-FA)**2-U*(ZF-FA)*SIN(OM))+AI6)*W6
+     &  -(AM6*((ZF-FA)**2-2*U*(ZF-FA)*SIN(OM)+U**2)
+     &    +AM7*(UA**2+UB**2)+AI6+AI7)*W7
+      F(22)=RR*COS(BE)-D*COS(BE+TH)-SS*SIN(GA)-XB
+      F(23)=RR*SIN(BE)-D*SIN(BE+TH)+SS*COS(GA)-YB
+      F(24)=RR*COS(BE)-D*COS(BE+TH)-E*SIN(PH+DE)-ZT*COS(DE)-XA
+      F(25)=RR*SIN(BE)-D*SIN(BE+TH)+E*COS(PH+DE)-ZT*SIN(DE)-YA
+      F(26)=RR*COS(BE)-D*COS(BE+TH)-ZF*COS(OM+EP)-U*SIN(EP)-XA
+      F(27)=RR*SIN(BE)-D*SIN(BE+TH)-ZF*SIN(OM+EP)+U*COS(EP)-YA
+      RETURN
+      END
+
+      SUBROUTINE JDUM(N,X,Y,DFY,LDFY,RPAR,IPAR)
+      RETURN
+      END
+
+      SUBROUTINE MAND(N,AM,LMAS,RPAR,IPAR)
+      IMPLICIT DOUBLE PRECISION (A-H,O-Z)
+      DIMENSION AM(LMAS,N)
+      DO 1 I=1,N
+      DO 1 J=1,N
+ 1    AM(I,J)=0.D0
+      DO 2 I=1,14
+ 2    AM(I,I)=1.D0
+      RETURN
+      END
+
+      SUBROUTINE SOLOUT(NR,XOLD,X,Y,CONT,LRC,N,RPAR,IPAR,IRTRN)
+      IMPLICIT DOUBLE PRECISION (A-H,O-Z)
+      DIMENSION Y(N),CONT(LRC)
+      RETURN
+      END
