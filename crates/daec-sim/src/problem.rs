@@ -455,19 +455,20 @@ impl FormProblem {
             let along = direction
                 .filter(|d| d.n == n && d.m == m)
                 .and_then(|d| d.solve(entries.clone(), &rhs));
-            let delta = if along.is_some() {
-                along
-            } else if n > SPARSE_THRESHOLD {
-                // large systems: the sparse augmented system
-                let entries: Vec<(usize, usize, f64)> = entries.collect();
-                min_norm_solve_sparse(m, n, &entries, &rhs)
-            } else {
-                let mut g = Matrix::zeros(m, n);
-                for (a, b, v) in entries {
-                    g.set(a, b, g.get(a, b) + v);
+            // else the least (Euclidean) change
+            let delta = along.or_else(|| {
+                if n > SPARSE_THRESHOLD {
+                    // large systems: the sparse augmented system
+                    let entries: Vec<(usize, usize, f64)> = entries.collect();
+                    min_norm_solve_sparse(m, n, &entries, &rhs)
+                } else {
+                    let mut g = Matrix::zeros(m, n);
+                    for (a, b, v) in entries {
+                        g.set(a, b, g.get(a, b) + v);
+                    }
+                    least_norm_solve(&g, &rhs)
                 }
-                least_norm_solve(&g, &rhs)
-            };
+            });
             let Some(delta) = delta else { return r };
             let old: Vec<f64> = z.to_vec();
             for (&k, d) in cols.iter().zip(&delta) {
