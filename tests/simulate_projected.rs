@@ -143,28 +143,37 @@ const ANDREWS_REFERENCE: [f64; 7] = [
     1.048080741042263,
 ];
 
-/// The largest position error of Andrews' squeezer at t = 0.03 with Radau
-/// IIA on the index-3 formulation, with or without the projection.
-fn andrews_position_error(method: &str, tol: &str) -> f64 {
-    let r = daec(&[
+/// The state of Andrews' squeezer at t = 0.03 (the CSV's last row),
+/// simulated with the extra options `args`.
+fn andrews_at_end(args: &[&str]) -> Vec<f64> {
+    let mut all = vec![
         "simulate",
         "models/projected_rk/andrews_squeezer.dae",
-        "--form",
-        "index3",
-        "--method",
-        method,
-        "--rtol",
-        tol,
         "--interval",
         "0.03",
-    ]);
-    assert_eq!(r.code, 0, "{method} {tol}: {}", r.stderr);
+    ];
+    all.extend_from_slice(args);
+    let r = daec(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
     let end = rows(&r.stdout).pop().unwrap();
     assert_eq!(end[0], 0.03);
+    end
+}
+
+/// The largest position error of a state of Andrews' squeezer at t = 0.03.
+fn andrews_position_error_of(end: &[f64]) -> f64 {
     end[1..8]
         .iter()
         .zip(&ANDREWS_REFERENCE)
         .fold(0.0f64, |a, (x, r)| a.max((x - r).abs()))
+}
+
+/// The largest position error of Andrews' squeezer at t = 0.03 with Radau
+/// IIA on the index-3 formulation, with or without the projection.
+fn andrews_position_error(method: &str, tol: &str) -> f64 {
+    andrews_position_error_of(&andrews_at_end(&[
+        "--form", "index3", "--method", method, "--rtol", tol,
+    ]))
 }
 
 #[test]
@@ -188,6 +197,42 @@ fn projecting_andrews_velocities_in_the_mass_metric_keeps_the_accuracy() {
             projected < 2.0 * plain,
             "{tol}: the projection costs accuracy: {projected:e} against {plain:e}"
         );
+    }
+}
+
+/// The multipliers λ₁…λ₆ of Andrews' squeezer at t = 0.03 (IVP test set
+/// "andrews", y22…y27).
+const ANDREWS_MULTIPLIERS: [f64; 6] = [
+    199.175333373191,
+    -29.75531228015052,
+    23.06654119098399,
+    31.45271365475927,
+    22.64249232082739,
+    11.61740700019673,
+];
+
+#[test]
+fn andrews_on_the_default_hic_form_is_accurate_in_positions_and_multipliers() {
+    // The default path (HiC, overdetermined Radau IIA). The equation
+    // selection pivots each constraint on the unknowns of its own level
+    // (dummy derivatives): before, complete pivoting by magnitude solved
+    // the velocity constraints G(q)v = 0 for positions (their entries
+    // there, ∂(Gv)/∂q, are ~10³ × those on v), so positions followed the
+    // velocities' direction instead of q̇ = v: 232 steps and a position
+    // error of 1.1e-6 at 1e-6, 3.2e-4 at 1e-3. Measured now: 1.6e-7
+    // (201 steps) and 4.0e-5 (101 steps); multipliers (relative to
+    // max(1, |λ|)) 9.7e-7 and 8.6e-5. Hairer's RADAU5 on the index-3 form:
+    // positions 9.1e-4 at 1e-6.
+    for (tol, pos_bound, lambda_bound) in [("1e-6", 5e-7, 1e-5), ("1e-3", 2e-4, 1e-3)] {
+        let end = andrews_at_end(&["--rtol", tol]);
+        let pos = andrews_position_error_of(&end);
+        let lambda = end[8..14]
+            .iter()
+            .zip(&ANDREWS_MULTIPLIERS)
+            .fold(0.0f64, |a, (x, r)| a.max((x - r).abs() / r.abs().max(1.0)));
+        eprintln!("tol {tol}: positions {pos:.1e}, multipliers {lambda:.1e}");
+        assert!(pos < pos_bound, "{tol}: position error {pos:e}");
+        assert!(lambda < lambda_bound, "{tol}: multiplier error {lambda:e}");
     }
 }
 

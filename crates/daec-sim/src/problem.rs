@@ -302,11 +302,6 @@ impl FormProblem {
         self.projecting
     }
 
-    /// The constraint level of each constraint row.
-    pub fn constraint_levels(&self) -> &[u32] {
-        &self.levels
-    }
-
     /// The parameter values used.
     pub fn params(&self) -> &[f64] {
         &self.params
@@ -638,6 +633,12 @@ impl QuasiLinearDae for FormProblem {
     /// d-index 1 too, it only drifts.)
     fn variable_index(&self) -> Vec<u8> {
         self.variable_index.clone()
+    }
+    /// The level of each constraint row: the overdetermined forms' (HiC,
+    /// ADA) equation selection solves a level-`ℓ` constraint for the
+    /// unknowns that first appear at level `ℓ` (dummy derivatives).
+    fn constraint_levels(&self) -> Vec<u32> {
+        self.levels.clone()
     }
     /// Projected Radau IIA (projected-rk-index3-daes, eq. (2.8)): first
     /// the positions (index-1 unknowns) onto the position constraints,

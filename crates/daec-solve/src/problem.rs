@@ -128,6 +128,17 @@ pub trait QuasiLinearDae {
         vec![1; self.n_vars()]
     }
 
+    /// Optional level of each constraint row (`n_constraints()` entries):
+    /// row `i` is (derived from) the `levels[i]`-th derivative of a model
+    /// equation, as the hidden constraints of the Σ-method (Steinbrecher
+    /// 2016, section 3.3). An overdetermined system's equation selection
+    /// then solves each constraint for the unknowns that first appear at
+    /// its level ([`crate::selection::PivotPreference`]). The default (no
+    /// levels) selects by magnitude alone.
+    fn constraint_levels(&self) -> Vec<u32> {
+        Vec::new()
+    }
+
     /// Optional projection of an accepted step's end point, the corrector
     /// of the *projected Runge–Kutta methods* for index-3 DAEs
     /// (projected-rk-index3-daes, section 2, eqs. (2.7)/(2.8)): the

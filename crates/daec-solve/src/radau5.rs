@@ -27,7 +27,8 @@ use crate::error::SolveError;
 use crate::linalg::{ComplexLu, RealLu, SPARSE_THRESHOLD, SparseNewtonSystem};
 use crate::problem::QuasiLinearDae;
 use crate::selection::{
-    EquationSelection, select_equations, select_equations_ordered, select_equations_sparse,
+    EquationSelection, PivotPreference, select_equations_ordered, select_equations_preferring,
+    select_equations_sparse,
 };
 use crate::tableau::{C1, C2, DD, Transform};
 
@@ -458,6 +459,19 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let tr = self.tr.clone();
         let uround = f64::EPSILON;
         let overdetermined = n_d + n_g > n;
+        // the dummy-derivative preference of the selection (dense path)
+        let prefer = if overdetermined && !self.sparse {
+            PivotPreference::new(
+                n,
+                &problem.constraint_levels(),
+                &self.jg.entries,
+                n_g,
+                &self.mass.entries,
+                n_d,
+            )
+        } else {
+            None
+        };
 
         // Tolerance transformation of RADAU5 (the order-5 method is run at
         // rtol' = 0.1·rtol^{2/3}, keeping atol/rtol).
@@ -672,7 +686,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                         select_equations_ordered(n, me, mv, n_d, ge, gv, n_g)
                             .or_else(|_| select_equations_sparse(n, me, mv, n_d, ge, gv, n_g))
                     } else {
-                        select_equations(n, e_full, n_d, g_full, n_g)
+                        select_equations_preferring(n, e_full, n_d, g_full, n_g, prefer.as_ref())
                     };
                     match selected {
                         Ok(s) => {

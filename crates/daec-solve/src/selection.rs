@@ -28,6 +28,16 @@ pub struct EquationSelection {
 /// Relative pivot threshold below which a row is considered dependent.
 const RANK_TOL: f64 = 1e-10;
 
+/// A row is pivoted on its preferred columns ([`PivotPreference`]) only if
+/// their largest entry is at least this fraction of the row's largest
+/// (numerically nonzero); otherwise it goes to the unrestricted pass. The
+/// floor is deliberately low: how large a row's preferred entries are
+/// relative to its others says little about the conditioning of the
+/// selected system (on Andrews' squeezer the velocity constraints' entries
+/// on the positions, `∂(Gv)/∂q`, exceed those on the velocities, `G`,
+/// by the angular velocities, ~10³).
+const PREFER_FLOOR: f64 = 1e-8;
+
 /// Selects `n` rows from the dense row-major `e` (`n_d × n`) and `g`
 /// (`n_g × n`): first a maximal independent set of constraint rows, then
 /// differential rows completing the rank. Returns `Err(rank)` if
@@ -38,6 +48,150 @@ pub fn select_equations(
     n_d: usize,
     g: &[f64],
     n_g: usize,
+) -> Result<EquationSelection, usize> {
+    select_equations_preferring(n, e, n_d, g, n_g, None)
+}
+
+/// The columns each row should preferably be pivoted on: the selection
+/// of *dummy derivatives* (Mattsson & Söderlind 1993) carried over to the
+/// overdetermined forms.
+///
+/// Complete pivoting by magnitude alone picks the columns a constraint is
+/// solved for by the size of its entries, which depends on the state: on
+/// the pendulum's HiC form (Steinbrecher 2016, (38)) with a large velocity
+/// the velocity constraint `−2(p₁v₁ + p₂v₂) = 0` is solved for a
+/// *position* (its entries there are the velocities), so both positions
+/// are fixed by the constraints, only the two acceleration rows remain,
+/// and the positions follow the velocities' direction instead of `ṗ = v`
+/// — a square DAE that is singular where the pendulum turns (`v = 0`) and
+/// needs far more Newton iterations and steps than the natural one.
+///
+/// The preference restores the structure of the Σ-method's hidden
+/// constraints: a constraint of level `ℓ` (the `ℓ`-th derivative of an
+/// equation) is solved for the unknowns that first appear at its level —
+/// those in no constraint of a lower level (positions at level 0,
+/// velocities at level 1, multipliers at level 2) — and a differential
+/// row for an unknown whose derivative it contains (a nonzero of its row
+/// of `E`). Rows whose preferred columns are exhausted or dependent fall
+/// back to complete pivoting over all free columns, so the selection is
+/// valid (rank `n`) whenever `[E; G]` has full rank, exactly as without
+/// preference.
+///
+/// The large sparse path ([`select_equations_ordered`]) takes no
+/// preference: it selects rows by their order, and which rows it keeps
+/// does not depend on the pivot columns (a row is kept iff it is
+/// independent of those kept before it). With the differential rows in
+/// the order of the unknowns (positions before velocities) it already
+/// keeps a kinematic row `ṗᵢ = vᵢ` before the dynamic rows, the choice the
+/// preference makes here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PivotPreference {
+    /// Level of each constraint row (`n_g` entries).
+    levels: Vec<u32>,
+    /// Preferred columns of each constraint row, ascending.
+    constraint: Vec<Vec<usize>>,
+    /// Preferred columns of each differential row (its pattern in `E`),
+    /// ascending.
+    diff: Vec<Vec<usize>>,
+}
+
+impl PivotPreference {
+    /// The preference from the constraint levels (`n_g` entries) and the
+    /// sparsity patterns `(row, col)` of `∂g/∂z` and of `E`. `None` when
+    /// `levels` does not have one entry per constraint row.
+    pub fn new(
+        n: usize,
+        levels: &[u32],
+        g_pattern: &[(usize, usize)],
+        n_g: usize,
+        e_pattern: &[(usize, usize)],
+        n_d: usize,
+    ) -> Option<Self> {
+        if levels.len() != n_g {
+            return None;
+        }
+        let rows_of = |pattern: &[(usize, usize)], m: usize| {
+            let mut rows: Vec<Vec<usize>> = vec![Vec::new(); m];
+            for &(r, c) in pattern {
+                if r < m && c < n {
+                    rows[r].push(c);
+                }
+            }
+            for row in &mut rows {
+                row.sort_unstable();
+                row.dedup();
+            }
+            rows
+        };
+        let g_rows = rows_of(g_pattern, n_g);
+        let diff = rows_of(e_pattern, n_d);
+        // the level at which each column first appears in a constraint
+        let mut first_level = vec![u32::MAX; n];
+        for (row, &l) in g_rows.iter().zip(levels) {
+            for &c in row {
+                first_level[c] = first_level[c].min(l);
+            }
+        }
+        let constraint = g_rows
+            .iter()
+            .zip(levels)
+            .map(|(row, &l)| {
+                row.iter()
+                    .copied()
+                    .filter(|&c| first_level[c] == l)
+                    .collect()
+            })
+            .collect();
+        Some(Self {
+            levels: levels.to_vec(),
+            constraint,
+            diff,
+        })
+    }
+
+    /// The row groups of the restricted passes, constraints (by ascending
+    /// level) first, then the differential rows: `(rows of the work
+    /// matrix, preferred columns of each)`, rows numbered as in the work
+    /// matrix (constraints `0..n_g`, then differential rows).
+    fn passes(&self) -> Vec<Vec<(usize, &[usize])>> {
+        let n_g = self.levels.len();
+        let mut levels: Vec<u32> = self.levels.clone();
+        levels.sort_unstable();
+        levels.dedup();
+        let mut passes: Vec<Vec<(usize, &[usize])>> = levels
+            .iter()
+            .map(|&l| {
+                (0..n_g)
+                    .filter(|&r| self.levels[r] == l)
+                    .map(|r| (r, &self.constraint[r][..]))
+                    .collect()
+            })
+            .collect();
+        passes.push(
+            self.diff
+                .iter()
+                .enumerate()
+                .map(|(r, cols)| (n_g + r, &cols[..]))
+                .collect(),
+        );
+        passes
+    }
+}
+
+/// [`select_equations`] pivoting each row on its preferred columns first
+/// (see [`PivotPreference`]): per constraint level, in ascending order,
+/// complete pivoting over the level's rows restricted to their preferred
+/// columns (each row measured against its largest preferred entry), then
+/// over all free columns for the level's remaining rows; the same for the
+/// differential rows after all constraints. Without a preference, complete
+/// pivoting over all constraint rows and then over all differential rows.
+pub fn select_equations_preferring(
+    n: usize,
+    e: &[f64],
+    n_d: usize,
+    g: &[f64],
+    n_g: usize,
+    prefer: Option<&PivotPreference>,
 ) -> Result<EquationSelection, usize> {
     // Work matrix: constraint rows first, then differential rows; each row
     // normalised by its infinity norm so that the threshold is scale-free.
@@ -59,23 +213,54 @@ pub fn select_equations(
         constraint_rows: Vec::new(),
     };
     let mut rank = 0;
-    for (lo, hi) in [(0, n_g), (n_g, rows)] {
+    // A pass: candidate rows, each with its columns (None: all) and the
+    // scale its entries are measured against.
+    type Pass<'a> = Vec<(usize, Option<&'a [usize]>, f64)>;
+    let all =
+        |range: std::ops::Range<usize>| -> Pass<'_> { range.map(|r| (r, None, 1.0)).collect() };
+    let mut passes: Vec<Pass<'_>> = Vec::new();
+    match prefer.filter(|p| p.levels.len() == n_g && p.diff.len() == n_d) {
+        Some(p) => {
+            for group in p.passes() {
+                let restricted: Pass<'_> = group
+                    .iter()
+                    .map(|&(r, cols)| {
+                        let s = cols.iter().fold(0.0f64, |a, &c| a.max(w[r * n + c].abs()));
+                        (r, Some(cols), s)
+                    })
+                    .filter(|&(_, _, s)| s >= PREFER_FLOOR && s.is_finite())
+                    .collect();
+                passes.push(restricted);
+                passes.push(group.iter().map(|&(r, _)| (r, None, 1.0)).collect());
+            }
+        }
+        None => {
+            passes.push(all(0..n_g));
+            passes.push(all(n_g..rows));
+        }
+    }
+    for pass in &passes {
         while rank < n {
-            // complete pivoting within the current block of rows
+            // complete pivoting within the pass's rows and columns
             let mut best = 0.0;
             let mut piv = None;
-            for r in lo..hi {
+            for &(r, cols, scale) in pass {
                 if row_used[r] {
                     continue;
                 }
-                for c in 0..n {
+                let row = &w[r * n..(r + 1) * n];
+                let mut consider = |c: usize| {
                     if !col_used[c] {
-                        let v = w[r * n + c].abs();
+                        let v = row[c].abs() / scale;
                         if v > best {
                             best = v;
                             piv = Some((r, c));
                         }
                     }
+                };
+                match cols {
+                    Some(cols) => cols.iter().for_each(|&c| consider(c)),
+                    None => (0..n).for_each(consider),
                 }
             }
             let Some((pr, pc)) = piv else { break };
@@ -473,6 +658,93 @@ mod tests {
         assert!(s.constraint_rows.contains(&2) && s.constraint_rows.contains(&3));
         // x and v are fixed by the constraints, so der(y) and der(w) remain
         assert_eq!(s.diff_rows, vec![1, 3]);
+    }
+
+    /// The pendulum's HiC form (Steinbrecher 2016, (38); m = l = 1,
+    /// `v̇ = λx`, `ẇ = λy − g`) at `p = (0.6, −0.8)`, `(v, w) = (4, 3)`,
+    /// `λ = −30`: `(E, G, pattern of G, pattern of E)` with z = (x, y, v,
+    /// w, λ) and constraint levels 0, 0, 1, 2.
+    #[allow(clippy::type_complexity)]
+    fn swinging_pendulum() -> (Vec<f64>, Vec<f64>, Vec<(usize, usize)>, Vec<(usize, usize)>) {
+        let (x, y, v, w, lambda, grav) = (0.6, -0.8, 4.0, 3.0, -30.0, 13.75);
+        let mut e = vec![0.0; 4 * 5];
+        for i in 0..4 {
+            e[i * 5 + i] = 1.0;
+        }
+        let g_rows = [
+            [2.0 * x, 2.0 * y, 0.0, 0.0, 0.0],         // x² + y² − 1
+            [2.0 * x, 2.0 * y, 0.0, 0.0, 0.0],         // repeated
+            [2.0 * v, 2.0 * w, 2.0 * x, 2.0 * y, 0.0], // 2(xv + yw)
+            [
+                4.0 * lambda * x,
+                4.0 * lambda * y - 2.0 * grav,
+                4.0 * v,
+                4.0 * w,
+                2.0,
+            ],
+        ];
+        let g = g_rows.concat();
+        // structural pattern: positions, + velocities, + λ
+        let width = [2, 2, 4, 5];
+        let g_pattern = (0..4)
+            .flat_map(|r| (0..width[r]).map(move |c| (r, c)))
+            .collect();
+        let e_pattern = (0..4).map(|i| (i, i)).collect();
+        (e, g, g_pattern, e_pattern)
+    }
+
+    #[test]
+    fn magnitude_alone_keeps_only_the_acceleration_rows_of_a_swinging_pendulum() {
+        // The defect the preference repairs: the velocity constraint's
+        // entries on the positions (2v, 2w) dominate, so it is solved for a
+        // position and neither ẋ = v nor ẏ = w survives.
+        let (e, g, _, _) = swinging_pendulum();
+        let s = select_equations(5, &e, 4, &g, 4).unwrap();
+        assert_eq!(s.diff_rows, vec![2, 3]);
+    }
+
+    #[test]
+    fn preferred_pivots_keep_a_kinematic_and_a_dynamic_row_of_one_coordinate() {
+        let (e, g, g_pattern, e_pattern) = swinging_pendulum();
+        let prefer = PivotPreference::new(5, &[0, 0, 1, 2], &g_pattern, 4, &e_pattern, 4).unwrap();
+        // level 0 prefers the positions, level 1 the velocities, level 2 λ
+        assert_eq!(
+            prefer.constraint,
+            vec![vec![0, 1], vec![0, 1], vec![2, 3], vec![4]]
+        );
+        let s = select_equations_preferring(5, &e, 4, &g, 4, Some(&prefer)).unwrap();
+        // |y| > |x|: the constraints fix y, w and λ; ẋ = v and v̇ = λx remain
+        assert_eq!(s.constraint_rows.len(), 3);
+        assert!(s.constraint_rows.contains(&2) && s.constraint_rows.contains(&3));
+        assert_eq!(s.diff_rows, vec![0, 2]);
+        // the ordered (sparse) path keeps a kinematic row without a
+        // preference, by taking the differential rows in their order
+        let (gv, ev): (Vec<f64>, Vec<f64>) = (
+            g_pattern.iter().map(|&(r, c)| g[r * 5 + c]).collect(),
+            e_pattern.iter().map(|&(r, c)| e[r * 5 + c]).collect(),
+        );
+        let o = select_equations_ordered(5, &e_pattern, &ev, 4, &g_pattern, &gv, 4).unwrap();
+        assert!(o.diff_rows[0] < 2 && o.diff_rows[1] >= 2, "{o:?}");
+    }
+
+    #[test]
+    fn preference_falls_back_to_magnitude_where_preferred_entries_vanish() {
+        // z = (p, q): the level-1 row has no column of its own (both appear
+        // at level 0), the level-0 row's preferred entry on q is zero at
+        // this state; the selection is still complete.
+        let e = [0.0, 1.0, 1.0, 0.0];
+        let g = [1.0, 0.0, 1.0, 1.0];
+        let pattern = [(0, 0), (0, 1), (1, 0), (1, 1)];
+        let prefer = PivotPreference::new(2, &[0, 1], &pattern, 2, &pattern, 2).unwrap();
+        assert_eq!(prefer.constraint, vec![vec![0, 1], vec![]]);
+        let s = select_equations_preferring(2, &e, 2, &g, 2, Some(&prefer)).unwrap();
+        assert_eq!(s.diff_rows.len() + s.constraint_rows.len(), 2);
+        assert_eq!(s.constraint_rows, vec![0, 1]);
+        // levels that do not match the constraint rows give no preference
+        assert_eq!(
+            PivotPreference::new(2, &[0], &pattern, 2, &pattern, 2),
+            None
+        );
     }
 
     #[test]
