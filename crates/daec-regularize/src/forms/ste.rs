@@ -19,7 +19,7 @@
 //! [`ste_for_hvt`] of the new `T*` (dynamic state selection, §3.1 and
 //! Ex. 5.1); [`log_kappa`] compares the current and the best HVT.
 
-use super::{err, regular, replaced_array, replacement};
+use super::{err, regular, replaced_array, replacement, row_label};
 use crate::Analysis;
 use crate::dense::{FullPivLu, Matrix};
 use crate::formulation::{Form, Formulation, RegularizeError, UnknownKind};
@@ -28,6 +28,7 @@ use crate::signature::{sigma_jacobian, sigma_matrix};
 use daec_expr::ParamId;
 use daec_expr::{Env, ExprPool};
 use daec_model::Dae;
+use daec_structure::HvtCount;
 use rustc_hash::FxHashMap;
 
 /// The StE formulation on the HVT `T*` chosen by `κ_T` at the consistent
@@ -76,9 +77,10 @@ pub fn ste(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
     let Some(values) = point_values(dae, reg) else {
         return Ok(first);
     };
-    if n_ok(dae, &first, &values) != Some(false) {
-        return Ok(first);
-    }
+    let dependent = match n_ok(dae, &first, &values) {
+        Some(Err(rows)) => rows,
+        _ => return Ok(first),
+    };
     let env = Values {
         v: &values,
         f: None,
@@ -102,15 +104,34 @@ pub fn ste(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
         .filter(|(k, h)| k.is_finite() && *h != hvt)
         .collect();
     candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let tried = candidates.len();
     for (_, h) in candidates {
         let f = ste_for_hvt(dae, analysis, &h)?;
-        if n_ok(dae, &f, &values) == Some(true) {
+        if n_ok(dae, &f, &values) == Some(Ok(())) {
             return Ok(f);
         }
     }
+    let first_rows = if dependent.is_empty() {
+        String::new()
+    } else {
+        format!(" (its rows {} are dependent there)", dependent.join(", "))
+    };
+    let others = match (&reg.hvts.count, tried) {
+        (HvtCount::Exact(n), 0) if *n <= 1 => String::new(),
+        (_, 0) if reg.hvts.hvts.is_empty() => format!(
+            "; the other HVTs were not tried: there are {}, too many to enumerate",
+            match reg.hvts.count {
+                HvtCount::Exact(n) => n.to_string(),
+                HvtCount::AtLeast(n) => format!("at least {n}"),
+            }
+        ),
+        (_, k) => format!(", and for the {k} other enumerated HVTs with κ_T ≠ 0"),
+    };
     Err(err(
         Form::Ste,
-        "the Σ-Jacobian of the structurally extended system is singular at the consistent point for every HVT tried (the HVT with the largest κ_T and the other enumerated ones)",
+        format!(
+            "the Σ-Jacobian of the structurally extended system is singular at the consistent point for the HVT with the largest κ_T{first_rows}{others}. κ_T = Π|𝔍_ij| is a heuristic (Steinbrecher 2016, §3.1) that does not see a singular block of the constraints' Jacobian; `--form hic` (the default), `ada` and `dd` choose their complement numerically"
+        ),
     ))
 }
 
@@ -183,9 +204,15 @@ impl Env for Values<'_> {
 const CHECK_MAX: usize = 800;
 
 /// Whether the Σ-method succeeds on the formulation `f` at the point:
-/// `Some(false)` when its Σ-Jacobian is singular there, `None` when not
-/// checked (too large, or structurally singular — reported elsewhere).
-fn n_ok(dae: &mut Dae, f: &Formulation, values: &FxHashMap<(u32, u32), f64>) -> Option<bool> {
+/// `Some(Err(rows))` when its Σ-Jacobian is singular there, with the
+/// labels (`F8'`) of the rows of a left null vector (the dependent rows),
+/// `None` when not checked (too large, or structurally singular —
+/// reported elsewhere).
+fn n_ok(
+    dae: &mut Dae,
+    f: &Formulation,
+    values: &FxHashMap<(u32, u32), f64>,
+) -> Option<Result<(), Vec<String>>> {
     let m = f.unknowns.len();
     if m > CHECK_MAX || f.equations.len() != m {
         return None;
@@ -204,7 +231,24 @@ fn n_ok(dae: &mut Dae, f: &Formulation, values: &FxHashMap<(u32, u32), f64>) -> 
     for e in &jac {
         jm.set(e.row, e.col, dae.pool.eval(e.expr, &env));
     }
-    Some(FullPivLu::new(&jm, 1e-10).rank == m)
+    if FullPivLu::new(&jm, 1e-10).rank == m {
+        return Some(Ok(()));
+    }
+    let left = FullPivLu::new(&jm.transpose(), 1e-10).null_vector();
+    let big = left
+        .as_ref()
+        .map_or(0.0, |y| y.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+    let rows = left
+        .iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, v)| v.abs() > 1e-3 * big)
+        .map(|(i, _)| {
+            let label = row_label(dae, &f.equations[i]);
+            label.split(" (").next().unwrap_or_default().to_string()
+        })
+        .collect();
+    Some(Err(rows))
 }
 
 fn hvt_from_weights(
