@@ -79,6 +79,29 @@ fn report(label: &str, counts: [usize; 5], end: &[f64], reference: &[f64]) {
     );
 }
 
+/// The counts [`report`] prints, of a `daec_sim` run.
+fn sim_counts(s: &daec_sim::SimStats) -> [usize; 5] {
+    [
+        s.steps_accepted,
+        s.steps_rejected,
+        s.residual_evals,
+        s.jacobian_evals,
+        s.lu_decompositions,
+    ]
+}
+
+/// The positions β, Θ, γ, Φ, δ, Ω, ε of Andrews' squeezer at t = 0.03
+/// (IVP test set "andrews", reference solution).
+const ANDREWS_POSITIONS: [f64; 7] = [
+    15.81077119629904,
+    -15.75637105984298,
+    0.04082224013073101,
+    -0.5347301163226948,
+    0.5244099658805304,
+    0.5347301163226948,
+    1.048080741042263,
+];
+
 /// One Akzo Nobel solve over [0, 180] with the emitted module: the end
 /// point and the counts.
 fn solve_emitted(
@@ -124,13 +147,7 @@ fn bench(c: &mut Criterion) {
         let s = &sim.stats;
         report(
             &format!("akzo tol {tol:e}"),
-            [
-                s.steps_accepted,
-                s.steps_rejected,
-                s.residual_evals,
-                s.jacobian_evals,
-                s.lu_decompositions,
-            ],
+            sim_counts(s),
             sim.results.z.last().expect("rows"),
             &reference,
         );
@@ -195,16 +212,14 @@ fn bench(c: &mut Criterion) {
             ..SimOptions::default()
         };
         let (mut dae, mut prepared, ro) = load("models/projected_rk/andrews_squeezer.dae", &opts);
-        let s = integrate(&mut dae, &mut prepared, &ro)
-            .expect("integrates")
-            .stats;
-        eprintln!(
-            "andrews tol {tol:e}: {} steps ({} rejected), {} residual evaluations, {} Jacobians, {} LU",
-            s.steps_accepted,
-            s.steps_rejected,
-            s.residual_evals,
-            s.jacobian_evals,
-            s.lu_decompositions
+        let sim = integrate(&mut dae, &mut prepared, &ro).expect("integrates");
+        // the positions β … ε at t = 0.03 against the test set's reference
+        let end = sim.results.z.last().expect("rows");
+        report(
+            &format!("andrews tol {tol:e} (positions)"),
+            sim_counts(&sim.stats),
+            &end[..7],
+            &ANDREWS_POSITIONS,
         );
         c.bench_function(name, |b| {
             b.iter(|| integrate(&mut dae, &mut prepared, &ro).expect("integrates"))
