@@ -49,7 +49,8 @@ fn load_with(
 }
 
 /// The values of a model file's `// ref(t=T): y1=…, y2=…` comment line
-/// (the Akzo Nobel model carries the IVP test set's reference solution).
+/// (the Akzo Nobel model and Andrews' squeezer carry the IVP test set's
+/// reference solution).
 fn model_reference(path: &str, t: &str) -> Vec<f64> {
     let full = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(full).expect("model file");
@@ -89,18 +90,6 @@ fn sim_counts(s: &daec_sim::SimStats) -> [usize; 5] {
         s.lu_decompositions,
     ]
 }
-
-/// The positions β, Θ, γ, Φ, δ, Ω, ε of Andrews' squeezer at t = 0.03
-/// (IVP test set "andrews", reference solution).
-const ANDREWS_POSITIONS: [f64; 7] = [
-    15.81077119629904,
-    -15.75637105984298,
-    0.04082224013073101,
-    -0.5347301163226948,
-    0.5244099658805304,
-    0.5347301163226948,
-    1.048080741042263,
-];
 
 /// One Akzo Nobel solve over [0, 180] with the emitted module: the end
 /// point and the counts.
@@ -211,15 +200,18 @@ fn bench(c: &mut Criterion) {
             interval: Some(0.03),
             ..SimOptions::default()
         };
-        let (mut dae, mut prepared, ro) = load("models/projected_rk/andrews_squeezer.dae", &opts);
+        let path = "models/projected_rk/andrews_squeezer.dae";
+        let (mut dae, mut prepared, ro) = load(path, &opts);
         let sim = integrate(&mut dae, &mut prepared, &ro).expect("integrates");
         // the positions β … ε at t = 0.03 against the test set's reference
+        let reference = model_reference(path, "0.03");
+        assert_eq!(reference.len(), 7, "the model's reference line");
         let end = sim.results.z.last().expect("rows");
         report(
             &format!("andrews tol {tol:e} (positions)"),
             sim_counts(&sim.stats),
             &end[..7],
-            &ANDREWS_POSITIONS,
+            &reference,
         );
         c.bench_function(name, |b| {
             b.iter(|| integrate(&mut dae, &mut prepared, &ro).expect("integrates"))
