@@ -239,6 +239,7 @@ pub fn select_equations_preferring(
             passes.push(all(n_g..rows));
         }
     }
+    let mut free: Vec<usize> = (0..n).collect();
     for pass in &passes {
         while rank < n {
             // complete pivoting within the pass's rows and columns
@@ -276,16 +277,17 @@ pub fn select_equations_preferring(
                 sel.diff_rows.push(pr - n_g);
             }
             let p = w[pr * n + pc];
+            // (the used columns are never read again: the update skips them)
+            free.retain(|&c| c != pc);
             for r in 0..rows {
                 if row_used[r] {
                     continue;
                 }
                 let f = w[r * n + pc] / p;
                 if f != 0.0 {
-                    for c in 0..n {
+                    for &c in &free {
                         w[r * n + c] -= f * w[pr * n + c];
                     }
-                    w[r * n + pc] = 0.0;
                 }
             }
         }
