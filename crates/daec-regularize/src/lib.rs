@@ -24,7 +24,8 @@ pub mod quasi_linear;
 pub mod signature;
 
 pub use forms::{
-    RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality, log_kappa, regularize, ste_for_hvt,
+    MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality,
+    hvt_conditioning, log_kappa, regularize, ste_for_hvt,
 };
 pub use formulation::{
     ConstraintRow, DiffRow, Form, FormEquation, FormUnknown, Formulation, QuasiLinearForm,

@@ -17,7 +17,8 @@ use daec_expr::{Env, ExprId, ParamId};
 use daec_model::Dae;
 use daec_regularize::formulation::{Form, UnknownKind};
 use daec_regularize::{
-    Analysis, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality, log_kappa,
+    Analysis, MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality,
+    hvt_conditioning, log_kappa,
 };
 use daec_solve::{Options, SolveError, Stats, StepControl, locate_event};
 use std::sync::Arc;
@@ -479,6 +480,11 @@ fn ste_switch(
     let best = best_hvt(&dae.pool, analysis, env).ok()?;
     if &best == current {
         return None;
+    }
+    // a variant whose dummies became ill-conditioned is left whatever κ_T
+    // says
+    if hvt_conditioning(&dae.pool, analysis, current, env) < MIN_LEVEL_CONDITIONING {
+        return Some(best);
     }
     let (lc, lb) = (
         log_kappa(&dae.pool, analysis, current, env),

@@ -31,7 +31,7 @@ pub mod hic;
 pub mod ste;
 
 pub use dd::{dd_levels_at, dd_log_quality};
-pub use ste::{best_hvt, log_kappa, ste_for_hvt};
+pub use ste::{MIN_LEVEL_CONDITIONING, best_hvt, hvt_conditioning, log_kappa, ste_for_hvt};
 
 use crate::formulation::{
     Form, FormEquation, FormUnknown, Formulation, RegularizeError, RowKind, RowSource, UnknownKind,
