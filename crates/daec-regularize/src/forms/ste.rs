@@ -149,7 +149,7 @@ pub fn ste(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
     Err(err(
         Form::Ste,
         format!(
-            "the Σ-Jacobian of the structurally extended system is singular at the consistent point for the HVT with the largest κ_T{first_rows}{others}. κ_T = Π|𝔍_ij| is a heuristic (Steinbrecher 2016, §3.1) that does not see a singular block of the constraints' Jacobian; `--form hic` (the default), `ada` and `dd` choose their complement numerically"
+            "the Σ-Jacobian of the structurally extended system is singular at the consistent point for the chosen HVT (largest κ_T among those with well-conditioned dummies){first_rows}, for the one Gaussian elimination on 𝔍 points to{others}; `--form hic` (the default), `ada` and `dd` choose their complement from the constraints' Jacobian instead"
         ),
     ))
 }
