@@ -86,8 +86,8 @@ pub fn select_equations(
 /// preference makes here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PivotPreference {
-    /// Level of each constraint row (`n_g` entries).
-    levels: Vec<u32>,
+    /// The constraint rows of each level, by ascending level.
+    groups: Vec<Vec<usize>>,
     /// Preferred columns of each constraint row, ascending.
     constraint: Vec<Vec<usize>>,
     /// Preferred columns of each differential row (its pattern in `E`),
@@ -142,8 +142,15 @@ impl PivotPreference {
                     .collect()
             })
             .collect();
+        let mut distinct = levels.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let groups = distinct
+            .iter()
+            .map(|&l| (0..n_g).filter(|&r| levels[r] == l).collect())
+            .collect();
         Some(Self {
-            levels: levels.to_vec(),
+            groups,
             constraint,
             diff,
         })
@@ -154,18 +161,11 @@ impl PivotPreference {
     /// matrix, preferred columns of each)`, rows numbered as in the work
     /// matrix (constraints `0..n_g`, then differential rows).
     fn passes(&self) -> Vec<Vec<(usize, &[usize])>> {
-        let n_g = self.levels.len();
-        let mut levels: Vec<u32> = self.levels.clone();
-        levels.sort_unstable();
-        levels.dedup();
-        let mut passes: Vec<Vec<(usize, &[usize])>> = levels
+        let n_g = self.constraint.len();
+        let mut passes: Vec<Vec<(usize, &[usize])>> = self
+            .groups
             .iter()
-            .map(|&l| {
-                (0..n_g)
-                    .filter(|&r| self.levels[r] == l)
-                    .map(|r| (r, &self.constraint[r][..]))
-                    .collect()
-            })
+            .map(|rows| rows.iter().map(|&r| (r, &self.constraint[r][..])).collect())
             .collect();
         passes.push(
             self.diff
@@ -219,7 +219,7 @@ pub fn select_equations_preferring(
     let all =
         |range: std::ops::Range<usize>| -> Pass<'_> { range.map(|r| (r, None, 1.0)).collect() };
     let mut passes: Vec<Pass<'_>> = Vec::new();
-    match prefer.filter(|p| p.levels.len() == n_g && p.diff.len() == n_d) {
+    match prefer.filter(|p| p.constraint.len() == n_g && p.diff.len() == n_d) {
         Some(p) => {
             for group in p.passes() {
                 let restricted: Pass<'_> = group

@@ -78,7 +78,7 @@ pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeE
             )
         }
     };
-    let levels = choose_levels(dae, analysis, &jac).map_err(|m| err(form, m))?;
+    let levels = choose_levels(analysis, &jac).map_err(|m| err(form, m))?;
     dd_with_levels(dae, analysis, &levels)
 }
 
@@ -108,15 +108,15 @@ fn jacobian_at(
 /// The Mattsson–Söderlind choice (module docs, steps 1–3) on the values
 /// `jac` of 𝔍: for each unknown, how many of its highest derivatives are
 /// dummies.
-fn choose_levels(
-    dae: &Dae,
+/// Also StE's alternative to the `κ_T`-best HVT (`ste::pivoted_hvt`).
+pub(super) fn choose_levels(
     analysis: &Analysis,
     jac: &FxHashMap<(usize, usize), f64>,
 ) -> Result<Vec<u32>, String> {
     let Some(reg) = analysis.regular() else {
         return Err("the model is structurally singular".into());
     };
-    let n = dae.unknowns.len();
+    let n = analysis.sigma.n_cols();
     let (c, d) = (&reg.sigma.offsets.c, &reg.sigma.offsets.d);
     let max_c = c.iter().copied().max().unwrap_or(0);
     let first_rows = c.iter().filter(|&&ci| ci >= 1).count();
@@ -155,7 +155,7 @@ pub fn dd_levels_at(
     t: f64,
 ) -> Result<Vec<u32>, RegularizeError> {
     let jac = jacobian_at(dae, analysis, z, t);
-    choose_levels(dae, analysis, &jac).map_err(|m| err(Form::Dd, m))
+    choose_levels(analysis, &jac).map_err(|m| err(Form::Dd, m))
 }
 
 /// `Σ_k log|det 𝔍[R_k, S_k]|` at `(t, z)` for the choice `levels` (the
@@ -163,11 +163,20 @@ pub fn dd_levels_at(
 /// choice must invert are from singular; `−∞` when one is singular or the
 /// choice does not fit the blocks.
 pub fn dd_log_quality(dae: &Dae, analysis: &Analysis, levels: &[u32], z: &[f64], t: f64) -> f64 {
+    log_quality(analysis, &jacobian_at(dae, analysis, z, t), levels)
+}
+
+/// [`dd_log_quality`] on the values `jac` of 𝔍 (also the conditioning of
+/// an StE variant's dummies, `ste::level_conditioning`).
+pub(super) fn log_quality(
+    analysis: &Analysis,
+    jac: &FxHashMap<(usize, usize), f64>,
+    levels: &[u32],
+) -> f64 {
     let Some(reg) = analysis.regular() else {
         return f64::NEG_INFINITY;
     };
-    let jac = jacobian_at(dae, analysis, z, t);
-    let n = dae.unknowns.len();
+    let n = analysis.sigma.n_cols();
     let c = &reg.sigma.offsets.c;
     let max_c = c.iter().copied().max().unwrap_or(0);
     let mut total = 0.0;

@@ -22,10 +22,10 @@
 //! `κ_T` is a product of single entries and cannot see a singular block:
 //! on Andrews' squeezer the `κ_T`-best HVT makes dummies of β, Θ, γ, Φ in
 //! four position constraints that are dependent in them. So the choice is
-//! guarded by the dummies' conditioning ([`hvt_conditioning`]: Gaussian
-//! elimination on `𝔍` level by level restricted to the HVT's columns,
-//! against unrestricted complete pivoting), with the HVT that complete
-//! pivoting points to as the alternative.
+//! guarded by the dummies' conditioning ([`hvt_conditioning`]: the
+//! determinants of DD's blocks `𝔍[R_k, S_k]` for the HVT's dummies against
+//! those of Mattsson–Söderlind pivoting, [`super::dd`]), with the HVT of
+//! the pivoted dummies as the alternative.
 
 use super::{err, regular, replaced_array, replacement, row_label};
 use crate::Analysis;
@@ -61,7 +61,7 @@ pub fn ste(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
             .collect()
     });
     let hvt = match &weights {
-        Some(weights) => regular_best_hvt(dae.unknowns.len(), weights, &reg.sigma.offsets.c)?,
+        Some(weights) => regular_best_hvt(analysis, weights, &reg.sigma.offsets.c)?,
         None => {
             let params = dae.parameter_values();
             let start: Vec<f64> = dae
@@ -89,11 +89,10 @@ pub fn ste(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
         _ => return Ok(first),
     };
     let n = dae.unknowns.len();
-    // The HVT whose dummies Gaussian elimination finds independent, level
-    // by level (see `pivoted_hvt`).
+    // The HVT with Mattsson–Söderlind's dummies (see `pivoted_hvt`).
     if let Some(h) = weights
         .as_deref()
-        .and_then(|w| pivoted_hvt(n, w, &reg.sigma.offsets.c))
+        .and_then(|w| pivoted_hvt(analysis, w, &reg.sigma.offsets.c))
         .filter(|h| *h != hvt)
     {
         let f = ste_for_hvt(dae, analysis, &h)?;
@@ -149,7 +148,7 @@ pub fn ste(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
     Err(err(
         Form::Ste,
         format!(
-            "the Σ-Jacobian of the structurally extended system is singular at the consistent point for the chosen HVT (largest κ_T among those with well-conditioned dummies){first_rows}, for the one Gaussian elimination on 𝔍 points to{others}; `--form hic` (the default), `ada` and `dd` choose their complement from the constraints' Jacobian instead"
+            "the Σ-Jacobian of the structurally extended system is singular at the consistent point for the chosen HVT (largest κ_T among those with well-conditioned dummies){first_rows}, for the one with the dummies of Mattsson–Söderlind pivoting{others}; `--form hic` (the default), `ada` and `dd` choose their complement from the constraints' Jacobian instead"
         ),
     ))
 }
@@ -270,110 +269,49 @@ fn n_ok(
     Some(Err(rows))
 }
 
-/// Pivots below this (on rows of `𝔍` normalised to 1) make a level's
-/// block singular in [`eliminate_levels`].
-const LEVEL_PIVOT_TOL: f64 = 1e-8;
-
 /// Largest system whose dummies' conditioning is assessed: the dense
-/// elimination costs `O(m²n)` for `m` rows of levels > 0 and runs at every
-/// step start of a StE simulation. Larger systems keep the plain `κ_T`
-/// choice (their conditioning counts as 1).
+/// determinants cost `O(m³)` per level for `m` differentiated rows and are
+/// taken at every step start of a StE simulation. Larger systems keep the
+/// plain `κ_T` choice (their conditioning counts as 1).
 const CONDITIONING_MAX: usize = 120;
 
-/// Gaussian elimination on the Σ-Jacobian `𝔍` (`weights`, tight positions
-/// with values) by levels: the rows of each level `c_i > 0`, highest
-/// first, are pivoted (complete pivoting, rows normalised to 1) over the
-/// free columns that `allowed(level, column)` admits, and all remaining
-/// rows are reduced against each pivot. Returns the level whose pivots
-/// took each column (0: none) and the smallest pivot, or `None` when a
-/// level's rows are dependent within their admitted columns.
-fn eliminate_levels(
-    n: usize,
-    weights: &[(usize, usize, f64)],
-    c: &[u32],
-    allowed: impl Fn(u32, usize) -> bool,
-) -> Option<(Vec<u32>, f64)> {
-    if c.len() != n || n > CONDITIONING_MAX {
-        return None;
-    }
-    let mut a = vec![0.0f64; n * n];
-    for &(i, j, v) in weights {
-        if i < n && j < n && v.is_finite() {
-            a[i * n + j] = v;
-        }
-    }
-    for row in a.chunks_mut(n) {
-        let m = row.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        if m > 0.0 {
-            row.iter_mut().for_each(|x| *x /= m);
-        }
-    }
-    let mut levels: Vec<u32> = c.iter().copied().filter(|&l| l > 0).collect();
-    levels.sort_unstable_by(|x, y| y.cmp(x));
-    levels.dedup();
-    let mut row_used = vec![false; n];
-    let mut taken_by = vec![0u32; n];
-    let mut smallest = f64::INFINITY;
-    let mut free: Vec<usize> = (0..n).collect();
-    for &l in &levels {
-        let rows: Vec<usize> = (0..n).filter(|&i| c[i] == l).collect();
-        for _ in 0..rows.len() {
-            let mut best = (0.0f64, usize::MAX, usize::MAX);
-            for &r in rows.iter().filter(|&&r| !row_used[r]) {
-                for &col in free.iter().filter(|&&col| allowed(l, col)) {
-                    let v = a[r * n + col].abs();
-                    if v > best.0 {
-                        best = (v, r, col);
-                    }
-                }
-            }
-            let (v, pr, pc) = best;
-            if !(v > LEVEL_PIVOT_TOL && v.is_finite()) {
-                return None;
-            }
-            row_used[pr] = true;
-            taken_by[pc] = l;
-            smallest = smallest.min(v);
-            free.retain(|&x| x != pc);
-            let p = a[pr * n + pc];
-            // (rows of level 0 are never pivoted: no need to reduce them)
-            for r in (0..n).filter(|&r| !row_used[r] && c[r] > 0) {
-                let f = a[r * n + pc] / p;
-                if f != 0.0 {
-                    for &col in &free {
-                        a[r * n + col] -= f * a[pr * n + col];
-                    }
-                }
-            }
-        }
-    }
-    Some((taken_by, smallest))
+/// 𝔍's entries as the map DD's choice works on.
+fn jacobian_map(weights: &[(usize, usize, f64)]) -> FxHashMap<(usize, usize), f64> {
+    weights.iter().map(|&(i, j, v)| ((i, j), v)).collect()
 }
 
 /// How well the HVT `hvt` (`hvt[j] = i`) conditions its dummies at the
-/// point, relative to the choice of Gaussian elimination with complete
-/// pivoting: the smallest pivot of its levels' blocks ([`eliminate_levels`]
-/// restricted to its own columns) over that of the unrestricted
-/// elimination; 0 when a block is singular, about 1 (or more) for an
-/// equally good choice. This is what `κ_T = Π|𝔍_ij|` — a product of single
-/// entries — cannot see: on Andrews' squeezer the `κ_T`-best HVT takes β,
-/// Θ, γ, Φ as the dummies of four position constraints whose Jacobian in
-/// them is singular at the start.
-fn level_conditioning(n: usize, weights: &[(usize, usize, f64)], c: &[u32], hvt: &[usize]) -> f64 {
+/// point, relative to the dummy derivatives of Mattsson–Söderlind
+/// pivoting (`dd::choose_levels`): StE on `hvt` makes dummies of the
+/// `c_{hvt[j]}` highest derivatives of unknown `j`, the same replacement
+/// as DD with those levels, so both are valid where the blocks
+/// `𝔍[R_k, S_k]` are nonsingular; the ratio of their determinants
+/// (`dd::log_quality`): 0 when a block is singular, about 1 (or more) for
+/// an equally good choice. This is what `κ_T = Π|𝔍_ij|` — a product of
+/// single entries — cannot see: on Andrews' squeezer the `κ_T`-best HVT
+/// takes β, Θ, γ, Φ as the dummies of four position constraints whose
+/// Jacobian in them is singular at the start.
+fn level_conditioning(
+    analysis: &Analysis,
+    weights: &[(usize, usize, f64)],
+    c: &[u32],
+    hvt: &[usize],
+) -> f64 {
+    let n = c.len();
     if n > CONDITIONING_MAX {
         return 1.0; // not assessed
     }
     if hvt.len() != n || hvt.iter().any(|&i| i >= n) {
         return 0.0;
     }
-    let Some((_, reference)) = eliminate_levels(n, weights, c, |_, _| true) else {
+    let jac = jacobian_map(weights);
+    let Ok(reference) = super::dd::choose_levels(analysis, &jac) else {
         return 0.0;
     };
-    match eliminate_levels(n, weights, c, |l, j| c.get(hvt[j]) == Some(&l)) {
-        Some((_, own)) if reference.is_finite() => own / reference,
-        Some(_) => 1.0, // no level > 0: nothing to condition
-        None => 0.0,
-    }
+    let own: Vec<u32> = hvt.iter().map(|&i| c[i]).collect();
+    let q = super::dd::log_quality(analysis, &jac, &own)
+        - super::dd::log_quality(analysis, &jac, &reference);
+    if q.is_nan() { 0.0 } else { q.exp() }
 }
 
 /// Below this [`level_conditioning`] an HVT is not used: the StE variant
@@ -381,17 +319,22 @@ fn level_conditioning(n: usize, weights: &[(usize, usize, f64)], c: &[u32], hvt:
 /// state selection leaves a variant that fell below it.
 pub const MIN_LEVEL_CONDITIONING: f64 = 0.1;
 
-/// An HVT chosen by Gaussian elimination instead of by `κ_T` alone: each
-/// level's rows may only be matched within the columns its pivots took
-/// ([`eliminate_levels`] over all free columns); among those transversals
-/// the one of largest `κ_T`. `None` when a level is dependent or the
-/// restricted pattern has no transversal.
-fn pivoted_hvt(n: usize, weights: &[(usize, usize, f64)], c: &[u32]) -> Option<Vec<usize>> {
-    let (taken_by, _) = eliminate_levels(n, weights, c, |_, _| true)?;
+/// The HVT with the dummies of Mattsson–Söderlind pivoting
+/// (`dd::choose_levels`) instead of `κ_T` alone: unknown `j` with `K_j`
+/// dummy derivatives may only be matched to a row with `c_i = K_j`; among
+/// those transversals the one of largest `κ_T`. `None` when the pivoting
+/// fails or the restricted pattern has no transversal.
+fn pivoted_hvt(
+    analysis: &Analysis,
+    weights: &[(usize, usize, f64)],
+    c: &[u32],
+) -> Option<Vec<usize>> {
+    let n = c.len();
+    let dummies = super::dd::choose_levels(analysis, &jacobian_map(weights)).ok()?;
     let allowed: Vec<(usize, usize, f64)> = weights
         .iter()
         .copied()
-        .filter(|&(i, j, _)| i < n && j < n && (c[i] == 0 || taken_by[j] == c[i]))
+        .filter(|&(i, j, _)| i < n && j < n && c[i] == dummies[j])
         .collect();
     hvt_from_weights(n, &allowed).ok()
 }
@@ -401,15 +344,15 @@ fn pivoted_hvt(n: usize, weights: &[(usize, usize, f64)], c: &[u32]) -> Option<V
 /// [`MIN_LEVEL_CONDITIONING`]), else the pivoted one ([`pivoted_hvt`]),
 /// else the `κ_T`-best after all.
 fn regular_best_hvt(
-    n: usize,
+    analysis: &Analysis,
     weights: &[(usize, usize, f64)],
     c: &[u32],
 ) -> Result<Vec<usize>, RegularizeError> {
-    let best = hvt_from_weights(n, weights)?;
-    if level_conditioning(n, weights, c, &best) >= MIN_LEVEL_CONDITIONING {
+    let best = hvt_from_weights(c.len(), weights)?;
+    if level_conditioning(analysis, weights, c, &best) >= MIN_LEVEL_CONDITIONING {
         return Ok(best);
     }
-    Ok(pivoted_hvt(n, weights, c).unwrap_or(best))
+    Ok(pivoted_hvt(analysis, weights, c).unwrap_or(best))
 }
 
 fn hvt_from_weights(
@@ -436,9 +379,8 @@ fn hvt_from_weights(
 
 /// The HVT `T*` with the largest `κ_T = Π|𝔍_ij|` at the point `env`
 /// (values of `t`, the unknowns and their derivatives), as `hvt[j] = i`,
-/// when its dummies' block of each level is nonsingular there; else the
-/// HVT chosen by Gaussian elimination level by level (see
-/// [`hvt_conditioning`]). An error when every HVT has `κ_T = 0` there (𝔍
+/// when its dummies are well conditioned there ([`hvt_conditioning`]);
+/// else the HVT with the dummies of Mattsson–Söderlind pivoting. An error when every HVT has `κ_T = 0` there (𝔍
 /// singular).
 pub fn best_hvt(
     pool: &ExprPool,
@@ -449,7 +391,7 @@ pub fn best_hvt(
         return Err(err(Form::Ste, "the model is structurally singular"));
     };
     let weights = jacobian_at(reg, pool, env);
-    regular_best_hvt(analysis.sigma.n_cols(), &weights, &reg.sigma.offsets.c)
+    regular_best_hvt(analysis, &weights, &reg.sigma.offsets.c)
 }
 
 /// The Σ-Jacobian's entries `(row, col, 𝔍_ij)` at `env`.
@@ -461,8 +403,8 @@ fn jacobian_at(reg: &crate::Regular, pool: &ExprPool, env: &dyn Env) -> Vec<(usi
 }
 
 /// [`level_conditioning`] of `hvt` at `env`: how well its StE variant
-/// conditions its dummies there, relative to Gaussian elimination's
-/// choice (0: singular). The dynamic state selection leaves a variant
+/// conditions its dummies there, relative to Mattsson–Söderlind
+/// pivoting's choice (0: singular). The dynamic state selection leaves a variant
 /// below [`MIN_LEVEL_CONDITIONING`] even when no other HVT dominates it by
 /// `κ_T`.
 pub fn hvt_conditioning(pool: &ExprPool, analysis: &Analysis, hvt: &[usize], env: &dyn Env) -> f64 {
@@ -470,7 +412,7 @@ pub fn hvt_conditioning(pool: &ExprPool, analysis: &Analysis, hvt: &[usize], env
         return 0.0;
     };
     let weights = jacobian_at(reg, pool, env);
-    level_conditioning(analysis.sigma.n_cols(), &weights, &reg.sigma.offsets.c, hvt)
+    level_conditioning(analysis, &weights, &reg.sigma.offsets.c, hvt)
 }
 
 /// `log κ_T = Σ_j log|𝔍_{hvt[j], j}|` at `env` (−∞ when an entry is 0 or
