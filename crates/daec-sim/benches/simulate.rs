@@ -113,11 +113,11 @@ fn bench(c: &mut Criterion) {
     // error 1.51e-6, max absolute error 1.18e-8; 34 µs per solve on the
     // machine of session 4, 47–53 µs on that of session 5
     // (`benches/radau5-reference`: measure it next to this benchmark).
-    // daec at 1e-6 (the reference setting: 30 steps, 279 evaluations;
-    // better relative error, absolute error 1.30e-8 against 1.18e-8), at
-    // 4e-7 (32 steps, 296 evaluations, both errors about half RADAU5's)
-    // and at 1e-7 (better in both by more, with more work). Each with the
-    // tapes of `daec simulate` and with the emitted Rust module.
+    // daec at 1e-6 (the reference setting: 29 steps, 236 evaluations;
+    // errors 1.63e-6 and 1.74e-8, a little above RADAU5's), at 4e-7 (31
+    // steps, 247 evaluations, both errors below RADAU5's) and at 1e-7 (35
+    // steps, 296 evaluations, both errors 3–5× below RADAU5's). Each with
+    // the tapes of `daec simulate` and with the emitted Rust module.
     for (name, tol) in [
         ("akzo_nobel_tol_1e-6_solve", 1e-6),
         ("akzo_nobel_tol_4e-7_solve", 4e-7),

@@ -294,3 +294,60 @@ fn domain_errors_in_the_residual_end_in_an_error_not_a_panic() {
     assert!(t > 0.9 && t <= 1.0 + 1e-3, "{:?}", f.error);
     assert!(!f.partial.t.is_empty());
 }
+
+#[test]
+fn jacobians_at_the_step_midpoint_save_newton_iterations() {
+    // The simplified Newton iteration contracts with θ ≈ ‖(γ/h·M −
+    // J)⁻¹(J(stage) − J)‖. Taken at the predicted midpoint, J is at most
+    // half a step from every stage instead of a whole step from the last,
+    // so the same run needs fewer iterations, and where Newton's
+    // convergence limits the step size (the index-3 pendulum's constraint
+    // rows turn with the pendulum), fewer steps. Measured: Akzo Nobel at
+    // 1e-6 (h0 = 1e-10 as RADAU5) 252 against 295 evaluations and 73
+    // against 87 iterations; the index-3 pendulum over [0, 10] at 1e-7
+    // 4888 against 5860 evaluations, 1447 against 1772 iterations and 525
+    // against 540 accepted steps.
+    let runs = |p: &dyn Fn(bool) -> daec_solve::Trajectory| (p(true), p(false));
+    let akzo_problem = akzo();
+    let (mid, start) = runs(&|midpoint| {
+        let o = Options {
+            h0: 1e-10,
+            jacobian_at_midpoint: midpoint,
+            ..opts(1e-6)
+        };
+        solve(&akzo_problem, 0.0, &AKZO_Y0, 180.0, &[180.0], o).unwrap()
+    });
+    eprintln!(
+        "akzo: midpoint {:?}\n      start {:?}",
+        mid.stats, start.stats
+    );
+    assert!(mid.stats.newton_iterations < start.stats.newton_iterations);
+    assert!(mid.stats.residual_evals < start.stats.residual_evals);
+    for out in [&mid, &start] {
+        for i in [0, 2, 4] {
+            let rel = ((out.z[0][i] - AKZO_REF[i]) / AKZO_REF[i]).abs();
+            assert!(rel < 1e-5, "y{}: rel {rel:e}", i + 1);
+        }
+    }
+    let pendulum = pendulum_index3();
+    let times: Vec<f64> = (1..=5).map(|k| 2.0 * k as f64).collect();
+    let (mid, start) = runs(&|midpoint| {
+        let o = Options {
+            jacobian_at_midpoint: midpoint,
+            ..opts(1e-7)
+        };
+        solve(&pendulum, 0.0, &[1.0, 0.0, 0.0, 0.0, 0.0], 10.0, &times, o).unwrap()
+    });
+    eprintln!(
+        "pendulum: midpoint {:?}\n          start {:?}",
+        mid.stats, start.stats
+    );
+    assert!(mid.stats.newton_iterations < start.stats.newton_iterations);
+    assert!(mid.stats.residual_evals < start.stats.residual_evals);
+    for out in [&mid, &start] {
+        for (t, z) in out.t.iter().zip(&out.z) {
+            let e = ((z[0] - 1.0).powi(2) + z[1].powi(2)).sqrt();
+            assert!(e < 5e-4, "t={t}: position error {e:e}");
+        }
+    }
+}
