@@ -652,8 +652,12 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 // error estimate's filter (γ₀/h·M − J)⁻¹ sees it as it sees
                 // a reused Jacobian. At the first step, or if the
                 // prediction gives a non-finite Jacobian, the start.
-                let mut at_start = first || !opts.jacobian_at_midpoint;
-                if !at_start {
+                let finite = |m: &Pattern, jd: &Pattern, jg: &Pattern| {
+                    all_finite(&m.values) && all_finite(&jd.values) && all_finite(&jg.values)
+                };
+                self.stats.jacobian_evals += 1;
+                let mut done = false;
+                if opts.jacobian_at_midpoint && !first {
                     let tm = t + 0.5 * h;
                     let s = 0.5 * h / hold;
                     let (c1m1, c2m1) = (C1 - 1.0, C2 - 1.0);
@@ -672,25 +676,19 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                     }
                     problem.diff_jacobian_values(tm, ystage, f1, &mut self.jd.values);
                     problem.constraint_jacobian_values(tm, ystage, &mut self.jg.values);
-                    at_start = !(all_finite(&self.mass.values)
-                        && all_finite(&self.jd.values)
-                        && all_finite(&self.jg.values));
+                    done = finite(&self.mass, &self.jd, &self.jg);
                 }
-                if at_start {
+                if !done {
                     self.mass.values.copy_from_slice(mass_cur);
                     problem.diff_jacobian_values(t, &y, &ydot, &mut self.jd.values);
                     problem.constraint_jacobian_values(t, &y, &mut self.jg.values);
-                }
-                self.stats.jacobian_evals += 1;
-                if !(all_finite(&self.mass.values)
-                    && all_finite(&self.jd.values)
-                    && all_finite(&self.jg.values))
-                {
-                    return Err(SolveError::NewtonDivergence {
-                        t,
-                        h,
-                        failures: newton_failures + 1,
-                    });
+                    if !finite(&self.mass, &self.jd, &self.jg) {
+                        return Err(SolveError::NewtonDivergence {
+                            t,
+                            h,
+                            failures: newton_failures + 1,
+                        });
+                    }
                 }
                 // (a constant E is scattered once)
                 let scatter_mass = !(mass_constant && self.stats.jacobian_evals > 1);
