@@ -108,7 +108,7 @@ fn akzo_rates(p: &[f64], y: &[f64]) -> [f64; 6] {
     [r1, r2, r3, r4, r5, fin]
 }
 
-fn akzo_res(p: &[f64], _t: f64, y: &[f64], yd: &[f64], out: &mut [f64]) {
+pub fn akzo_res(p: &[f64], _t: f64, y: &[f64], yd: &[f64], out: &mut [f64]) {
     let [r1, r2, r3, r4, r5, fin] = akzo_rates(p, y);
     out[0] = yd[0] - (-2.0 * r1 + r2 - r3 - r4);
     out[1] = yd[1] - (-0.5 * r1 - r4 - 0.5 * r5 + fin);
@@ -127,7 +127,7 @@ fn akzo_mass(_p: &[f64], _t: f64, _y: &[f64], out: &mut [f64]) {
     }
 }
 
-fn akzo_jd(p: &[f64], _t: f64, y: &[f64], _yd: &[f64], out: &mut [f64]) {
+pub fn akzo_jd(p: &[f64], _t: f64, y: &[f64], _yd: &[f64], out: &mut [f64]) {
     let (k1, k2, k3, k4, kk, kla) = (p[0], p[1], p[2], p[3], p[4], p[5]);
     let s2 = y[1].sqrt();
     // partial derivatives of the rates: d[rate][var]
