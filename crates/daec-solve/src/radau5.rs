@@ -56,9 +56,13 @@ pub struct Options {
     /// Jacobian reuse threshold on the contraction `θ` (RADAU5's `THET`,
     /// default 0.001).
     pub jacobian_reuse_theta: f64,
-    /// Evaluate the Jacobians at the predicted midpoint of the step
-    /// instead of its start (default true; RADAU5 takes the start). See
-    /// [`Radau5::integrate`].
+    /// Evaluate the Jacobians of the simplified Newton iteration at the
+    /// step's midpoint `t + h/2`, at the value the last step's collocation
+    /// polynomial predicts there, instead of at the step start (default
+    /// true; RADAU5 takes the start). The iteration converges faster — its
+    /// matrix is at most half a step from every stage — to the same
+    /// solution. The first step, and a step whose prediction gives
+    /// non-finite Jacobians, take the start.
     pub jacobian_at_midpoint: bool,
     /// Safety factor of the step size control (default 0.9).
     pub safety: f64,
@@ -638,8 +642,9 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 // value and derivative the last step's collocation
                 // polynomial predicts there (its extrapolation, as the
                 // Newton starting values below). The simplified Newton
-                // iteration converges at a rate θ ≈ ‖(γ/h·M − J)⁻¹(J(stage)
-                // − J)‖: its matrix may be any approximation of the stages'
+                // iteration (Solving ODEs II, IV.8) converges at a rate
+                // θ ≈ ‖(γ/h·M − J)⁻¹(J(stage) − J)‖: its matrix may be any
+                // approximation of the stages'
                 // Jacobians, and the one at the step start is up to a whole
                 // step away from the last stage (c₃ = 1), the one at the
                 // midpoint at most half a step from every stage. Where the
