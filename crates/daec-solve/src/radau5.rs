@@ -236,10 +236,8 @@ impl Step<'_> {
         let n = self.z.len();
         let h = self.t - self.t_start;
         let s = if h != 0.0 { (t - self.t) / h } else { 0.0 };
-        let (k1, k2) = (C1 - 1.0, C2 - 1.0);
         for (i, o) in out.iter_mut().enumerate().take(n) {
-            let c = &self.cont;
-            *o = c[i] + s * (c[n + i] + (s - k2) * (c[2 * n + i] + (s - k1) * c[3 * n + i]));
+            *o = self.cont[i] + collocation_increment(self.cont, n, i, s).0;
         }
     }
 
@@ -320,6 +318,18 @@ pub struct Radau5<'p, P: QuasiLinearDae + ?Sized> {
     jg: Pattern,
     stats: Stats,
     sparse: bool,
+}
+
+/// The collocation polynomial of the last step (Solving ODEs II, IV.8,
+/// (8.23); `cont` as in [`Step`]) minus its end value, at `s = (t − t_n)/h`
+/// for component `i` of `n`, and its derivative with respect to `s`.
+#[inline(always)]
+fn collocation_increment(cont: &[f64], n: usize, i: usize, s: f64) -> (f64, f64) {
+    let (c1m1, c2m1) = (C1 - 1.0, C2 - 1.0);
+    let (ak1, ak2, ak3) = (cont[n + i], cont[2 * n + i], cont[3 * n + i]);
+    let inner = ak2 + (s - c1m1) * ak3;
+    let outer = ak1 + (s - c2m1) * inner;
+    (s * outer, outer + s * (inner + (s - c2m1) * ak3))
 }
 
 fn all_finite(x: &[f64]) -> bool {
@@ -665,14 +675,10 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 if opts.jacobian_at_midpoint && !first {
                     let tm = t + 0.5 * h;
                     let s = 0.5 * h / hold;
-                    let (c1m1, c2m1) = (C1 - 1.0, C2 - 1.0);
                     for i in 0..n {
-                        let (ak1, ak2, ak3) = (cont[n + i], cont[2 * n + i], cont[3 * n + i]);
-                        let inner = ak2 + (s - c1m1) * ak3;
-                        let outer = ak1 + (s - c2m1) * inner;
-                        ystage[i] = y[i] + s * outer;
-                        // d/dt of the polynomial in s = (t' − t)/hold
-                        f1[i] = (outer + s * (inner + (s - c2m1) * ak3)) / hold;
+                        let (dy, dy_ds) = collocation_increment(cont, n, i, s);
+                        ystage[i] = y[i] + dy;
+                        f1[i] = dy_ds / hold;
                     }
                     if mass_constant {
                         self.mass.values.copy_from_slice(mass_cur);
@@ -872,12 +878,10 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 let c3q = h / hold;
                 let c1q = C1 * c3q;
                 let c2q = C2 * c3q;
-                let (c1m1, c2m1) = (C1 - 1.0, C2 - 1.0);
-                for i in 0..n {
-                    let (ak1, ak2, ak3) = (cont[n + i], cont[2 * n + i], cont[3 * n + i]);
-                    z[0][i] = c1q * (ak1 + (c1q - c2m1) * (ak2 + (c1q - c1m1) * ak3));
-                    z[1][i] = c2q * (ak1 + (c2q - c2m1) * (ak2 + (c2q - c1m1) * ak3));
-                    z[2][i] = c3q * (ak1 + (c3q - c2m1) * (ak2 + (c3q - c1m1) * ak3));
+                for (zs, cq) in z.iter_mut().zip([c1q, c2q, c3q]) {
+                    for (i, x) in zs[..n].iter_mut().enumerate() {
+                        *x = collocation_increment(cont, n, i, cq).0;
+                    }
                 }
             }
             // Simplified Newton iteration.
