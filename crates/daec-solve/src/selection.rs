@@ -239,7 +239,7 @@ pub fn select_equations_preferring(
             passes.push(all(n_g..rows));
         }
     }
-    let mut free: Vec<usize> = (0..n).collect();
+    let mut pivot_row = vec![0.0; n];
     for pass in &passes {
         while rank < n {
             // complete pivoting within the pass's rows and columns
@@ -277,16 +277,20 @@ pub fn select_equations_preferring(
                 sel.diff_rows.push(pr - n_g);
             }
             let p = w[pr * n + pc];
-            // (the used columns are never read again: the update skips them)
-            free.retain(|&c| c != pc);
-            for r in 0..rows {
-                if row_used[r] {
+            // The update runs over whole rows, contiguous (the compiler
+            // vectorises it): the entries of the used columns, the pivot's
+            // included, become meaningless but are never read again (the
+            // searches skip used columns), and the free columns get the
+            // same operations as by an update restricted to them.
+            pivot_row.copy_from_slice(&w[pr * n..(pr + 1) * n]);
+            for (row, &used) in w.chunks_exact_mut(n).zip(&row_used) {
+                if used {
                     continue;
                 }
-                let f = w[r * n + pc] / p;
+                let f = row[pc] / p;
                 if f != 0.0 {
-                    for &c in &free {
-                        w[r * n + c] -= f * w[pr * n + c];
+                    for (x, &u) in row.iter_mut().zip(&pivot_row) {
+                        *x -= f * u;
                     }
                 }
             }
