@@ -36,12 +36,20 @@ pub const SPARSE_THRESHOLD: usize = 100;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Singular(pub usize);
 
-/// Orders up to this are factorised and solved by code specialised to the
-/// order (const generics: the loops are unrolled and the bounds checks
-/// vanish), the common case of the small systems of chemical kinetics and
-/// mechanics. Same operations in the same order as the general loops, so
-/// the results are identical bit for bit.
-pub const FIXED_MAX: usize = 12;
+/// Orders up to this — every order the dense path factorises itself,
+/// below `faer` ([`FAER_THRESHOLD`]) — are factorised and solved by code
+/// specialised to the order (const generics: the loops are unrolled and the
+/// bounds checks vanish), the small systems of chemical kinetics and
+/// mechanics. Same operations in the same order as the general loops (kept
+/// as the reference the tests compare with), so the results are identical
+/// bit for bit. (It was 12: orders 13–24 — Andrews' squeezer
+/// on the HiC form has 20 unknowns — ran the general loops, 7–15 %
+/// slower over a whole run, `benches/simulate_native.rs`.)
+pub const FIXED_MAX: usize = 24;
+const _: () = assert!(
+    FIXED_MAX == FAER_THRESHOLD,
+    "with_fixed_order! and for_each_step! list the orders 1 to 24"
+);
 
 /// Calls `$f::<N>(args)` for the order `$n` when `1 ≤ $n ≤ FIXED_MAX`;
 /// evaluates to `None` otherwise.
@@ -60,6 +68,18 @@ macro_rules! with_fixed_order {
             10 => Some($f::<10>($($arg),*)),
             11 => Some($f::<11>($($arg),*)),
             12 => Some($f::<12>($($arg),*)),
+            13 => Some($f::<13>($($arg),*)),
+            14 => Some($f::<14>($($arg),*)),
+            15 => Some($f::<15>($($arg),*)),
+            16 => Some($f::<16>($($arg),*)),
+            17 => Some($f::<17>($($arg),*)),
+            18 => Some($f::<18>($($arg),*)),
+            19 => Some($f::<19>($($arg),*)),
+            20 => Some($f::<20>($($arg),*)),
+            21 => Some($f::<21>($($arg),*)),
+            22 => Some($f::<22>($($arg),*)),
+            23 => Some($f::<23>($($arg),*)),
+            24 => Some($f::<24>($($arg),*)),
             _ => None,
         }
     };
@@ -72,7 +92,7 @@ macro_rules! with_fixed_order {
 /// time for a 6 × 6 factorisation, the same operations in the same order.
 macro_rules! for_each_step {
     ($n:expr, $step:expr) => {
-        for_each_step!(@ $n, $step; 0 1 2 3 4 5 6 7 8 9 10 11)
+        for_each_step!(@ $n, $step; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23)
     };
     (@ $n:expr, $step:expr; $($k:literal)*) => {
         $( if $k < $n { ($step)($k)?; } )*
@@ -613,8 +633,7 @@ mod tests {
 
     #[test]
     fn real_lu_solves_small_and_faer_sized_systems() {
-        // every order of the specialised code, the general loops
-        // (FIXED_MAX < n ≤ FAER_THRESHOLD) and faer
+        // every order of the specialised code and faer
         for n in 1..=FIXED_MAX + 4 {
             check_real(n);
         }
