@@ -312,8 +312,17 @@ fn inconsistent_fixed_start_values_are_reported_by_name() {
 #[test]
 fn bad_options_are_usage_errors() {
     let p = "models/steinbrecher/pendulum.dae";
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["--rtol", "0"], "--rtol must be a positive finite number"),
+        // (numbers in exponent form where plain digits would be long)
+        (
+            &["--interval", "1e-300"],
+            "the output interval 1e-300 over [0, 2000] gives more than 1e7 output points",
+        ),
+        (
+            &["--t-end", "1e300"],
+            "the output interval 0.1 over [0, 1e300] gives more than 1e7 output points",
+        ),
         (
             &["--atol", "NaN"],
             "--atol must be a positive finite number",

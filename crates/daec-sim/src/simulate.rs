@@ -60,6 +60,17 @@ pub struct ResolvedOptions {
     pub method: Method,
 }
 
+/// `x` for a message: the shortest decimal that reads back as `x`, in
+/// exponent form when plain digits would be long (`1e-300`, not three
+/// hundred zeros).
+fn show(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// Resolves `opts` against the `experiment` annotation of `dae` and checks
 /// them (positive finite tolerances and interval, `t_end > t0`).
 pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, SimError> {
@@ -71,23 +82,31 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
     let positive = |v: f64| v.is_finite() && v > 0.0;
     if !positive(rtol) || !positive(atol) {
         return Err(SimError::Options(format!(
-            "tolerances must be positive and finite (rtol = {rtol}, atol = {atol})"
+            "tolerances must be positive and finite (rtol = {}, atol = {})",
+            show(rtol),
+            show(atol)
         )));
     }
     if !(t0.is_finite() && t_end.is_finite() && t_end > t0) {
         return Err(SimError::Options(format!(
-            "the end time must be finite and after the start time {t0} (got {t_end})"
+            "the end time must be finite and after the start time {} (got {})",
+            show(t0),
+            show(t_end)
         )));
     }
     let interval = opts.interval.or(x.interval).unwrap_or((t_end - t0) / 500.0);
     if !positive(interval) {
         return Err(SimError::Options(format!(
-            "the output interval must be positive and finite (got {interval})"
+            "the output interval must be positive and finite (got {})",
+            show(interval)
         )));
     }
     if (t_end - t0) / interval > 1e7 {
         return Err(SimError::Options(format!(
-            "the output interval {interval} gives more than 1e7 output points"
+            "the output interval {} over [{}, {}] gives more than 1e7 output points",
+            show(interval),
+            show(t0),
+            show(t_end)
         )));
     }
     Ok(ResolvedOptions {
