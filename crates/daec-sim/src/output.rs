@@ -259,12 +259,16 @@ impl SimStats {
             self.lu_decompositions,
             self.newton_iterations
         );
+        /// `n thing`, `n things`.
+        fn count(n: usize, thing: &str) -> String {
+            format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+        }
         let _ = writeln!(
             s,
-            "formulation: {} unknowns, {} differential equations, {} constraints; events: {}, restarts: {}{}",
-            self.unknowns,
-            self.differential_equations,
-            self.constraints,
+            "formulation: {}, {}, {}; events: {}, restarts: {}{}",
+            count(self.unknowns, "unknown"),
+            count(self.differential_equations, "differential equation"),
+            count(self.constraints, "constraint"),
             self.events,
             self.restarts,
             if self.ste_switches > 0 {
@@ -275,16 +279,18 @@ impl SimStats {
                 String::new()
             }
         );
-        let _ = writeln!(
-            s,
-            "max constraint residual: {:.2e}{}",
-            self.max_constraint_residual,
-            if levels.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", levels.join(", "))
-            }
-        );
+        if self.constraints > 0 {
+            let _ = writeln!(
+                s,
+                "max constraint residual: {:.2e}{}",
+                self.max_constraint_residual,
+                if levels.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", levels.join(", "))
+                }
+            );
+        }
         let _ = writeln!(
             s,
             "wall time: compile {:.3} s{}, integrate {:.3} s",
@@ -297,5 +303,44 @@ impl SimStats {
             self.integrate_seconds
         );
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SimStats;
+
+    #[test]
+    fn the_summary_counts_in_words_and_names_constraint_residuals_only_with_constraints() {
+        let ode = SimStats {
+            unknowns: 1,
+            differential_equations: 1,
+            ..SimStats::default()
+        };
+        let s = ode.summary();
+        assert!(
+            s.contains("formulation: 1 unknown, 1 differential equation, 0 constraints;"),
+            "{s}"
+        );
+        assert!(!s.contains("constraint residual"), "{s}");
+        let pendulum = SimStats {
+            unknowns: 5,
+            differential_equations: 4,
+            constraints: 3,
+            max_constraint_residual: 2.5e-10,
+            max_constraint_residual_by_level: vec![1e-12, 1e-11, 2.5e-10],
+            ..SimStats::default()
+        };
+        let s = pendulum.summary();
+        assert!(
+            s.contains("formulation: 5 unknowns, 4 differential equations, 3 constraints;"),
+            "{s}"
+        );
+        assert!(
+            s.contains(
+                "max constraint residual: 2.50e-10 (level 0: 1.00e-12, level 1: 1.00e-11, level 2: 2.50e-10)"
+            ),
+            "{s}"
+        );
     }
 }

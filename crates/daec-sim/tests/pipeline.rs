@@ -249,6 +249,7 @@ fn initialization_reports_moved_values_and_consistent_derivatives() {
 fn stats_serialise_to_json() {
     let s = SimStats {
         steps_accepted: 3,
+        constraints: 2,
         max_constraint_residual_by_level: vec![1e-12, 2e-12],
         ..SimStats::default()
     };
