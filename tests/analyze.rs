@@ -431,6 +431,15 @@ fn every_model_meets_its_expect_line_and_is_pinned() {
         }
         assert_eq!(r.code, 0, "{model}: exit {}\n{}", r.code, r.stderr);
         let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        // m_c (steinbrecher2016, Def. 2.3; for models with second
+        // derivatives, of their first-order form) counts the constraints
+        // the hidden-constraint extraction finds: the second-order
+        // pendulums had m_c = n + Σc − Σd = 1 with 3 found
+        assert_eq!(
+            v["n_constraints"].as_i64(),
+            v["hidden_constraints"].as_array().map(|h| h.len() as i64),
+            "{model}: m_c against the hidden constraints found"
+        );
         let get = |k: &str| exp.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
         if let Some(c) = get("c") {
             let want = list(&c);

@@ -24,8 +24,19 @@ pub struct SigmaAnalysis {
     /// Number of equations of the reduced derivative array, M = n + Σ c_i
     /// (steinbrecher2016 §2, after Algorithm 2.1).
     pub n_derivative_array: u64,
-    /// Number of explicit and hidden constraints m_c = n + Σ c − Σ d (steinbrecher2016 §2).
+    /// Number of explicit and hidden constraints on the state: m_c = n + Σ c − Σ d for a
+    /// first-order DAE (steinbrecher2016, Definition 2.3, (6)). That formula is stated
+    /// for first-order systems; a model in which z_j occurs differentiated k_j ≥ 2 times
+    /// (k_j = max_i σ_ij) is counted as its first-order form, whose state holds z_j and
+    /// its derivatives below the k_j-th: n + Σ_j max(k_j − 1, 0) components, of which
+    /// Val(Σ) are free (the degrees of freedom do not change with the reduction), so
+    /// m_c = n + Σ_j max(k_j − 1, 0) + Σ c − Σ d. (The second-order pendulum x'' = −λx,
+    /// y'' = −λy − g, x² + y² = 1: 3 constraints on (x, y, x', y', λ), where
+    /// n + Σc − Σd gives 1.)
     pub n_constraints: i64,
+    /// Σ_j max(k_j − 1, 0) with k_j = max_i σ_ij: the derivatives below the highest that
+    /// a first-order form adds as unknowns (0 for a first-order DAE).
+    pub n_lower_derivatives: i64,
     /// Tight positions `(i, j)` with `d_j − c_i = σ_ij`, row-major: the sparsity pattern of
     /// the Σ-Jacobian 𝔍 (`𝔍_ij = ∂F_i / ∂z_j^{(σ_ij)}` there, 0 elsewhere).
     pub tight: Vec<(usize, usize)>,
@@ -66,6 +77,13 @@ pub fn analysis_from_offsets(s: &SigmaMatrix, hvt: Transversal, offsets: Offsets
     let sum_c: i64 = offsets.c.iter().map(|&x| i64::from(x)).sum();
     let sum_d: i64 = offsets.d.iter().map(|&x| i64::from(x)).sum();
     let n = s.n_rows() as i64;
+    // the highest derivative order of each unknown in the model: the
+    // largest σ_ij of its column
+    let mut order = vec![0i64; s.n_cols()];
+    for (_, j, o) in s.iter() {
+        order[j] = order[j].max(i64::from(o));
+    }
+    let lower: i64 = order.iter().map(|&k| (k - 1).max(0)).sum();
     let tight = s
         .iter()
         .filter(|&(i, j, o)| i64::from(offsets.d[j]) - i64::from(offsets.c[i]) == i64::from(o))
@@ -79,7 +97,8 @@ pub fn analysis_from_offsets(s: &SigmaMatrix, hvt: Transversal, offsets: Offsets
         structural_index,
         dof: sum_d - sum_c,
         n_derivative_array: (n + sum_c) as u64,
-        n_constraints: n + sum_c - sum_d,
+        n_constraints: n + lower + sum_c - sum_d,
+        n_lower_derivatives: lower,
         tight,
         coarse_btf: coarse,
         fine_btf: fine,

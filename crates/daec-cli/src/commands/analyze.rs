@@ -312,11 +312,23 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
     let _ = writeln!(out, "         d = {}", fmt_vec(d));
     let _ = writeln!(out, "Structural index ν_Σ = {}", sa.structural_index);
     let _ = writeln!(out, "Degrees of freedom Val(Σ) = Σd − Σc = {}", sa.dof);
-    let _ = writeln!(
-        out,
-        "Reduced derivative array: {} equations; constraints m_c = n + Σc − Σd = {}",
-        sa.n_derivative_array, sa.n_constraints
-    );
+    if sa.n_lower_derivatives == 0 {
+        let _ = writeln!(
+            out,
+            "Reduced derivative array: {} equations; constraints m_c = n + Σc − Σd = {}",
+            sa.n_derivative_array, sa.n_constraints
+        );
+    } else {
+        // (Definition 2.3 counts the constraints of a first-order DAE: the
+        // state of the first-order form includes the lower derivatives)
+        let _ = writeln!(
+            out,
+            "Reduced derivative array: {} equations; constraints m_c = n + Σ(k_j − 1)⁺ + Σc − Σd = {} (the first-order form's: {} unknowns, k_j = max_i σ_ij)",
+            sa.n_derivative_array,
+            sa.n_constraints,
+            sa.offsets.c.len() as i64 + sa.n_lower_derivatives
+        );
+    }
     // HVTs.
     let _ = writeln!(
         out,
