@@ -267,7 +267,7 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
         .map(|u| u.start.unwrap_or(0.0))
         .collect();
     let t0 = dae.experiment.start_time.unwrap_or(0.0);
-    let orders = dae_orders(&sigma);
+    let orders = sigma.column_orders();
     let (derivative_array, constraints) = if n <= options.constraints_max_unknowns {
         let da = DerivativeArray::new(&mut dae.pool, &residuals, &sa.offsets.c);
         let reference = ReferencePoint {
@@ -305,15 +305,6 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
         conversions: Vec::new(),
         before_conversion: None,
     }
-}
-
-/// `p_j = max_i σ_ij`: the order of each unknown in the DAE.
-pub fn dae_orders(sigma: &SigmaMatrix) -> Vec<u32> {
-    let mut p = vec![0u32; sigma.n_cols()];
-    for (_, j, s) in sigma.iter() {
-        p[j] = p[j].max(s);
-    }
-    p
 }
 
 #[allow(clippy::too_many_arguments)]

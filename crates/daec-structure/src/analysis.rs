@@ -77,13 +77,11 @@ pub fn analysis_from_offsets(s: &SigmaMatrix, hvt: Transversal, offsets: Offsets
     let sum_c: i64 = offsets.c.iter().map(|&x| i64::from(x)).sum();
     let sum_d: i64 = offsets.d.iter().map(|&x| i64::from(x)).sum();
     let n = s.n_rows() as i64;
-    // the highest derivative order of each unknown in the model: the
-    // largest σ_ij of its column
-    let mut order = vec![0i64; s.n_cols()];
-    for (_, j, o) in s.iter() {
-        order[j] = order[j].max(i64::from(o));
-    }
-    let lower: i64 = order.iter().map(|&k| (k - 1).max(0)).sum();
+    let lower: i64 = s
+        .column_orders()
+        .iter()
+        .map(|&k| i64::from(k.saturating_sub(1)))
+        .sum();
     let tight = s
         .iter()
         .filter(|&(i, j, o)| i64::from(offsets.d[j]) - i64::from(offsets.c[i]) == i64::from(o))

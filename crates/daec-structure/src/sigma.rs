@@ -203,6 +203,16 @@ impl SigmaMatrix {
         (col_ptr, rows)
     }
 
+    /// `p_j = max_i σ_ij`: the highest derivative of each unknown in the DAE (0 for an
+    /// unknown that occurs only underived or not at all).
+    pub fn column_orders(&self) -> Vec<u32> {
+        let mut p = vec![0u32; self.n_cols];
+        for &(c, o) in &self.entries {
+            p[c as usize] = p[c as usize].max(o);
+        }
+        p
+    }
+
     /// The largest finite entry, or `None` if Σ has no finite entry.
     pub fn max_order(&self) -> Option<u32> {
         self.entries.iter().map(|&(_, o)| o).max()
