@@ -688,8 +688,9 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 // Newton iterations; Akzo Nobel 17 %). The converged
                 // collocation solution does not depend on the choice; the
                 // error estimate's filter (γ₀/h·M − J)⁻¹ sees it as it sees
-                // a reused Jacobian. At the first step, or if the
-                // prediction gives a non-finite Jacobian, the start.
+                // a reused Jacobian. At the first step, if the prediction
+                // gives a non-finite Jacobian, or from the step's
+                // MIDPOINT_FAILURES-th Newton failure on, the start.
                 let finite = |m: &Pattern, jd: &Pattern, jg: &Pattern| {
                     all_finite(&m.values) && all_finite(&jd.values) && all_finite(&jg.values)
                 };
