@@ -15,7 +15,7 @@
 //!   that names the cycle.
 //! - Arrays and `for` loops are expanded; whole-array equations expand
 //!   element-wise; `der` of an expression is its total time derivative.
-//! - The IR keeps no spans: [`SourceMap`] side tables key spans by index.
+//! - The IR keeps no spans: `SourceMap` side tables key spans by index.
 
 mod flat;
 mod lower;

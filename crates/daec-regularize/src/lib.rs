@@ -5,7 +5,7 @@
 //! ([`signature::sigma_matrix`]), HVT, canonical offsets and block
 //! triangular forms (from `daec-structure`), the symbolic Σ-Jacobian, the
 //! reduced derivative array, the array of hidden constraints by level
-//! ([`hidden_constraints`]), Pantelides' algorithm as a cross-check, and
+//! ([`hidden_constraints()`]), Pantelides' algorithm as a cross-check, and
 //! the success check at a consistent point ([`consistent`]). When the
 //! Σ-Jacobian is singular at that point although Σ has a finite HVT, the
 //! linear-combination conversion of Tan, Nedialkov & Pryce (2017)

@@ -1,7 +1,7 @@
 //! The integration method of `daec simulate` (`--method`): the
 //! overdetermined Radau IIA integrator (default) or the half-explicit
-//! Runge–Kutta methods of Bäse (2017), behind one [`Solver`] interface for
-//! the driver in [`crate::simulate`].
+//! Runge–Kutta methods of Bäse (2017), behind one `Solver` interface for
+//! the driver in [`crate::simulate()`].
 
 use crate::error::SimError;
 use daec_solve::{

@@ -647,7 +647,7 @@ impl QuasiLinearDae for FormProblem {
     ///
     /// The velocities move along the paper's direction `∂k/∂λ` — for
     /// `M v̇ = f − Gᵀλ` that is `M⁻¹Gᵀ`, the projection orthogonal in the
-    /// metric of the mass matrix (see [`Direction`]). Radau IIA's velocity
+    /// metric of the mass matrix (see `Direction`). Radau IIA's velocity
     /// error normal to the manifold comes from the multipliers' error and
     /// lies along that direction, so this removes it and nothing else. A
     /// Euclidean projection instead turns it into an error along the

@@ -514,7 +514,7 @@ const ORDERED_GOOD: f64 = 0.1;
 /// where the complete pivoting of [`select_equations_sparse`] fills in
 /// a large fraction of the matrix. Differential rows are taken in two
 /// passes: first those whose remaining entry is at least
-/// [`ORDERED_GOOD`] of the row (well-conditioned complements), then the
+/// `ORDERED_GOOD` of the row (well-conditioned complements), then the
 /// rest down to the rank tolerance. The selection may differ from the
 /// complete-pivoting one (both are valid complements); `Err(rank)` when
 /// `[E; G]` is rank deficient.

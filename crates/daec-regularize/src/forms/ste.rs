@@ -314,7 +314,7 @@ fn level_conditioning(
     if q.is_nan() { 0.0 } else { q.exp() }
 }
 
-/// Below this [`level_conditioning`] an HVT is not used: the StE variant
+/// Below this `level_conditioning` an HVT is not used: the StE variant
 /// of the `κ_T`-best HVT is replaced by the pivoted one, and the dynamic
 /// state selection leaves a variant that fell below it.
 pub const MIN_LEVEL_CONDITIONING: f64 = 0.1;
@@ -402,7 +402,7 @@ fn jacobian_at(reg: &crate::Regular, pool: &ExprPool, env: &dyn Env) -> Vec<(usi
         .collect()
 }
 
-/// [`level_conditioning`] of `hvt` at `env`: how well its StE variant
+/// `level_conditioning` of `hvt` at `env`: how well its StE variant
 /// conditions its dummies there, relative to Mattsson–Söderlind
 /// pivoting's choice (0: singular). The dynamic state selection leaves a variant
 /// below [`MIN_LEVEL_CONDITIONING`] even when no other HVT dominates it by
