@@ -113,11 +113,14 @@ fn bench(c: &mut Criterion) {
     // error 1.51e-6, max absolute error 1.18e-8; 34 µs per solve on the
     // machine of session 4, 47–53 µs on that of session 5
     // (`benches/radau5-reference`: measure it next to this benchmark).
-    // daec at 1e-6 (the reference setting: 29 steps, 236 evaluations;
-    // errors 1.63e-6 and 1.74e-8, a little above RADAU5's), at 4e-7 (31
-    // steps, 247 evaluations, both errors below RADAU5's) and at 1e-7 (35
-    // steps, 296 evaluations, both errors 3–5× below RADAU5's). Each with
-    // the tapes of `daec simulate` and with the emitted Rust module.
+    // daec at 1e-6 (the reference setting: 24 steps, 217 evaluations;
+    // errors 1.33e-6 and 1.61e-8, the absolute one a little above
+    // RADAU5's), at 4e-7 (26 steps, 234 evaluations, both errors below
+    // RADAU5's) and at 1e-7 (30 steps, 271 evaluations, both errors 2–4×
+    // below RADAU5's), each from the starting step the initial
+    // derivative gives (`daec_solve::Options::h0`). Each with the tapes
+    // of `daec simulate` and with the emitted Rust module (given the same
+    // initial derivative).
     for (name, tol) in [
         ("akzo_nobel_tol_1e-6_solve", 1e-6),
         ("akzo_nobel_tol_4e-7_solve", 4e-7),
@@ -152,6 +155,7 @@ fn bench(c: &mut Criterion) {
         let options = Options {
             rtol: ro.rtol,
             atol: ro.atol,
+            initial_derivative: Some(prepared.init.zdot0.clone()),
             ..Options::default()
         };
         let z0 = sim.results.z[0].clone();

@@ -77,9 +77,12 @@ fn the_compiled_module_integrates_as_the_tapes_do() {
         ["y1", "y2", "y3", "y4", "y5", "y6"]
     );
     assert_eq!(akzo_nobel_hic::CONSTRAINT_LEVELS, [0]);
+    // (the consistent initial derivative, as `daec simulate` passes it:
+    // the starting step size is chosen from it)
     let options = Options {
         rtol: ro.rtol,
         atol: ro.atol,
+        initial_derivative: Some(prepared.init.zdot0.clone()),
         ..Options::default()
     };
     let mut solver = Radau5::new(&problem, options).expect("valid problem");
