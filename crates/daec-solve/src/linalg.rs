@@ -173,7 +173,12 @@ fn real_factor_fixed<const N: usize>(lu: &mut [f64], piv: &mut [usize]) -> Resul
     Ok(())
 }
 
-/// [`RealLu::solve`] for order `N`.
+/// [`RealLu::solve`] for order `N`. The substitutions are column-oriented:
+/// once `x_j` is known it is subtracted from every later row at once, so
+/// the chain of dependent operations is one multiply-subtract per unknown
+/// (the rows' updates are independent and overlap); the row-oriented
+/// inner products waited for a sum of up to `N − 1` products per unknown
+/// (Akzo Nobel 5 % less time per solve over a run).
 fn real_solve_fixed<const N: usize>(lu: &[f64], piv: &[usize], b: &mut [f64]) {
     let (Some(a), Some(piv), Some(b)) = (
         rows::<N>(lu),
@@ -185,19 +190,18 @@ fn real_solve_fixed<const N: usize>(lu: &[f64], piv: &[usize], b: &mut [f64]) {
     for (k, &p) in piv.iter().enumerate() {
         b.swap(k, p.min(N - 1));
     }
-    for i in 1..N {
-        let mut s = -0.0;
-        for j in 0..i {
-            s += a[i][j] * b[j];
+    for j in 0..N {
+        let x = b[j];
+        for i in j + 1..N {
+            b[i] -= a[i][j] * x;
         }
-        b[i] -= s;
     }
     for k in (0..N).rev() {
-        let mut s = -0.0;
-        for j in k + 1..N {
-            s += a[k][j] * b[j];
+        let x = b[k] * a[k][k];
+        b[k] = x;
+        for i in 0..k {
+            b[i] -= a[i][k] * x;
         }
-        b[k] = (b[k] - s) * a[k][k];
     }
 }
 
@@ -252,7 +256,8 @@ fn complex_factor_fixed<const N: usize>(
     Ok(())
 }
 
-/// [`ComplexLu::solve`] for order `N`.
+/// [`ComplexLu::solve`] for order `N` (column-oriented, as
+/// [`real_solve_fixed`]).
 fn complex_solve_fixed<const N: usize>(
     re: &[f64],
     im: &[f64],
@@ -274,26 +279,25 @@ fn complex_solve_fixed<const N: usize>(
         br.swap(k, p);
         bi.swap(k, p);
     }
-    for i in 1..N {
-        let (mut sr, mut si) = (0.0, 0.0);
-        for j in 0..i {
+    for j in 0..N {
+        let (xr, xi) = (br[j], bi[j]);
+        for i in j + 1..N {
             let (a, b) = (ar[i][j], ai[i][j]);
-            sr += a * br[j] - b * bi[j];
-            si += a * bi[j] + b * br[j];
+            br[i] -= a * xr - b * xi;
+            bi[i] -= a * xi + b * xr;
         }
-        br[i] -= sr;
-        bi[i] -= si;
     }
     for k in (0..N).rev() {
-        let (mut sr, mut si) = (br[k], bi[k]);
-        for j in k + 1..N {
-            let (a, b) = (ar[k][j], ai[k][j]);
-            sr -= a * br[j] - b * bi[j];
-            si -= a * bi[j] + b * br[j];
-        }
+        let (sr, si) = (br[k], bi[k]);
         let (ir, ii) = (ar[k][k], ai[k][k]);
-        br[k] = sr * ir - si * ii;
-        bi[k] = sr * ii + si * ir;
+        let (xr, xi) = (sr * ir - si * ii, sr * ii + si * ir);
+        br[k] = xr;
+        bi[k] = xi;
+        for i in 0..k {
+            let (a, b) = (ar[i][k], ai[i][k]);
+            br[i] -= a * xr - b * xi;
+            bi[i] -= a * xi + b * xr;
+        }
     }
 }
 
@@ -413,20 +417,20 @@ impl RealLu {
                 b.swap(k, p);
             }
         }
-        // row-oriented substitutions (contiguous rows of the row-major LU)
-        for i in 1..n {
-            let row = &lu[i * n..i * n + i];
-            let s: f64 = row.iter().zip(&b[..i]).map(|(l, x)| l * x).sum();
-            b[i] -= s;
+        // column-oriented substitutions, as the fixed orders (see
+        // `real_solve_fixed`)
+        for j in 0..n {
+            let x = b[j];
+            for i in j + 1..n {
+                b[i] -= lu[i * n + j] * x;
+            }
         }
         for k in (0..n).rev() {
-            let row = &lu[k * n..(k + 1) * n];
-            let s: f64 = row[k + 1..]
-                .iter()
-                .zip(&b[k + 1..])
-                .map(|(u, x)| u * x)
-                .sum();
-            b[k] = (b[k] - s) * row[k];
+            let x = b[k] * lu[k * n + k];
+            b[k] = x;
+            for i in 0..k {
+                b[i] -= lu[i * n + k] * x;
+            }
         }
     }
 }
@@ -563,30 +567,27 @@ impl ComplexLu {
                 bi.swap(k, p);
             }
         }
-        // (zipped slices: no bounds checks; same operations in the same
-        // order as the indexed loops)
-        for i in 1..n {
-            let (lr, li) = (&ar[i * n..i * n + i], &ai[i * n..i * n + i]);
-            let (mut sr, mut si) = (0.0, 0.0);
-            let l = lr.iter().zip(li);
-            for ((&a, &b), (&xr, &xi)) in l.zip(br[..i].iter().zip(&bi[..i])) {
-                sr += a * xr - b * xi;
-                si += a * xi + b * xr;
+        // column-oriented substitutions, as the fixed orders (see
+        // `complex_solve_fixed`)
+        for j in 0..n {
+            let (xr, xi) = (br[j], bi[j]);
+            for i in j + 1..n {
+                let (a, b) = (ar[i * n + j], ai[i * n + j]);
+                br[i] -= a * xr - b * xi;
+                bi[i] -= a * xi + b * xr;
             }
-            br[i] -= sr;
-            bi[i] -= si;
         }
         for k in (0..n).rev() {
-            let (ur, ui) = (&ar[k * n..(k + 1) * n], &ai[k * n..(k + 1) * n]);
-            let (mut sr, mut si) = (br[k], bi[k]);
-            let u = ur[k + 1..].iter().zip(&ui[k + 1..]);
-            for ((&a, &b), (&xr, &xi)) in u.zip(br[k + 1..].iter().zip(&bi[k + 1..])) {
-                sr -= a * xr - b * xi;
-                si -= a * xi + b * xr;
+            let (sr, si) = (br[k], bi[k]);
+            let (ir, ii) = (ar[k * n + k], ai[k * n + k]);
+            let (xr, xi) = (sr * ir - si * ii, sr * ii + si * ir);
+            br[k] = xr;
+            bi[k] = xi;
+            for i in 0..k {
+                let (a, b) = (ar[i * n + k], ai[i * n + k]);
+                br[i] -= a * xr - b * xi;
+                bi[i] -= a * xi + b * xr;
             }
-            let (ir, ii) = (ur[k], ui[k]);
-            br[k] = sr * ir - si * ii;
-            bi[k] = sr * ii + si * ir;
         }
     }
 }
