@@ -364,7 +364,8 @@ pub fn reinitialize(
     }
     let residual = last.map_or(f64::NAN, |p| p.residual);
     Err(SimError::Numerical(format!(
-        "re-initialisation at t = {t} failed: the values after `reinit` cannot be made consistent with the constraints (residual {residual:.3e})"
+        "re-initialisation at t = {t} failed: the values after `reinit` cannot be made consistent with the constraints (residual {residual:.3e})",
+        t = daec_solve::readable_number(t)
     )))
 }
 
@@ -404,7 +405,8 @@ pub fn project_added(
         Err(SimError::Numerical(format!(
             "at t = {t} the unknowns of the {} formulation could not be made consistent with its constraints (residual {:.3e})",
             form.form.name().to_ascii_uppercase(),
-            p.residual
+            p.residual,
+            t = daec_solve::readable_number(t)
         )))
     }
 }

@@ -150,7 +150,9 @@ impl SigmaJacobian {
             .unwrap_or_default();
         Some(format!(
             "the model's Σ-Jacobian is nearly singular at t = {t} (smallest/largest pivot {:.1e}, {:.1e} at the start{unknowns}{equations}): the DAE as written is not regular there — its index, hidden constraints and states hold only where the Σ-Jacobian is nonsingular — so no formulation integrates past this point; a model that is only locally valid (e.g. a structurally extended form written out) must be replaced by the original DAE, whose StE and DD forms switch variants along the solution",
-            now.ratio, start.ratio
+            now.ratio,
+            start.ratio,
+            t = daec_solve::readable_number(t)
         ))
     }
 }

@@ -60,16 +60,8 @@ pub struct ResolvedOptions {
     pub method: Method,
 }
 
-/// `x` for a message: the shortest decimal that reads back as `x`, in
-/// exponent form when plain digits would be long (`1e-300`, not three
-/// hundred zeros).
-fn show(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
-    }
-}
+// `x` for a message (exponent form where plain digits would be long)
+use daec_solve::readable_number as show;
 
 /// Resolves `opts` against the `experiment` annotation of `dae` and checks
 /// them (positive finite tolerances and interval, `t_end > t0`).
@@ -301,24 +293,29 @@ fn describe_failure(
     let name = |j: usize| names.get(j).map_or("?", |s| s.as_str());
     let msg = match err {
         SolveError::SingularMatrix { t, h, variable } => format!(
-            "singular iteration matrix at t = {t} (h = {h:e}): the pivot of `{}` vanished; check the equations that determine `{}`",
+            "singular iteration matrix at t = {} (h = {h:e}): the pivot of `{}` vanished; check the equations that determine `{}`",
+            show(*t),
             name(*variable),
             name(*variable)
         ),
         SolveError::RankDeficient { t, rank, n } => format!(
-            "the equations lost rank at t = {t} ({rank} < {n} unknowns); fastest-changing unknowns: {}",
+            "the equations lost rank at t = {} ({rank} < {n} unknowns); fastest-changing unknowns: {}",
+            show(*t),
             fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
         SolveError::StepSizeTooSmall { t, h } => format!(
-            "step size too small at t = {t} (h = {h:e}), the solution may blow up or be discontinuous; fastest-changing unknowns: {}",
+            "step size too small at t = {} (h = {h:e}), the solution may blow up or be discontinuous; fastest-changing unknowns: {}",
+            show(*t),
             fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
         SolveError::NewtonDivergence { t, h, failures } => format!(
-            "the Newton iteration diverged {failures} times in a row at t = {t} (h = {h:e}); fastest-changing unknowns: {}",
+            "the Newton iteration diverged {failures} times in a row at t = {} (h = {h:e}); fastest-changing unknowns: {}",
+            show(*t),
             fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
         SolveError::TooManySteps { t, max_steps } => format!(
-            "more than {max_steps} steps were needed; stopped at t = {t}; fastest-changing unknowns: {}",
+            "more than {max_steps} steps were needed; stopped at t = {}; fastest-changing unknowns: {}",
+            show(*t),
             fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
         other => other.to_string(),
@@ -817,7 +814,8 @@ pub fn integrate_with_progress(
                         Err(e) => {
                             failure = Some(SimError::Numerical(format!(
                                 "{} state selection at t = {t}: the variant {variant:?} cannot be built: {e}",
-                                variant.form().name().to_ascii_uppercase()
+                                variant.form().name().to_ascii_uppercase(),
+                                t = show(t)
                             )));
                             break;
                         }

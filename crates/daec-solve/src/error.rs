@@ -16,7 +16,7 @@ pub enum SolveError {
     #[error("invalid options: {0}")]
     InvalidOptions(String),
     /// The step size fell below the round-off level of `t`.
-    #[error("step size too small at t = {t}: h = {h:e}")]
+    #[error("step size too small at t = {}: h = {h:e}", readable_number(*.t))]
     StepSizeTooSmall {
         /// Time of the last accepted step.
         t: f64,
@@ -25,7 +25,10 @@ pub enum SolveError {
     },
     /// The simplified Newton iteration failed to converge too many times in
     /// a row.
-    #[error("Newton iteration diverged {failures} times in a row at t = {t} (h = {h:e})")]
+    #[error(
+        "Newton iteration diverged {failures} times in a row at t = {} (h = {h:e})",
+        readable_number(*.t)
+    )]
     NewtonDivergence {
         /// Time of the last accepted step.
         t: f64,
@@ -36,7 +39,8 @@ pub enum SolveError {
     },
     /// The iteration matrix was singular five times in a row (as RADAU5).
     #[error(
-        "singular iteration matrix at t = {t} (h = {h:e}); pivot of variable {variable} vanished"
+        "singular iteration matrix at t = {} (h = {h:e}); pivot of variable {variable} vanished",
+        readable_number(*.t)
     )]
     SingularMatrix {
         /// Time of the last accepted step.
@@ -47,7 +51,10 @@ pub enum SolveError {
         variable: usize,
     },
     /// The overdetermined system `[E; ∂g/∂z]` lost rank.
-    #[error("the equations have rank {rank} < {n} unknowns at t = {t}")]
+    #[error(
+        "the equations have rank {rank} < {n} unknowns at t = {}",
+        readable_number(*.t)
+    )]
     RankDeficient {
         /// Time of the last accepted step.
         t: f64,
@@ -57,13 +64,27 @@ pub enum SolveError {
         n: usize,
     },
     /// More than `max_steps` step attempts.
-    #[error("more than {max_steps} steps needed; stopped at t = {t}")]
+    #[error(
+        "more than {max_steps} steps needed; stopped at t = {}",
+        readable_number(*.t)
+    )]
     TooManySteps {
         /// Time of the last accepted step.
         t: f64,
         /// The limit from the options.
         max_steps: usize,
     },
+}
+
+/// `x` for a message: the shortest decimal that reads back as `x`, in
+/// exponent form where plain digits would be long (`1e-12`, not
+/// `0.000000000001`; `1e300`, not three hundred digits).
+pub fn readable_number(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 impl SolveError {
@@ -77,5 +98,39 @@ impl SolveError {
             | Self::RankDeficient { t, .. }
             | Self::TooManySteps { t, .. } => Some(*t),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_in_messages_are_readable_at_every_scale() {
+        let tiny = SolveError::StepSizeTooSmall { t: 1e-12, h: 1e-28 };
+        assert_eq!(
+            tiny.to_string(),
+            "step size too small at t = 1e-12: h = 1e-28"
+        );
+        let plain = SolveError::NewtonDivergence {
+            t: 0.25,
+            h: 1e-3,
+            failures: 30,
+        };
+        assert_eq!(
+            plain.to_string(),
+            "Newton iteration diverged 30 times in a row at t = 0.25 (h = 1e-3)"
+        );
+        let huge = SolveError::TooManySteps {
+            t: 3e20,
+            max_steps: 10,
+        };
+        assert_eq!(
+            huge.to_string(),
+            "more than 10 steps needed; stopped at t = 3e20"
+        );
+        assert_eq!(readable_number(-2.5e-7), "-2.5e-7");
+        assert_eq!(readable_number(0.0), "0");
+        assert_eq!(readable_number(1234.5), "1234.5");
     }
 }

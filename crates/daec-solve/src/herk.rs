@@ -385,16 +385,19 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
         if self.derivative(t, z, &mut zd).is_err() {
             return Err(SolveError::InvalidProblem(format!(
                 "half-explicit Runge–Kutta needs E(t,z) to have full column rank on the {} differentiated unknowns (Bäse 2017, Criterion 3.6); it is singular at t = {t}",
-                self.free.len()
+                self.free.len(),
+                t = crate::readable_number(t)
             )));
         }
         self.refresh_jacobian(t, z, true)
             .map_err(|e| match e {
                 Ok(j) => SolveError::InvalidProblem(format!(
-                    "half-explicit Runge–Kutta needs the constraints to determine every unknown that appears without derivative (Bäse 2017, Criterion 3.6 and Procedure 3.11); unknown {j} is not determined by ∂g/∂z at t = {t}"
+                    "half-explicit Runge–Kutta needs the constraints to determine every unknown that appears without derivative (Bäse 2017, Criterion 3.6 and Procedure 3.11); unknown {j} is not determined by ∂g/∂z at t = {t}",
+                    t = crate::readable_number(t)
                 )),
                 Err(()) => SolveError::InvalidProblem(format!(
-                    "the constraint Jacobian is not finite or singular at t = {t}"
+                    "the constraint Jacobian is not finite or singular at t = {t}",
+                    t = crate::readable_number(t)
                 )),
             })?;
         Ok(self.sel.clone().unwrap_or(Selectors {
@@ -410,7 +413,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
         self.problem.mass_values(t, z, &mut self.mass_values);
         if !self.mass_values.iter().all(|v| v.is_finite()) {
             return Err(SolveError::InvalidProblem(format!(
-                "E(t,z) is not finite at t = {t}"
+                "E(t,z) is not finite at t = {t}",
+                t = crate::readable_number(t)
             )));
         }
         let mut nonzero = vec![false; self.n];
