@@ -83,6 +83,35 @@ fn push_number(s: &mut String, v: f64) {
     }
 }
 
+/// The label of the tick at `v` on an axis spanning `span` whose values
+/// reach `magnitude` in absolute value. Plotters puts at most ten labels
+/// on an axis, at multiples of a step `1, 2 or 5 × 10^k`; the labels get
+/// the decimals of that step (or, for values below 1e-3 or from 1e6 on,
+/// the exponent form with the mantissa digits of the step): uniform
+/// labels, a tick at round-off distance from zero reads as zero (not
+/// `-0.0`), and a variable of size 1e-8 gets `2.0e-8`, `4.0e-8` where
+/// plotters' fixed five decimals printed `0.0` throughout.
+fn axis_label(v: f64, span: f64, magnitude: f64) -> String {
+    let rough = span / 10.0;
+    if !(rough > 0.0 && rough.is_finite() && v.is_finite()) {
+        return format!("{v}");
+    }
+    let k = rough.log10().floor();
+    let m = rough / 10f64.powf(k);
+    let step_exponent = if m <= 5.0 { k } else { k + 1.0 };
+    let v = if v.abs() < 1e-6 * rough { 0.0 } else { v };
+    if !(1e-3..1e6).contains(&magnitude) {
+        if v == 0.0 {
+            return "0".to_string();
+        }
+        let digits = (magnitude.log10().floor() - step_exponent).clamp(0.0, 12.0) as usize;
+        format!("{v:.digits$e}")
+    } else {
+        let decimals = (-step_exponent).clamp(0.0, 12.0) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
 /// An SVG line plot of the variables `columns` (indices into
 /// `results.names`) over time.
 pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<String, String> {
@@ -122,9 +151,14 @@ pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Strin
             .y_label_area_size(64)
             .build_cartesian_2d(t0..t1, (lo - pad)..(hi + pad))
             .map_err(|e| e.to_string())?;
+        let (y0, y1) = (lo - pad, hi + pad);
+        let (t_span, t_mag) = (t1 - t0, t0.abs().max(t1.abs()));
+        let (y_span, y_mag) = (y1 - y0, y0.abs().max(y1.abs()));
         chart
             .configure_mesh()
             .x_desc("time")
+            .x_label_formatter(&|t| axis_label(*t, t_span, t_mag))
+            .y_label_formatter(&|y| axis_label(*y, y_span, y_mag))
             .draw()
             .map_err(|e| e.to_string())?;
         for (k, &c) in columns.iter().enumerate() {
@@ -308,7 +342,43 @@ impl SimStats {
 
 #[cfg(test)]
 mod tests {
-    use super::SimStats;
+    use super::{Results, SimStats, axis_label, to_svg};
+
+    #[test]
+    fn axis_labels_resolve_the_span_at_every_scale() {
+        // [-1.1, 1.1]: steps of 0.2 or 0.5, one decimal; the tick at
+        // round-off distance from zero reads 0.0, not -0.0
+        assert_eq!(axis_label(-1.1e-17, 2.2, 1.1), "0.0");
+        assert_eq!(axis_label(0.2, 2.2, 1.1), "0.2");
+        assert_eq!(axis_label(-0.4, 2.2, 1.1), "-0.4");
+        // Akzo Nobel's y4 over [0, 0.0075]: steps of 0.001
+        assert_eq!(axis_label(0.007, 0.0075, 0.0075), "0.007");
+        assert_eq!(axis_label(0.05, 0.3, 0.3), "0.05");
+        assert_eq!(axis_label(400.0, 1000.0, 1000.0), "400");
+        // small and large variables: exponent form with the digits that
+        // tell the ticks apart
+        assert_eq!(axis_label(2e-8, 1e-7, 1e-7), "2.0e-8");
+        assert_eq!(axis_label(0.0, 1e-7, 1e-7), "0");
+        assert_eq!(axis_label(3.65e-4, 2e-5, 3.7e-4), "3.65e-4");
+        assert_eq!(axis_label(2.5e7, 1e8, 1e8), "2.5e7");
+    }
+
+    #[test]
+    fn the_plot_of_a_tiny_variable_has_distinct_labels() {
+        let results = Results {
+            names: vec!["x".into()],
+            t: (0..=10).map(|k| k as f64 * 0.1).collect(),
+            z: (0..=10).map(|k| vec![k as f64 * 1e-8]).collect(),
+        };
+        let svg = to_svg(&results, &[0], "tiny").expect("plots");
+        for label in ["0", "2.0e-8", "4.0e-8", "8.0e-8", "0.4", "1.0"] {
+            assert!(
+                svg.contains(&format!(">\n{label}\n<")),
+                "no label {label}: {svg}"
+            );
+        }
+        assert!(!svg.contains(">\n-0"), "{svg}");
+    }
 
     #[test]
     fn the_summary_counts_in_words_and_names_constraint_residuals_only_with_constraints() {
