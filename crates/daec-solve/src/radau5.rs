@@ -24,7 +24,9 @@
 //! system per Jacobian evaluation by [`crate::selection`].
 
 use crate::error::SolveError;
-use crate::linalg::{ComplexLu, RealLu, SPARSE_THRESHOLD, SparseNewtonSystem};
+use crate::linalg::{
+    ComplexLu, RealLu, SPARSE_THRESHOLD, SparseNewtonSystem, SparsePattern, SparseRealLu,
+};
 use crate::problem::QuasiLinearDae;
 use crate::selection::{
     EquationSelection, PivotPreference, select_equations_ordered, select_equations_preferring,
@@ -45,11 +47,13 @@ pub struct Options {
     pub atol: f64,
     /// Optional absolute tolerance per variable.
     pub atol_per_variable: Option<Vec<f64>>,
-    /// Initial step size; `0` selects one: when
-    /// [`initial_derivative`](Self::initial_derivative) is given, by the
-    /// algorithm of Solving ODEs I, II.4 from `z₀`, `ż₀` and one explicit
-    /// Euler step (`min(100·h₀, (0.01/max(‖ż₀‖, ‖z̈₀‖))^{1/4})` in the
-    /// error test's norm), else `1e-6` (RADAU5's choice).
+    /// Initial step size; `0` selects one by the algorithm of Solving ODEs
+    /// I, II.4 from `z₀`, `ż₀` and one explicit Euler step
+    /// (`min(100·h₀, (0.01/max(‖ż₀‖, ‖z̈₀‖))^{1/4})` in the error test's
+    /// norm), with `ż₀` the [`initial_derivative`](Self::initial_derivative)
+    /// or, when that is absent, the derivative the DAE determines at `z₀`
+    /// (`E·ż = k`, `∂g/∂z·ż = −∂g/∂t`). Where neither is available
+    /// (singular rows) `1e-6`, RADAU5's choice.
     pub h0: f64,
     /// Maximal step size; `0` or infinite means `t_end − t0`.
     pub h_max: f64,
@@ -78,9 +82,10 @@ pub struct Options {
     /// Use Gustafsson's predictive controller (default true).
     pub predictive: bool,
     /// Initial derivative `ż(t0)` used in `∂(Eż − k)/∂z` for the first
-    /// Jacobian; zero if absent (exact whenever `E` is constant). With
-    /// `h0 = 0` it also gives the starting step size (see
-    /// [`h0`](Self::h0)).
+    /// Jacobian and, with `h0 = 0`, for the starting step size (see
+    /// [`h0`](Self::h0)). If absent and `h0 = 0`, the integrator computes
+    /// it from the DAE; otherwise zero (exact for the Jacobian whenever
+    /// `E` is constant).
     pub initial_derivative: Option<Vec<f64>>,
     /// Consecutive Newton failures after which the integration stops.
     pub max_newton_failures: usize,
@@ -541,6 +546,113 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         })
     }
 
+    /// The derivative `ż(t, z)` that the DAE determines at a consistent
+    /// point: the solution of `E(t,z)·ż = k(t,z)`, `∂g/∂z·ż = −∂g/∂t`
+    /// (the constraints differentiated once along the solution), the
+    /// rows an overdetermined system selects for its Newton matrix solved
+    /// by LU (the dense or the sparse selection and LU, as the
+    /// integration's). `start_residual` is `[−k(t, z); g(t, z)]` (the
+    /// residual with `ż = 0`) and `mass_values` `E(t, z)` (in the order
+    /// of its pattern); `∂g/∂t` by a forward difference (one evaluation
+    /// of the constraints). `None` if the rows are singular there or the
+    /// result is not finite.
+    fn consistent_derivative(
+        &mut self,
+        t: f64,
+        z: &[f64],
+        start_residual: &[f64],
+        mass_values: &[f64],
+        prefer: Option<&PivotPreference>,
+    ) -> Option<Vec<f64>> {
+        let (n, n_d, n_g) = (self.n, self.n_d, self.n_g);
+        let problem = self.problem;
+        let mut g_t = vec![0.0; n_g];
+        if n_g > 0 {
+            problem.constraint_jacobian_values(t, z, &mut self.jg.values);
+            let dt = f64::EPSILON.sqrt() * t.abs().max(1.0);
+            problem.constraints(t + dt, z, &mut g_t);
+            self.stats.constraint_evals += 1;
+            for (gt, &g0) in g_t.iter_mut().zip(&start_residual[n_d..]) {
+                *gt = (*gt - g0) / dt;
+            }
+        }
+        let (me, mv) = (&self.mass.entries, mass_values);
+        let (ge, gv) = (&self.jg.entries, &self.jg.values);
+        let overdetermined = n_d + n_g > n;
+        let mut zdot = vec![0.0; n];
+        if self.sparse {
+            let sel = if overdetermined {
+                select_equations_ordered(n, me, mv, n_d, ge, gv, n_g)
+                    .or_else(|_| select_equations_sparse(n, me, mv, n_d, ge, gv, n_g))
+                    .ok()?
+            } else {
+                EquationSelection {
+                    diff_rows: (0..n_d).collect(),
+                    constraint_rows: (0..n_g).collect(),
+                }
+            };
+            // the selected rows of [E; ∂g/∂z], renumbered 0..n
+            let nd = sel.diff_rows.len();
+            let mut at = vec![usize::MAX; n_d + n_g];
+            for (k, &r) in sel.diff_rows.iter().enumerate() {
+                at[r] = k;
+                zdot[k] = -start_residual[r];
+            }
+            for (k, &r) in sel.constraint_rows.iter().enumerate() {
+                at[n_d + r] = nd + k;
+                zdot[nd + k] = -g_t[r];
+            }
+            let mut entries = Vec::with_capacity(me.len() + ge.len());
+            let mut values = Vec::with_capacity(me.len() + ge.len());
+            let rows = me.iter().zip(mv).map(|(&(r, c), &v)| (r, c, v));
+            let constraint_rows = ge.iter().zip(gv).map(|(&(r, c), &v)| (n_d + r, c, v));
+            for (r, c, v) in rows.chain(constraint_rows) {
+                if at[r] != usize::MAX {
+                    entries.push((at[r], c));
+                    values.push(v);
+                }
+            }
+            let (pattern, slots) = SparsePattern::new(n, &entries);
+            let mut summed = vec![0.0; pattern.nnz()];
+            for (&slot, &v) in slots.iter().zip(&values) {
+                summed[slot] += v;
+            }
+            let mut lu = SparseRealLu::new(&pattern);
+            lu.factor(&pattern, &summed).ok()?;
+            lu.solve(&mut zdot);
+        } else {
+            let mut e = vec![0.0; n_d * n];
+            self.mass.scatter_values(mass_values, &mut e, n);
+            let mut g = vec![0.0; n_g * n];
+            self.jg.scatter(&mut g, n);
+            let sel = if overdetermined {
+                select_equations_preferring(n, &e, n_d, &g, n_g, prefer).ok()?
+            } else {
+                EquationSelection {
+                    diff_rows: (0..n_d).collect(),
+                    constraint_rows: (0..n_g).collect(),
+                }
+            };
+            let mut lu = RealLu::new(n);
+            let a = lu.matrix_mut();
+            let rows = sel
+                .diff_rows
+                .iter()
+                .map(|&r| (&e[r * n..(r + 1) * n], -start_residual[r]));
+            let constraint_rows = sel
+                .constraint_rows
+                .iter()
+                .map(|&r| (&g[r * n..(r + 1) * n], -g_t[r]));
+            for (k, (row, rhs)) in rows.chain(constraint_rows).enumerate() {
+                a[k * n..(k + 1) * n].copy_from_slice(row);
+                zdot[k] = rhs;
+            }
+            lu.factor_in_place().ok()?;
+            lu.solve(&mut zdot);
+        }
+        all_finite(&zdot).then_some(zdot)
+    }
+
     /// Statistics of the last (or running) integration.
     pub fn stats(&self) -> Stats {
         self.stats
@@ -761,14 +873,22 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         if !sparse {
             self.mass.scatter_values(mass_cur, e_cur, n);
         }
-        if opts.h0 == 0.0
-            && let Some(zdot0) = &opts.initial_derivative
+        // Without a given ż(t₀), the derivative the DAE determines there:
+        // for the starting step and the first Jacobian.
+        let mut derived = false;
+        if opts.initial_derivative.is_none()
+            && opts.h0 == 0.0
+            && let Some(zdot0) = self.consistent_derivative(t, &y, y0, mass_cur, prefer.as_ref())
         {
+            ydot.copy_from_slice(&zdot0);
+            derived = true;
+        }
+        if opts.h0 == 0.0 && (derived || opts.initial_derivative.is_some()) {
             let span = t_end - t0;
             let start = StartingPoint {
                 t: t0,
                 z: &y,
-                zdot: zdot0,
+                zdot: &ydot,
                 scale: base_scal,
                 index: &self.index,
                 mass_entries: &self.mass.entries,
