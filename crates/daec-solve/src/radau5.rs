@@ -451,8 +451,10 @@ fn starting_step_size<P: QuasiLinearDae + ?Sized>(
         }
     }
     let d2 = rms(s2, rows);
-    let dmax = d1.max(d2);
-    let h1 = if !dmax.is_finite() {
+    // (not `f64::max`, which would drop a NaN: a residual that is not
+    // finite after the Euler step leaves the start to 1e-6)
+    let dmax = if d1 >= d2 { d1 } else { d2 };
+    let h1 = if !(dmax.is_finite() && d2.is_finite()) {
         1e-6
     } else if dmax <= 1e-15 {
         (1e-3 * h0).max(1e-6)
