@@ -75,12 +75,7 @@ pub fn to_csv(results: &Results) -> String {
 /// A number in the shortest form that reads back to the same `f64`:
 /// positional for moderate magnitudes, scientific otherwise.
 fn push_number(s: &mut String, v: f64) {
-    let a = v.abs();
-    if a == 0.0 || (1e-4..1e15).contains(&a) || !a.is_finite() {
-        let _ = write!(s, "{v}");
-    } else {
-        let _ = write!(s, "{v:e}");
-    }
+    let _ = write!(s, "{}", daec_solve::ReadableNumber(v));
 }
 
 /// The label of the tick at `v` on an axis spanning `span` whose values

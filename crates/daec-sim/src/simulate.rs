@@ -20,6 +20,7 @@ use daec_regularize::{
     Analysis, MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality,
     hvt_conditioning, log_kappa,
 };
+use daec_solve::readable_number as show; // `x` for a message
 use daec_solve::{Options, SolveError, Stats, StepControl, locate_event};
 use std::sync::Arc;
 use std::time::Instant;
@@ -59,9 +60,6 @@ pub struct ResolvedOptions {
     /// The integrator.
     pub method: Method,
 }
-
-// `x` for a message (exponent form where plain digits would be long)
-use daec_solve::readable_number as show;
 
 /// Resolves `opts` against the `experiment` annotation of `dae` and checks
 /// them (positive finite tolerances and interval, `t_end > t0`).

@@ -76,15 +76,27 @@ pub enum SolveError {
     },
 }
 
-/// `x` for a message: the shortest decimal that reads back as `x`, in
+/// A number displayed as the shortest decimal that reads back as it, in
 /// exponent form where plain digits would be long (`1e-12`, not
-/// `0.000000000001`; `1e300`, not three hundred digits).
-pub fn readable_number(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
+/// `0.000000000001`; `1e300`, not three hundred digits): the form of the
+/// messages and of `daec simulate`'s CSV.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReadableNumber(pub f64);
+
+impl std::fmt::Display for ReadableNumber {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        if x == 0.0 || !x.is_finite() || (1e-4..1e15).contains(&x.abs()) {
+            write!(f, "{x}")
+        } else {
+            write!(f, "{x:e}")
+        }
     }
+}
+
+/// `x` for a message ([`ReadableNumber`]).
+pub fn readable_number(x: f64) -> String {
+    ReadableNumber(x).to_string()
 }
 
 impl SolveError {

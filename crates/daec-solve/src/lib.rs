@@ -69,7 +69,7 @@ pub mod second_order;
 pub mod selection;
 pub mod tableau;
 
-pub use error::{SolveError, readable_number};
+pub use error::{ReadableNumber, SolveError, readable_number};
 pub use events::locate_event;
 pub use herk::{Herk, HerkOptions, Selectors, Tableau};
 pub use problem::QuasiLinearDae;
