@@ -554,8 +554,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
     /// rows an overdetermined system selects for its Newton matrix solved
     /// by LU (the dense or the sparse selection and LU, as the
     /// integration's). `start_residual` is `[−k(t, z); g(t, z)]` (the
-    /// residual with `ż = 0`) and `mass_values` `E(t, z)` (in the order
-    /// of its pattern); `∂g/∂t` by a forward difference (one evaluation
+    /// residual with `ż = 0`), `mass_values` `E(t, z)` in the order of
+    /// its pattern and, on the dense path, `e_dense` the same row-major; `∂g/∂t` by a forward difference (one evaluation
     /// of the constraints). `None` if the rows are singular there or the
     /// result is not finite.
     fn consistent_derivative(
@@ -564,6 +564,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         z: &[f64],
         start_residual: &[f64],
         mass_values: &[f64],
+        e_dense: &[f64],
         prefer: Option<&PivotPreference>,
     ) -> Option<Vec<f64>> {
         let (n, n_d, n_g) = (self.n, self.n_d, self.n_g);
@@ -580,29 +581,35 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         }
         let (me, mv) = (&self.mass.entries, mass_values);
         let (ge, gv) = (&self.jg.entries, &self.jg.values);
-        let overdetermined = n_d + n_g > n;
-        let mut zdot = vec![0.0; n];
+        let g_dense = if self.sparse {
+            Vec::new()
+        } else {
+            let mut g = vec![0.0; n_g * n];
+            self.jg.scatter(&mut g, n);
+            g
+        };
+        let sel = if n_d + n_g <= n {
+            EquationSelection::all(n_d, n_g)
+        } else if self.sparse {
+            select_equations_ordered(n, me, mv, n_d, ge, gv, n_g)
+                .or_else(|_| select_equations_sparse(n, me, mv, n_d, ge, gv, n_g))
+                .ok()?
+        } else {
+            select_equations_preferring(n, e_dense, n_d, &g_dense, n_g, prefer).ok()?
+        };
+        // the right-hand side [k; −∂g/∂t] on the selected rows
+        let diff_rhs = sel.diff_rows.iter().map(|&r| -start_residual[r]);
+        let constraint_rhs = sel.constraint_rows.iter().map(|&r| -g_t[r]);
+        let mut zdot: Vec<f64> = diff_rhs.chain(constraint_rhs).collect();
+        let nd = sel.diff_rows.len();
         if self.sparse {
-            let sel = if overdetermined {
-                select_equations_ordered(n, me, mv, n_d, ge, gv, n_g)
-                    .or_else(|_| select_equations_sparse(n, me, mv, n_d, ge, gv, n_g))
-                    .ok()?
-            } else {
-                EquationSelection {
-                    diff_rows: (0..n_d).collect(),
-                    constraint_rows: (0..n_g).collect(),
-                }
-            };
             // the selected rows of [E; ∂g/∂z], renumbered 0..n
-            let nd = sel.diff_rows.len();
             let mut at = vec![usize::MAX; n_d + n_g];
             for (k, &r) in sel.diff_rows.iter().enumerate() {
                 at[r] = k;
-                zdot[k] = -start_residual[r];
             }
             for (k, &r) in sel.constraint_rows.iter().enumerate() {
                 at[n_d + r] = nd + k;
-                zdot[nd + k] = -g_t[r];
             }
             let mut entries = Vec::with_capacity(me.len() + ge.len());
             let mut values = Vec::with_capacity(me.len() + ge.len());
@@ -623,31 +630,15 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             lu.factor(&pattern, &summed).ok()?;
             lu.solve(&mut zdot);
         } else {
-            let mut e = vec![0.0; n_d * n];
-            self.mass.scatter_values(mass_values, &mut e, n);
-            let mut g = vec![0.0; n_g * n];
-            self.jg.scatter(&mut g, n);
-            let sel = if overdetermined {
-                select_equations_preferring(n, &e, n_d, &g, n_g, prefer).ok()?
-            } else {
-                EquationSelection {
-                    diff_rows: (0..n_d).collect(),
-                    constraint_rows: (0..n_g).collect(),
-                }
-            };
             let mut lu = RealLu::new(n);
             let a = lu.matrix_mut();
-            let rows = sel
-                .diff_rows
-                .iter()
-                .map(|&r| (&e[r * n..(r + 1) * n], -start_residual[r]));
-            let constraint_rows = sel
+            let diff = sel.diff_rows.iter().map(|&r| &e_dense[r * n..(r + 1) * n]);
+            let constraint = sel
                 .constraint_rows
                 .iter()
-                .map(|&r| (&g[r * n..(r + 1) * n], -g_t[r]));
-            for (k, (row, rhs)) in rows.chain(constraint_rows).enumerate() {
-                a[k * n..(k + 1) * n].copy_from_slice(row);
-                zdot[k] = rhs;
+                .map(|&r| &g_dense[r * n..(r + 1) * n]);
+            for (row, source) in a.chunks_exact_mut(n).zip(diff.chain(constraint)) {
+                row.copy_from_slice(source);
             }
             lu.factor_in_place().ok()?;
             lu.solve(&mut zdot);
@@ -838,10 +829,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut diff_at = vec![usize::MAX; n_d];
         // a constant E is evaluated once, here
         let mass_constant = problem.mass_is_constant();
-        let mut sel = EquationSelection {
-            diff_rows: (0..n_d).collect(),
-            constraint_rows: (0..n_g).collect(),
-        };
+        let mut sel = EquationSelection::all(n_d, n_g);
 
         // The residual R of the selected square system from the full
         // residual `[E ż − k; g]` (constraint rows negated).
@@ -880,7 +868,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut derived = false;
         if opts.initial_derivative.is_none()
             && opts.h0 == 0.0
-            && let Some(zdot0) = self.consistent_derivative(t, &y, y0, mass_cur, prefer.as_ref())
+            && let Some(zdot0) =
+                self.consistent_derivative(t, &y, y0, mass_cur, e_cur, prefer.as_ref())
         {
             ydot.copy_from_slice(&zdot0);
             derived = true;

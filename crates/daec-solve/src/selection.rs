@@ -25,6 +25,16 @@ pub struct EquationSelection {
     pub constraint_rows: Vec<usize>,
 }
 
+impl EquationSelection {
+    /// Every differential and every constraint row (a square system).
+    pub fn all(n_d: usize, n_g: usize) -> Self {
+        Self {
+            diff_rows: (0..n_d).collect(),
+            constraint_rows: (0..n_g).collect(),
+        }
+    }
+}
+
 /// Relative pivot threshold below which a row is considered dependent.
 const RANK_TOL: f64 = 1e-10;
 
