@@ -499,3 +499,48 @@ fn every_model_meets_its_expect_line_and_is_pinned() {
         snapshot!(snapshot_name("analyze", &model), text.stdout);
     }
 }
+
+#[test]
+fn a_name_of_65536_characters_keys_the_sigma_table() {
+    // A format width is a u16: a column as wide as the longest name
+    // panicked ("Formatting argument out of range") from 65 535
+    // characters on. Long names head their columns by number, with a key.
+    let dir = std::env::temp_dir().join(format!("daec-long-name-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let long = "a".repeat(65_536);
+    let model = dir.join("long.dae");
+    std::fs::write(
+        &model,
+        format!(
+            "model L\n  Real {long}(start = 1);\n  Real y;\nequation\n  der({long}) = -{long};\n  y = 2*{long};\nend L;\n"
+        ),
+    )
+    .unwrap();
+    let r = daec(&["analyze", model.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let table: Vec<&str> = r
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Signature matrix Σ"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(table[1].trim_end(), "         z1    z2  |  c");
+    assert_eq!(table[2].trim_end(), "   F1     1*    -  |  0");
+    assert_eq!(table[3].trim_end(), "   F2     0     0* |  0");
+    assert_eq!(table[4].trim_end(), "    d     1     0");
+    assert_eq!(
+        table[5],
+        "(columns by number: a name is longer than 12 characters)"
+    );
+    assert_eq!(table[6], format!("  z1 = {long}"));
+    assert_eq!(table[7], "  z2 = y");
+    // short names head their own columns
+    let r = daec(&["analyze", "models/steinbrecher/pendulum.dae"]);
+    assert!(
+        r.stdout
+            .contains("       x        y        v        w   lambda  |  c"),
+        "{}",
+        r.stdout
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

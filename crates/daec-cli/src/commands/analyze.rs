@@ -8,13 +8,15 @@ use daec_expr::{ExprId, to_modelica};
 use daec_model::{Dae, FlatNames};
 use daec_regularize::expand::expand;
 use daec_regularize::{Analysis, AnalyzeOptions, Outcome, Regular, analyze};
-use daec_structure::{HvtCount, StructuralSingularity};
+use daec_structure::{HvtCount, SigmaAnalysis, StructuralSingularity};
 use serde_json::{Value, json};
 use std::fmt::Write;
 use std::path::Path;
 
 /// Largest model whose Σ is printed as a table.
 const TABLE_MAX: usize = 24;
+/// Widest column heading of the Σ table (longer names are keyed).
+const COLUMN_MAX: usize = 12;
 /// Largest number of constraints listed in the text report.
 const LIST_MAX: usize = 60;
 
@@ -250,40 +252,7 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
     let c = &sa.offsets.c;
     let d = &sa.offsets.d;
     if n <= TABLE_MAX {
-        let _ = writeln!(
-            out,
-            "\nSignature matrix Σ (rows: equations, columns: unknowns; * marks the HVT, - is −∞):"
-        );
-        let width = dae
-            .unknowns
-            .iter()
-            .map(|u| u.name.chars().count())
-            .max()
-            .unwrap_or(1)
-            .max(3)
-            + 1;
-        let mut header = format!("{:>5} ", "");
-        for u in &dae.unknowns {
-            let _ = write!(header, " {:>width$} ", u.name);
-        }
-        let _ = writeln!(out, "{header} |  c");
-        for (i, (&ci, &hvt_col)) in c.iter().zip(&sa.hvt.col_of_row).enumerate() {
-            let mut line = format!("{:>5} ", eq_name(i));
-            for j in 0..n {
-                let (cell, mark) = match analysis.sigma.get(i, j) {
-                    Some(s) if hvt_col == j => (s.to_string(), '*'),
-                    Some(s) => (s.to_string(), ' '),
-                    None => ("-".to_string(), ' '),
-                };
-                let _ = write!(line, " {cell:>width$}{mark}");
-            }
-            let _ = writeln!(out, "{line} |  {ci}");
-        }
-        let mut dl = format!("{:>5} ", "d");
-        for &dj in d {
-            let _ = write!(dl, " {dj:>width$} ");
-        }
-        let _ = writeln!(out, "{dl}");
+        sigma_table(&mut out, dae, analysis, sa);
     } else {
         let _ = writeln!(
             out,
@@ -543,6 +512,67 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
         );
     }
     out
+}
+
+/// Writes the Σ table of a small model: a column per unknown headed by
+/// its name, or, when a name is longer than [`COLUMN_MAX`] characters, by
+/// `z1`, `z2`, … with a key of the full names below the table (the width
+/// of every column comes from its heading, so no name can widen the table
+/// beyond `COLUMN_MAX`).
+fn sigma_table(out: &mut String, dae: &Dae, analysis: &Analysis, sa: &SigmaAnalysis) {
+    let n = dae.unknowns.len();
+    let keyed = dae
+        .unknowns
+        .iter()
+        .any(|u| u.name.chars().count() > COLUMN_MAX);
+    let heading = |j: usize| {
+        if keyed {
+            format!("z{}", j + 1)
+        } else {
+            dae.unknowns[j].name.clone()
+        }
+    };
+    let width = (0..n)
+        .map(|j| heading(j).chars().count())
+        .max()
+        .unwrap_or(1)
+        .clamp(3, COLUMN_MAX)
+        + 1;
+    let _ = writeln!(
+        out,
+        "\nSignature matrix Σ (rows: equations, columns: unknowns; * marks the HVT, - is −∞):"
+    );
+    let mut header = format!("{:>5} ", "");
+    for j in 0..n {
+        let _ = write!(header, " {:>width$} ", heading(j));
+    }
+    let _ = writeln!(out, "{header} |  c");
+    for (i, (&ci, &hvt_col)) in sa.offsets.c.iter().zip(&sa.hvt.col_of_row).enumerate() {
+        let mut line = format!("{:>5} ", eq_name(i));
+        for j in 0..n {
+            let (cell, mark) = match analysis.sigma.get(i, j) {
+                Some(s) if hvt_col == j => (s.to_string(), '*'),
+                Some(s) => (s.to_string(), ' '),
+                None => ("-".to_string(), ' '),
+            };
+            let _ = write!(line, " {cell:>width$}{mark}");
+        }
+        let _ = writeln!(out, "{line} |  {ci}");
+    }
+    let mut dl = format!("{:>5} ", "d");
+    for &dj in &sa.offsets.d {
+        let _ = write!(dl, " {dj:>width$} ");
+    }
+    let _ = writeln!(out, "{dl}");
+    if keyed {
+        let _ = writeln!(
+            out,
+            "(columns by number: a name is longer than {COLUMN_MAX} characters)"
+        );
+        for (j, u) in dae.unknowns.iter().enumerate() {
+            let _ = writeln!(out, "  z{} = {}", j + 1, u.name);
+        }
+    }
 }
 
 /// A residual, with round-off shown as such (so that reports do not change
