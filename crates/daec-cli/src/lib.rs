@@ -8,6 +8,7 @@
 //! (diagnostics printed), 2 usage errors, 3 numerical failure.
 
 mod commands;
+mod files;
 pub mod native;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -290,29 +291,10 @@ fn read_model(ctx: &mut Ctx<'_, '_>, path: &Path) -> Result<String, i32> {
     }
 }
 
-/// Writes `contents` to `path` atomically (a temporary file in the same
-/// directory, then a rename), so that no reader sees a truncated file.
-pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or_else(|| Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.daec-tmp-{}", std::process::id()));
-    let result = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Writes command output to `-o FILE` or stdout.
+/// Writes command output to `-o FILE` (see [`files`]) or stdout.
 pub(crate) fn emit(ctx: &mut Ctx<'_, '_>, output: Option<&Path>, text: &str) -> Result<(), i32> {
     match output {
-        Some(path) => write_atomically(path, text.as_bytes())
-            .map_err(|e| ctx.usage_error(&format!("cannot write `{}`: {e}", path.display()))),
+        Some(path) => files::write_output(ctx, path, text.as_bytes()),
         None => {
             let _ = ctx.io.stdout.write_all(text.as_bytes());
             Ok(())

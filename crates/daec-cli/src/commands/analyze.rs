@@ -27,6 +27,7 @@ pub(crate) fn analyze_command(
     format: Format,
     output: Option<&Path>,
 ) -> Result<(), i32> {
+    crate::files::check_outputs(ctx, &args.model, &[("-o", output)])?;
     let loaded = load(ctx, args)?;
     let mut dae = loaded.dae;
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());

@@ -12,6 +12,7 @@ pub(crate) fn flatten(
     format: Format,
     output: Option<&Path>,
 ) -> Result<(), i32> {
+    crate::files::check_outputs(ctx, &args.model, &[("-o", output)])?;
     let loaded = load(ctx, args)?;
     let dae = &loaded.dae;
     let text = match format {

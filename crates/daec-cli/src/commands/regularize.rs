@@ -63,6 +63,7 @@ pub(crate) fn regularize_command(ctx: &mut Ctx<'_, '_>, args: &RegularizeArgs) -
             form.name().to_ascii_uppercase()
         )));
     }
+    crate::files::check_outputs(ctx, &args.model.model, &[("-o", args.output.as_deref())])?;
     let loaded = load(ctx, &args.model)?;
     let mut dae = loaded.dae;
     // Formulations are built for first-order DAEs (as `daec simulate` does).

@@ -1,13 +1,14 @@
 //! `daec simulate`: parse, analyze, regularize (HiC by default) and integrate; the
 //! solution as CSV, an optional SVG plot and statistics.
 
+use crate::files::write_output;
 use crate::native::RustcCompiler;
-use crate::{Ctx, EXIT_MODEL, EXIT_NUMERIC, ModelArgs, emit, load, write_atomically};
+use crate::{Ctx, EXIT_MODEL, EXIT_NUMERIC, ModelArgs, emit, load};
 use clap::Args;
 use daec_regularize::formulation::Form;
 use daec_regularize::{AnalyzeOptions, Outcome, analyze};
 use daec_sim::{SimError, SimOptions, prepare_form, resolve_options, to_csv, to_svg};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -70,28 +71,6 @@ pub(crate) struct SimulateArgs {
     rustc: Option<PathBuf>,
 }
 
-fn check_writable(ctx: &mut Ctx<'_, '_>, path: Option<&Path>) -> Result<(), i32> {
-    let Some(path) = path else { return Ok(()) };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or_else(|| Path::new("."));
-    if path.is_dir() {
-        return Err(ctx.usage_error(&format!(
-            "cannot write `{}`: it is a directory",
-            path.display()
-        )));
-    }
-    if !dir.is_dir() {
-        return Err(ctx.usage_error(&format!(
-            "cannot write `{}`: the directory `{}` does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    Ok(())
-}
-
 /// `daec simulate MODEL [options]`.
 pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(), i32> {
     let clock = Instant::now();
@@ -137,9 +116,15 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     {
         return Err(ctx.usage_error(&format!("--t-end must be finite (got {t})")));
     }
-    for p in [&args.output, &args.plot, &args.stats_json] {
-        check_writable(ctx, p.as_deref())?;
-    }
+    crate::files::check_outputs(
+        ctx,
+        &args.model.model,
+        &[
+            ("-o", args.output.as_deref()),
+            ("--plot", args.plot.as_deref()),
+            ("--stats-json", args.stats_json.as_deref()),
+        ],
+    )?;
     let loaded = load(ctx, &args.model)?;
     let mut dae = loaded.dae;
     let columns: Vec<usize> = if args.vars.is_empty() {
@@ -281,12 +266,10 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     if let Some(path) = &args.plot {
         let svg = to_svg(&sim.results, &columns, &dae.name)
             .map_err(|e| ctx.usage_error(&format!("cannot draw the plot: {e}")))?;
-        write_atomically(path, svg.as_bytes())
-            .map_err(|e| ctx.usage_error(&format!("cannot write `{}`: {e}", path.display())))?;
+        write_output(ctx, path, svg.as_bytes())?;
     }
     if let Some(path) = &args.stats_json {
-        write_atomically(path, sim.stats.to_json().as_bytes())
-            .map_err(|e| ctx.usage_error(&format!("cannot write `{}`: {e}", path.display())))?;
+        write_output(ctx, path, sim.stats.to_json().as_bytes())?;
     }
     // (the builds of the variants a run switched to)
     if let Some(compiler) = native_log.filter(|_| args.verbose) {
