@@ -114,7 +114,7 @@ fn reference_of(model: &str, t: &str) -> Vec<f64> {
 }
 
 fn bench(c: &mut Criterion) {
-    let compiler = Arc::new(daec_cli::native::RustcCompiler::new(None).expect("rustc"));
+    let compiler = Arc::new(daec_cli::native::RustcCompiler::new(None, None).expect("rustc"));
     // the IVP test set's reference solution at t = 180
     let reference = reference_of(MODEL, "180");
     assert_eq!(reference.len(), 6, "the model's reference line");

@@ -143,7 +143,13 @@ fn ste_variants_built_during_the_run_are_compiled_too() {
     ];
     let (stats, stderr) = same_as_tapes(&args, "ste", 1e-9);
     assert!(stats["ste_switches"].as_u64().unwrap() >= 7, "{stats}");
-    assert_eq!(stderr.matches("native code: ").count(), 2, "{stderr}");
+    let libraries = stderr
+        .lines()
+        .filter(|l| {
+            l.starts_with("native code: compiled `") || l.starts_with("native code: cached `")
+        })
+        .count();
+    assert_eq!(libraries, 2, "{stderr}");
 }
 
 #[test]
@@ -224,4 +230,172 @@ fn native_needs_a_first_order_formulation() {
     ]);
     assert_eq!(r.code, 2, "--rustc without --native: {}", r.stderr);
     assert!(r.stderr.contains("--native"), "{}", r.stderr);
+}
+
+/// A fresh cache directory for one test (0755: private enough).
+fn fresh_cache(tag: &str) -> PathBuf {
+    let dir = temp(&format!("cache-{tag}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The library path a `--verbose` run reports as `what` (`compiled` or
+/// `cached`).
+fn library_of(stderr: &str, what: &str) -> PathBuf {
+    let start = format!("native code: {what} `");
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix(&start))
+        .unwrap_or_else(|| panic!("no `{start}` in {stderr}"));
+    PathBuf::from(&line[..line.find('`').unwrap()])
+}
+
+#[test]
+fn a_swapped_library_is_refused_and_rebuilt() {
+    // A library replaced in the cache (here by another model's valid
+    // library) was loaded — its initialisers run inside daec — and
+    // reported as "cached". The SHA-256 of the bytes recorded at build
+    // time is checked before loading; a mismatch or a missing record
+    // builds the library again.
+    let cache = fresh_cache("swap");
+    let cache_arg = cache.to_str().unwrap();
+    let akzo = [
+        "models/baese/akzo_nobel.dae",
+        "--interval",
+        "60",
+        "--native",
+        "--verbose",
+        "--cache-dir",
+        cache_arg,
+    ];
+    let (first, _, stderr) = run(&akzo, "swap-1");
+    let lib = library_of(&stderr, "compiled");
+    assert!(lib.starts_with(std::fs::canonicalize(&cache).unwrap()));
+    let (_, _, stderr) = run(
+        &[
+            "models/steinbrecher/pendulum.dae",
+            "--t-end",
+            "0.1",
+            "--native",
+            "--verbose",
+            "--cache-dir",
+            cache_arg,
+        ],
+        "swap-other",
+    );
+    let other = library_of(&stderr, "compiled");
+    assert_ne!(lib, other);
+    std::fs::copy(&other, &lib).unwrap();
+    let (rows, _, stderr) = run(&akzo, "swap-2");
+    assert!(
+        stderr.contains(&format!(
+            "native code: `{}` does not have the SHA-256 recorded when daec built it; not loaded, building it again",
+            lib.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("native code: cached"), "{stderr}");
+    assert_eq!(library_of(&stderr, "compiled"), lib);
+    assert_eq!(rows, first);
+    // the rebuilt library is found again; a missing record rebuilds too
+    let (_, _, stderr) = run(&akzo, "swap-3");
+    assert_eq!(library_of(&stderr, "cached"), lib);
+    let mut sum = lib.clone();
+    sum.set_file_name(
+        lib.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .trim_start_matches("lib")
+            .replace(std::env::consts::DLL_SUFFIX, ".sha256"),
+    );
+    std::fs::remove_file(&sum).unwrap();
+    let (rows, _, stderr) = run(&akzo, "swap-4");
+    assert!(
+        stderr.contains("has no recorded SHA-256; not loaded, building it again"),
+        "{stderr}"
+    );
+    assert_eq!(library_of(&stderr, "compiled"), lib);
+    assert_eq!(rows, first);
+    assert_eq!(std::fs::read_to_string(&sum).unwrap().trim().len(), 64);
+    // only the cache's own files are left (no private load copies)
+    let mut names: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 6, "{names:?}");
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn native_code_is_loaded_only_from_a_private_cache() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let akzo = |cache: &str| {
+        daec(&[
+            "simulate",
+            "models/baese/akzo_nobel.dae",
+            "--native",
+            "--cache-dir",
+            cache,
+        ])
+    };
+    let cache = fresh_cache("private");
+    // directories daec creates are 0700
+    let nested = cache.join("a").join("b");
+    let (_, _, _) = run(
+        &[
+            "models/baese/akzo_nobel.dae",
+            "--interval",
+            "60",
+            "--native",
+            "--cache-dir",
+            nested.to_str().unwrap(),
+        ],
+        "private-nested",
+    );
+    for d in [cache.join("a"), nested.clone()] {
+        let mode = std::fs::metadata(&d).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{}", d.display());
+    }
+    // a directory others can write is refused, before anything is loaded
+    std::fs::set_permissions(&nested, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let r = akzo(nested.to_str().unwrap());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("is writable by other users (mode 777)"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty());
+    // so is a directory of another user (changing the owner needs root)
+    std::fs::set_permissions(&nested, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let me = std::fs::metadata(&nested).unwrap().uid();
+    if std::os::unix::fs::chown(&nested, Some(me + 1), None).is_ok() {
+        let r = akzo(nested.to_str().unwrap());
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "belongs to another user (uid {}, not {me})",
+                me + 1
+            )),
+            "{}",
+            r.stderr
+        );
+    }
+    // no fallback to a shared directory when the cache cannot be created
+    let file = cache.join("file");
+    std::fs::write(&file, "").unwrap();
+    let r = akzo(file.join("cache").to_str().unwrap());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "cannot create the cache directory `{}/cache`",
+            file.display()
+        )) && r.stderr.contains("set DAEC_CACHE_DIR (or --cache-dir)"),
+        "{}",
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&cache);
 }

@@ -11,18 +11,31 @@
 //! the problem before any call; the problem checks the array lengths at
 //! every call.
 //!
-//! The cache: `$DAEC_CACHE_DIR`, else `$XDG_CACHE_HOME/daec/native`, else
-//! `$HOME/.cache/daec/native`, else the system's temporary directory. A
-//! library is keyed by a hash of its source, the compiler's version and
-//! the flags, and reused only when the source kept beside it is the same
-//! text. Files are written under unique names and renamed into place, so
-//! concurrent runs never load a half-written library.
+//! The cache: `--cache-dir`, else `$DAEC_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/daec/native`, else `$HOME/.cache/daec/native`; no
+//! fallback (with none of them set, `--native` asks for one). Directories
+//! daec creates there are private (0700), and a library is loaded only
+//! from a directory owned by the user that no other user may write
+//! (`private_dir`). A library is keyed by a hash of its source, the
+//! compiler's version and the flags, and reused only when the source kept
+//! beside it is the same text and the library's bytes have the SHA-256
+//! recorded when daec built it (`<stem>.sha256`); otherwise it is built
+//! again. The bytes that are checked are the bytes that are loaded: the
+//! library is read into memory, hashed, written to a fresh file created
+//! exclusively (0600) in the private directory, loaded from there and
+//! unlinked (`load_bytes`), so no file can be swapped between the check
+//! and `dlopen`. Files are written under unique names and renamed into
+//! place, so concurrent runs never load a half-written library.
 #![allow(unsafe_code)]
 
 use daec_sim::native::{
     NATIVE_LAYOUT_SYMBOL, NATIVE_SYMBOLS, NativeCode, NativeFn, NativeLayout, NativeSource,
 };
 use daec_sim::{NativeCompiler, SimError};
+use sha2::{Digest, Sha256};
+use std::fs::{self, DirBuilder, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -44,7 +57,7 @@ const RUSTC_FLAGS: &[&str] = &[
 pub struct RustcCompiler {
     rustc: PathBuf,
     version: String,
-    cache: PathBuf,
+    cache: Option<PathBuf>,
     /// What the last [`NativeCompiler::compile`] did (for `--verbose`).
     log: std::sync::Mutex<Vec<String>>,
 }
@@ -65,19 +78,83 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
     h
 }
 
-/// The cache directory (see the module documentation).
-fn cache_dir() -> PathBuf {
+/// The cache directory (see the module documentation): `given`, else
+/// from the environment; `None` when nothing names one.
+fn cache_dir(given: Option<PathBuf>) -> Option<PathBuf> {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    if let Some(d) = var("DAEC_CACHE_DIR") {
-        return PathBuf::from(d);
+    given
+        .or_else(|| var("DAEC_CACHE_DIR").map(PathBuf::from))
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("daec").join("native")))
+        .or_else(|| {
+            var("HOME").map(|d| PathBuf::from(d).join(".cache").join("daec").join("native"))
+        })
+}
+
+/// Creates `dir` (and its missing parents, 0700) and checks that it is
+/// private: owned by the effective user (the owner of a file created in
+/// it) and writable by no one else. Returns the directory with its
+/// symbolic links resolved, so that later uses name the directory that
+/// was checked.
+fn private_dir(dir: &Path) -> Result<PathBuf, String> {
+    let hint = "set DAEC_CACHE_DIR (or --cache-dir) to a directory of yours";
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| {
+            format!(
+                "cannot create the cache directory `{}`: {e}; {hint}",
+                dir.display()
+            )
+        })?;
+    let dir = fs::canonicalize(dir).map_err(|e| {
+        format!(
+            "cannot use the cache directory `{}`: {e}; {hint}",
+            dir.display()
+        )
+    })?;
+    let probe = unique(&dir.join("probe"), "uid");
+    let me = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&probe)
+        .and_then(|f| f.metadata())
+        .map(|m| m.uid());
+    let _ = fs::remove_file(&probe);
+    let me = me.map_err(|e| {
+        format!(
+            "cannot write to the cache directory `{}`: {e}; {hint}",
+            dir.display()
+        )
+    })?;
+    let meta = fs::metadata(&dir)
+        .map_err(|e| format!("cannot use the cache directory `{}`: {e}", dir.display()))?;
+    if meta.uid() != me {
+        return Err(format!(
+            "the cache directory `{}` belongs to another user (uid {}, not {me}); daec loads native code only from a directory of yours: {hint}",
+            dir.display(),
+            meta.uid()
+        ));
     }
-    if let Some(d) = var("XDG_CACHE_HOME") {
-        return PathBuf::from(d).join("daec").join("native");
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "the cache directory `{}` is writable by other users (mode {:o}); daec loads native code only from a directory no one else can write: `chmod go-w` it, or {hint}",
+            dir.display(),
+            meta.mode() & 0o7777
+        ));
     }
-    if let Some(d) = var("HOME") {
-        return PathBuf::from(d).join(".cache").join("daec").join("native");
-    }
-    std::env::temp_dir().join("daec-native")
+    Ok(dir)
+}
+
+/// The SHA-256 of `bytes`, in hexadecimal.
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            let _ = std::fmt::Write::write_fmt(&mut s, format_args!("{b:02x}"));
+            s
+        })
 }
 
 /// A name no other writer in this or another process uses.
@@ -91,8 +168,10 @@ fn unique(path: &Path, what: &str) -> PathBuf {
 
 impl RustcCompiler {
     /// The compiler `rustc` (else `$RUSTC`, else `rustc` on the `PATH`)
-    /// and its version; an error says what to install.
-    pub fn new(rustc: Option<PathBuf>) -> Result<Self, SimError> {
+    /// and its version, and the cache `cache` (else from the environment,
+    /// see the module documentation); an error says what to install or
+    /// set.
+    pub fn new(rustc: Option<PathBuf>, cache: Option<PathBuf>) -> Result<Self, SimError> {
         let rustc = rustc
             .or_else(|| {
                 std::env::var_os("RUSTC")
@@ -117,7 +196,7 @@ impl RustcCompiler {
         Ok(Self {
             rustc,
             version: String::from_utf8_lossy(&out.stdout).into_owned(),
-            cache: cache_dir(),
+            cache: cache_dir(cache),
             log: std::sync::Mutex::default(),
         })
     }
@@ -136,8 +215,13 @@ impl RustcCompiler {
         }
     }
 
-    /// The library for `source`: from the cache, else built by `rustc`.
-    fn library_path(&self, source: &NativeSource) -> Result<PathBuf, String> {
+    /// The library for `source`, loaded: from the cache when its bytes
+    /// are verified, else built by `rustc`.
+    fn library(&self, source: &NativeSource) -> Result<NativeCode, String> {
+        let cache = self.cache.as_deref().ok_or(
+            "no cache directory for the compiled model: set DAEC_CACHE_DIR (or HOME), or give --cache-dir",
+        )?;
+        let dir = private_dir(cache)?;
         let flags = RUSTC_FLAGS.join(" ");
         let key = fnv1a(&[
             source.text.as_bytes(),
@@ -145,37 +229,58 @@ impl RustcCompiler {
             flags.as_bytes(),
         ]);
         let stem = format!("daec_native_{key:016x}");
-        // (the temporary directory when the cache cannot be created)
-        let fallback = std::env::temp_dir().join("daec-native");
-        let dir = if std::fs::create_dir_all(&self.cache).is_ok() {
-            &self.cache
-        } else {
-            std::fs::create_dir_all(&fallback).map_err(|e| {
-                format!(
-                    "cannot create the cache `{}` nor `{}`: {e}",
-                    self.cache.display(),
-                    fallback.display()
-                )
-            })?;
-            &fallback
+        let files = CacheFiles {
+            src: dir.join(format!("{stem}.rs")),
+            lib: dir.join(format!(
+                "{}{stem}{}",
+                std::env::consts::DLL_PREFIX,
+                std::env::consts::DLL_SUFFIX
+            )),
+            sum: dir.join(format!("{stem}.sha256")),
         };
-        let src = dir.join(format!("{stem}.rs"));
-        let lib = dir.join(format!(
-            "{}{stem}{}",
-            std::env::consts::DLL_PREFIX,
-            std::env::consts::DLL_SUFFIX
-        ));
-        let cached =
-            lib.is_file() && std::fs::read(&src).is_ok_and(|text| text == source.text.as_bytes());
-        if cached {
-            self.note(format!("native code: cached `{}`", lib.display()));
-            return Ok(lib);
+        let bytes = match self.cached(&files, source) {
+            Some(bytes) => {
+                self.note(format!("native code: cached `{}`", files.lib.display()));
+                bytes
+            }
+            None => self.build(&files, &stem, source)?,
+        };
+        load_bytes(&files.lib, &bytes, source.layout)
+    }
+
+    /// The cached library's bytes, when its source is `source` and its
+    /// bytes have the recorded SHA-256 (a mismatch is noted).
+    fn cached(&self, files: &CacheFiles, source: &NativeSource) -> Option<Vec<u8>> {
+        if !fs::read(&files.src).is_ok_and(|text| text == source.text.as_bytes()) {
+            return None;
         }
+        let bytes = fs::read(&files.lib).ok()?;
+        let why = match fs::read_to_string(&files.sum) {
+            Ok(recorded) if recorded.trim() == sha256_hex(&bytes) => return Some(bytes),
+            Ok(_) => "does not have the SHA-256 recorded when daec built it",
+            Err(_) => "has no recorded SHA-256",
+        };
+        self.note(format!(
+            "native code: `{}` {why}; not loaded, building it again",
+            files.lib.display()
+        ));
+        None
+    }
+
+    /// Builds `source` with `rustc` into the cache and returns the
+    /// library's bytes (whose SHA-256 it records).
+    fn build(
+        &self,
+        files: &CacheFiles,
+        stem: &str,
+        source: &NativeSource,
+    ) -> Result<Vec<u8>, String> {
         let clock = std::time::Instant::now();
-        let tmp_src = unique(&src, "rs");
-        std::fs::write(&tmp_src, &source.text)
+        let tmp_src = unique(&files.src, "rs");
+        fs::write(&tmp_src, &source.text)
             .map_err(|e| format!("cannot write `{}`: {e}", tmp_src.display()))?;
-        let tmp_lib = unique(&lib, "tmp");
+        let tmp_lib = unique(&files.lib, "tmp");
+        let tmp_sum = unique(&files.sum, "tmp");
         let out = Command::new(&self.rustc)
             .args(RUSTC_FLAGS)
             .arg(format!("--crate-name={stem}"))
@@ -185,9 +290,20 @@ impl RustcCompiler {
             .output()
             .map_err(|e| format!("cannot run `{}`: {e}", self.rustc.display()));
         let result = match out {
-            Ok(out) if out.status.success() => std::fs::rename(&tmp_lib, &lib)
-                .and_then(|()| std::fs::rename(&tmp_src, &src))
-                .map_err(|e| format!("cannot move the library into `{}`: {e}", dir.display())),
+            Ok(out) if out.status.success() => fs::read(&tmp_lib)
+                .and_then(|bytes| {
+                    fs::write(&tmp_sum, format!("{}\n", sha256_hex(&bytes)))?;
+                    fs::rename(&tmp_lib, &files.lib)?;
+                    fs::rename(&tmp_sum, &files.sum)?;
+                    fs::rename(&tmp_src, &files.src)?;
+                    Ok(bytes)
+                })
+                .map_err(|e| {
+                    format!(
+                        "cannot move the library into `{}`: {e}",
+                        files.lib.parent().unwrap_or(Path::new(".")).display()
+                    )
+                }),
             Ok(out) => {
                 let err = String::from_utf8_lossy(&out.stderr);
                 let first: Vec<&str> = err.lines().take(20).collect();
@@ -200,23 +316,63 @@ impl RustcCompiler {
             }
             Err(e) => Err(e),
         };
-        let _ = std::fs::remove_file(&tmp_src);
-        let _ = std::fs::remove_file(&tmp_lib);
-        result?;
+        for tmp in [&tmp_src, &tmp_lib, &tmp_sum] {
+            let _ = fs::remove_file(tmp);
+        }
+        let bytes = result?;
         self.note(format!(
             "native code: compiled `{}` with {} in {:.2} s",
-            lib.display(),
+            files.lib.display(),
             self.version.lines().next().unwrap_or("rustc"),
             clock.elapsed().as_secs_f64()
         ));
-        Ok(lib)
+        Ok(bytes)
     }
+}
+
+/// The files of one library in the cache: the source it was built from,
+/// the library, and the SHA-256 of the library's bytes.
+struct CacheFiles {
+    src: PathBuf,
+    lib: PathBuf,
+    sum: PathBuf,
+}
+
+/// Loads the library whose verified bytes are `bytes` (read from `lib`):
+/// they are written to a fresh file beside `lib`, created exclusively and
+/// readable by the user only, which is loaded and then unlinked (the
+/// mapping stays). The directory is private (`private_dir`), so no one
+/// else can replace that file between the write and the load.
+fn load_bytes(lib: &Path, bytes: &[u8], layout: NativeLayout) -> Result<NativeCode, String> {
+    let path = loop {
+        let path = unique(lib, "load");
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                let written = f.write_all(bytes);
+                drop(f);
+                if let Err(e) = written {
+                    let _ = fs::remove_file(&path);
+                    return Err(format!("cannot write `{}`: {e}", path.display()));
+                }
+                break path;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot write `{}`: {e}", path.display())),
+        }
+    };
+    let code = load(&path, layout);
+    let _ = fs::remove_file(&path);
+    code.map_err(|e| e.replace(&path.display().to_string(), &lib.display().to_string()))
 }
 
 impl NativeCompiler for RustcCompiler {
     fn compile(&self, source: &NativeSource) -> Result<NativeCode, String> {
-        let path = self.library_path(source)?;
-        load(&path, source.layout)
+        self.library(source)
     }
 }
 
@@ -225,8 +381,10 @@ impl NativeCompiler for RustcCompiler {
 fn load(path: &Path, layout: NativeLayout) -> Result<NativeCode, String> {
     let what = |e: libloading::Error| format!("cannot load `{}`: {e}", path.display());
     // SAFETY: the library is daec's generated code (no dependencies, no
-    // initialisers of its own beyond the standard library's), built by the
-    // code above from the source that sits beside it in the cache.
+    // initialisers of its own beyond the standard library's): `path` is a
+    // private copy (`load_bytes`) of bytes whose SHA-256 is the one
+    // recorded when the code above built them from the source that sits
+    // beside them in the cache.
     let library = unsafe { libloading::Library::new(path) }.map_err(what)?;
     // SAFETY: `daec_native_layout` is generated as
     // `extern "C" fn(u32) -> u64` (daec_sim::native::native_source).
@@ -274,5 +432,14 @@ mod tests {
         assert_eq!(fnv1a(&[]), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a(&[b"ab", b"c"]), fnv1a(&[b"ab", b"c"]));
         assert_ne!(fnv1a(&[b"ab", b"c"]), fnv1a(&[b"a", b"bc"]));
+    }
+
+    #[test]
+    fn sha256_is_the_standard_one() {
+        // FIPS 180-2, appendix B.1
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 }

@@ -69,6 +69,11 @@ pub(crate) struct SimulateArgs {
     /// The Rust compiler of --native (default: $RUSTC, else `rustc` on the PATH).
     #[arg(long, value_name = "PATH", requires = "native")]
     rustc: Option<PathBuf>,
+    /// The cache of --native builds (default: $DAEC_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/daec/native, else ~/.cache/daec/native): a
+    /// directory of the user's that no one else can write.
+    #[arg(long = "cache-dir", value_name = "DIR", requires = "native")]
+    cache_dir: Option<PathBuf>,
 }
 
 /// `daec simulate MODEL [options]`.
@@ -196,7 +201,8 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     let mut native_log = None;
     if args.native {
         let compiler = Arc::new(
-            RustcCompiler::new(args.rustc.clone()).map_err(|e| ctx.usage_error(&e.to_string()))?,
+            RustcCompiler::new(args.rustc.clone(), args.cache_dir.clone())
+                .map_err(|e| ctx.usage_error(&e.to_string()))?,
         );
         let compiled = prepared.compile_native(&dae, compiler.clone());
         if args.verbose {
