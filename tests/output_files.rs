@@ -222,3 +222,62 @@ fn a_regular_output_is_replaced_and_every_output_written() {
     assert!(r.stderr.contains("does not exist"), "{}", r.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn vars_patterns_choose_what_is_plotted_and_a_capped_plot_says_so() {
+    let (dir, _) = sandbox("vars");
+    let svg = dir.join("chain.svg");
+    let chain = |vars: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "models/scale/spring_chain.dae",
+            "-p",
+            "N=60",
+            "--t-end",
+            "0.1",
+            "--interval",
+            "0.05",
+            "--plot",
+            s(&svg),
+        ];
+        args.extend_from_slice(vars);
+        daec(&args)
+    };
+    let legend = |name: &str| format!(">\n{name}\n</text>");
+    // 121 unknowns: the first 96 are drawn (8 panels of 12), said on
+    // stderr and in the plot's caption
+    let r = chain(&[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "warning: --plot draws at most 96 variables (8 panels of 12): the first 96 of the 121 chosen are drawn"
+        ),
+        "{}",
+        r.stderr
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("(96 of 121 variables)"), "caption");
+    assert!(text.contains(&legend("v[36]")) && !text.contains(&legend("v[37]")));
+    // patterns: brackets are literal, `*` takes any characters
+    let r = chain(&["--vars", "F,p[?],p[*]"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for k in 1..=60 {
+        assert!(text.contains(&legend(&format!("p[{k}]"))), "p[{k}]");
+    }
+    assert!(text.contains(&legend("F")));
+    assert!(!text.contains(&legend("v[1]")));
+    // F, then p[1]..p[9], then p[10]..p[60]: each once, in six panels
+    assert_eq!(text.matches(">\ntime\n<").count(), 6);
+    // a pattern that matches nothing is a usage error naming it
+    let r = chain(&["--vars", "p[*],q*"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("--vars: the pattern `q*` matches no variable of the model"),
+        "{}",
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

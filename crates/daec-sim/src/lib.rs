@@ -46,7 +46,7 @@ pub use hic::{HicForm, SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
 pub use method::Method;
 pub use native::{NativeCode, NativeCompiler, NativeSource};
-pub use output::{Results, SimStats, output_grid, to_csv, to_svg};
+pub use output::{Plot, Results, SimStats, output_grid, to_csv, to_svg};
 pub use problem::{FormProblem, HicProblem};
 pub use simulate::{
     Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form, integrate,

@@ -78,45 +78,117 @@ fn push_number(s: &mut String, v: f64) {
     let _ = write!(s, "{}", daec_solve::ReadableNumber(v));
 }
 
-/// The label of the tick at `v` on an axis spanning `span` whose values
-/// reach `magnitude` in absolute value. Plotters puts at most ten labels
-/// on an axis, at multiples of a step `1, 2 or 5 × 10^k`; the labels get
-/// the decimals of that step (or, for values below 1e-3 or from 1e6 on,
-/// the exponent form with the mantissa digits of the step): uniform
-/// labels, a tick at round-off distance from zero reads as zero (not
-/// `-0.0`), and a variable of size 1e-8 gets `2.0e-8`, `4.0e-8` where
-/// plotters' fixed five decimals printed `0.0` throughout.
-fn axis_label(v: f64, span: f64, magnitude: f64) -> String {
-    let rough = span / 10.0;
-    if !(rough > 0.0 && rough.is_finite() && v.is_finite()) {
-        return format!("{v}");
-    }
-    let k = rough.log10().floor();
-    let m = rough / 10f64.powf(k);
-    let step_exponent = if m <= 5.0 { k } else { k + 1.0 };
-    let v = if v.abs() < 1e-6 * rough { 0.0 } else { v };
-    if !(1e-3..1e6).contains(&magnitude) {
-        if v == 0.0 {
-            return "0".to_string();
+/// Labels plotters puts on an axis at most (its key points; set
+/// explicitly, so that [`AxisFormat`] sees the ticks that are drawn).
+const AXIS_LABELS: usize = 11;
+/// Series in one panel of a plot.
+pub const PANEL_SERIES: usize = 12;
+/// Panels in one plot at most: series beyond `PANEL_SERIES × MAX_PANELS`
+/// are not drawn ([`Plot::series`] says how many were).
+pub const MAX_PANELS: usize = 8;
+/// Characters of a name in a legend; longer names are shortened in the
+/// middle (`abc…xyz`).
+const LEGEND_CHARS: usize = 40;
+
+/// How the ticks of an axis are labelled. The ticks are the ones
+/// plotters draws (its key points for the axis range, computed here by
+/// plotters itself); the labels get the decimals of their step `1, 2 or
+/// 5 × 10^k` — for values below 1e-3 or from 1e6 on, the exponent form
+/// with the mantissa digits that step needs — and more where two labels
+/// would still read the same. A tick at round-off distance from zero
+/// reads `0` (not `-0.0`).
+#[derive(Debug, Clone, PartialEq)]
+struct AxisFormat {
+    step: f64,
+    exponent: bool,
+    digits: usize,
+}
+
+impl AxisFormat {
+    /// The format of the ticks plotters puts on an axis over `range`,
+    /// and those ticks.
+    fn new(range: std::ops::Range<f64>) -> (Self, Vec<f64>) {
+        use plotters::coord::ranged1d::{BoldPoints, Ranged};
+        use plotters::coord::types::RangedCoordf64;
+        let ticks = RangedCoordf64::from(range.clone()).key_points(BoldPoints(AXIS_LABELS));
+        let step = match ticks.as_slice() {
+            [a, b, ..] => b - a,
+            _ => range.end - range.start,
+        };
+        let step = if step.is_finite() && step > 0.0 {
+            step
+        } else {
+            1.0
+        };
+        let magnitude = ticks.iter().fold(0.0f64, |m, t| m.max(t.abs()));
+        let step_exponent = (step.log10() + 1e-9).floor();
+        let exponent = magnitude > 0.0 && !(1e-3..1e6).contains(&magnitude);
+        let digits = if exponent {
+            magnitude.log10().floor() - step_exponent
+        } else {
+            -step_exponent
+        };
+        let mut format = Self {
+            step,
+            exponent,
+            digits: digits.clamp(0.0, 15.0) as usize,
+        };
+        while format.digits < 17 {
+            let mut labels: Vec<String> = ticks.iter().map(|&t| format.label(t)).collect();
+            labels.sort();
+            labels.dedup();
+            if labels.len() == ticks.len() {
+                break;
+            }
+            format.digits += 1;
         }
-        let digits = (magnitude.log10().floor() - step_exponent).clamp(0.0, 12.0) as usize;
-        format!("{v:.digits$e}")
-    } else {
-        let decimals = (-step_exponent).clamp(0.0, 12.0) as usize;
-        format!("{v:.decimals$}")
+        (format, ticks)
+    }
+
+    /// The label of the tick at `v`.
+    fn label(&self, v: f64) -> String {
+        let v = if v.abs() < 1e-6 * self.step { 0.0 } else { v };
+        let d = self.digits;
+        if !v.is_finite() {
+            format!("{v}")
+        } else if self.exponent {
+            if v == 0.0 {
+                "0".to_string()
+            } else {
+                format!("{v:.d$e}")
+            }
+        } else {
+            format!("{v:.d$}")
+        }
     }
 }
 
-/// An SVG line plot of the variables `columns` (indices into
-/// `results.names`) over time.
-pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<String, String> {
-    use plotters::prelude::*;
-    let mut svg = String::new();
-    let (t0, t1) = match (results.t.first(), results.t.last()) {
-        (Some(&a), Some(&b)) if b > a => (a, b),
-        (Some(&a), _) => (a, a + 1.0),
-        _ => (0.0, 1.0),
-    };
+/// `name`, shortened in the middle to [`LEGEND_CHARS`] characters.
+fn legend_name(name: &str) -> String {
+    let n = name.chars().count();
+    if n <= LEGEND_CHARS {
+        return name.to_string();
+    }
+    let head = (LEGEND_CHARS - 1) / 2;
+    let tail = LEGEND_CHARS - 1 - head;
+    let mut s: String = name.chars().take(head).collect();
+    s.push('…');
+    s.extend(name.chars().skip(n - tail));
+    s
+}
+
+/// An SVG plot and how many series it draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plot {
+    /// The SVG document.
+    pub svg: String,
+    /// Series drawn: all asked for, or the first
+    /// `PANEL_SERIES × MAX_PANELS`.
+    pub series: usize,
+}
+
+/// The y range of the series `columns`, padded, never empty.
+fn value_range(results: &Results, columns: &[usize]) -> (f64, f64) {
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
     for z in &results.z {
@@ -136,50 +208,109 @@ pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Strin
         (lo, hi) = (lo - 0.5 * lo.abs().max(1.0), hi + 0.5 * hi.abs().max(1.0));
     }
     let pad = 0.05 * (hi - lo);
+    (lo - pad, hi + pad)
+}
+
+/// An SVG line plot of the variables `columns` (indices into
+/// `results.names`) over time: one panel per [`PANEL_SERIES`] variables,
+/// stacked, each with its own value axis and its legend to the right of
+/// it; at most [`MAX_PANELS`] panels (the caption and [`Plot::series`]
+/// say how many variables were drawn).
+pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Plot, String> {
+    use plotters::prelude::*;
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let drawn = &columns[..columns.len().min(PANEL_SERIES * MAX_PANELS)];
+    let groups: Vec<&[usize]> = if drawn.is_empty() {
+        vec![drawn]
+    } else {
+        drawn.chunks(PANEL_SERIES).collect()
+    };
+    let caption = if drawn.len() < columns.len() {
+        format!("{title} ({} of {} variables)", drawn.len(), columns.len())
+    } else {
+        title.to_string()
+    };
+    let (t0, t1) = match (results.t.first(), results.t.last()) {
+        (Some(&a), Some(&b)) if b > a => (a, b),
+        (Some(&a), _) => (a, a + 1.0),
+        _ => (0.0, 1.0),
+    };
+    let name_of = |c: usize| legend_name(results.names.get(c).map_or("", String::as_str));
+    let legend_width = drawn
+        .iter()
+        .map(|&c| name_of(c).chars().count())
+        .max()
+        .unwrap_or(0) as u32
+        * 8
+        + 48;
+    let panel_height: u32 = if groups.len() == 1 { 520 } else { 300 };
+    let size = (900 + legend_width, 40 + panel_height * groups.len() as u32);
+    let (x_format, _) = AxisFormat::new(t0..t1);
+    let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(64)
-            .build_cartesian_2d(t0..t1, (lo - pad)..(hi + pad))
+        let body = root
+            .titled(&caption, ("sans-serif", 22))
             .map_err(|e| e.to_string())?;
-        let (y0, y1) = (lo - pad, hi + pad);
-        let (t_span, t_mag) = (t1 - t0, t0.abs().max(t1.abs()));
-        let (y_span, y_mag) = (y1 - y0, y0.abs().max(y1.abs()));
-        chart
-            .configure_mesh()
-            .x_desc("time")
-            .x_label_formatter(&|t| axis_label(*t, t_span, t_mag))
-            .y_label_formatter(&|y| axis_label(*y, y_span, y_mag))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        for (k, &c) in columns.iter().enumerate() {
-            let color = Palette99::pick(k).to_rgba();
-            let name = results.names.get(c).cloned().unwrap_or_default();
-            let pts: Vec<(f64, f64)> = results
-                .t
+        let panels = body.split_evenly((groups.len(), 1));
+        for (panel, group) in panels.iter().zip(&groups) {
+            let (plot_area, legend_area) = panel.split_horizontally(900);
+            let (y0, y1) = value_range(results, group);
+            let (y_format, y_ticks) = AxisFormat::new(y0..y1);
+            let y_label_chars = y_ticks
                 .iter()
-                .zip(&results.z)
-                .filter_map(|(&t, z)| z.get(c).copied().filter(|v| v.is_finite()).map(|v| (t, v)))
-                .collect();
+                .map(|&y| y_format.label(y).chars().count())
+                .max()
+                .unwrap_or(1) as u32;
+            let mut chart = ChartBuilder::on(&plot_area)
+                .margin(12)
+                .x_label_area_size(36)
+                .y_label_area_size((y_label_chars * 8 + 16).clamp(40, 200))
+                .build_cartesian_2d(t0..t1, y0..y1)
+                .map_err(|e| e.to_string())?;
             chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+                .configure_mesh()
+                .x_labels(AXIS_LABELS)
+                .y_labels(AXIS_LABELS)
+                .x_desc("time")
+                .x_label_formatter(&|t| x_format.label(*t))
+                .y_label_formatter(&|y| y_format.label(*y))
+                .draw()
+                .map_err(|e| e.to_string())?;
+            for (k, &c) in group.iter().enumerate() {
+                let color = Palette99::pick(k).to_rgba();
+                let pts: Vec<(f64, f64)> = results
+                    .t
+                    .iter()
+                    .zip(&results.z)
+                    .filter_map(|(&t, z)| {
+                        z.get(c).copied().filter(|v| v.is_finite()).map(|v| (t, v))
+                    })
+                    .collect();
+                chart
+                    .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                    .map_err(|e| e.to_string())?;
+                let y = 24 + 20 * k as i32;
+                legend_area
+                    .draw(&PathElement::new(
+                        vec![(4, y), (28, y)],
+                        color.stroke_width(2),
+                    ))
+                    .map_err(|e| e.to_string())?;
+                let font = TextStyle::from(("sans-serif", 14).into_font())
+                    .pos(Pos::new(HPos::Left, VPos::Center));
+                legend_area
+                    .draw(&Text::new(name_of(c), (36, y), font))
+                    .map_err(|e| e.to_string())?;
+            }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
-    Ok(svg)
+    Ok(Plot {
+        svg,
+        series: drawn.len(),
+    })
 }
 
 /// Work and accuracy statistics of a simulation.
@@ -337,25 +468,87 @@ impl SimStats {
 
 #[cfg(test)]
 mod tests {
-    use super::{Results, SimStats, axis_label, to_svg};
+    use super::{AxisFormat, MAX_PANELS, PANEL_SERIES, Results, SimStats, to_svg};
+
+    /// The labels of the ticks plotters draws on an axis over `lo..hi`.
+    fn labels(lo: f64, hi: f64) -> Vec<String> {
+        let (format, ticks) = AxisFormat::new(lo..hi);
+        ticks.iter().map(|&t| format.label(t)).collect()
+    }
 
     #[test]
-    fn axis_labels_resolve_the_span_at_every_scale() {
-        // [-1.1, 1.1]: steps of 0.2 or 0.5, one decimal; the tick at
-        // round-off distance from zero reads 0.0, not -0.0
-        assert_eq!(axis_label(-1.1e-17, 2.2, 1.1), "0.0");
-        assert_eq!(axis_label(0.2, 2.2, 1.1), "0.2");
-        assert_eq!(axis_label(-0.4, 2.2, 1.1), "-0.4");
-        // Akzo Nobel's y4 over [0, 0.0075]: steps of 0.001
-        assert_eq!(axis_label(0.007, 0.0075, 0.0075), "0.007");
-        assert_eq!(axis_label(0.05, 0.3, 0.3), "0.05");
-        assert_eq!(axis_label(400.0, 1000.0, 1000.0), "400");
-        // small and large variables: exponent form with the digits that
-        // tell the ticks apart
-        assert_eq!(axis_label(2e-8, 1e-7, 1e-7), "2.0e-8");
-        assert_eq!(axis_label(0.0, 1e-7, 1e-7), "0");
-        assert_eq!(axis_label(3.65e-4, 2e-5, 3.7e-4), "3.65e-4");
-        assert_eq!(axis_label(2.5e7, 1e8, 1e8), "2.5e7");
+    fn axis_labels_are_those_of_the_ticks_drawn() {
+        // The double pendulum's [-2.6, 2.4]: plotters draws up to eleven
+        // ticks, here 0.5 apart; the step guessed from a tenth of the span
+        // (0.5 → "5 × 10^-1", rounded up to 1) gave no decimals and
+        // labels "-3 -2 -2 -2 -1 -0 0 0 1 2 2".
+        assert_eq!(
+            labels(-2.6, 2.4),
+            [
+                "-2.5", "-2.0", "-1.5", "-1.0", "-0.5", "0.0", "0.5", "1.0", "1.5", "2.0"
+            ]
+        );
+        // [-1.1, 1.1]: steps of 0.2
+        assert_eq!(
+            labels(-1.1, 1.1),
+            [
+                "-1.0", "-0.8", "-0.6", "-0.4", "-0.2", "0.0", "0.2", "0.4", "0.6", "0.8", "1.0"
+            ]
+        );
+        // negative ranges
+        assert_eq!(
+            labels(-7.3, -2.1),
+            [
+                "-7.0", "-6.5", "-6.0", "-5.5", "-5.0", "-4.5", "-4.0", "-3.5", "-3.0", "-2.5"
+            ]
+        );
+        assert_eq!(
+            labels(-0.0375, -0.0001),
+            [
+                "-0.035", "-0.030", "-0.025", "-0.020", "-0.015", "-0.010", "-0.005"
+            ]
+        );
+        // a tiny variable: exponent form with the digits of the step
+        assert_eq!(
+            labels(0.0, 1e-8),
+            [
+                "0", "1.0e-9", "2.0e-9", "3.0e-9", "4.0e-9", "5.0e-9", "6.0e-9", "7.0e-9",
+                "8.0e-9", "9.0e-9", "1.0e-8"
+            ]
+        );
+        // a large value that changes little: as many digits as tell the
+        // ticks apart
+        assert_eq!(
+            labels(1e6, 1e6 + 3.0),
+            [
+                "1.0000000e6",
+                "1.0000005e6",
+                "1.0000010e6",
+                "1.0000015e6",
+                "1.0000020e6",
+                "1.0000025e6",
+                "1.0000030e6"
+            ]
+        );
+        // moderate magnitudes; a tick at round-off distance from zero is 0
+        assert_eq!(
+            labels(0.0, 0.0075),
+            [
+                "0.000", "0.001", "0.002", "0.003", "0.004", "0.005", "0.006", "0.007"
+            ]
+        );
+        assert_eq!(labels(0.0, 1000.0)[2], "200");
+        let (format, _) = AxisFormat::new(-1.1..1.1);
+        assert_eq!(format.label(-1.1e-17), "0.0");
+        // every label distinct, over many ranges
+        for k in 0..200 {
+            let lo = -3.7 + 0.37 * k as f64;
+            let hi = lo + 10f64.powi(k % 13 - 6) * (1.0 + (k % 7) as f64);
+            let l = labels(lo, hi);
+            let mut d = l.clone();
+            d.dedup();
+            assert_eq!(d, l, "[{lo}, {hi}]");
+        }
     }
 
     #[test]
@@ -365,7 +558,7 @@ mod tests {
             t: (0..=10).map(|k| k as f64 * 0.1).collect(),
             z: (0..=10).map(|k| vec![k as f64 * 1e-8]).collect(),
         };
-        let svg = to_svg(&results, &[0], "tiny").expect("plots");
+        let svg = to_svg(&results, &[0], "tiny").expect("plots").svg;
         for label in ["0", "2.0e-8", "4.0e-8", "8.0e-8", "0.4", "1.0"] {
             assert!(
                 svg.contains(&format!(">\n{label}\n<")),
@@ -373,6 +566,50 @@ mod tests {
             );
         }
         assert!(!svg.contains(">\n-0"), "{svg}");
+    }
+
+    #[test]
+    fn many_series_go_into_panels_with_the_legend_outside() {
+        let n = 200;
+        let results = Results {
+            names: (0..n).map(|j| format!("chain.x[{j}]")).collect(),
+            t: (0..=10).map(|k| k as f64).collect(),
+            z: (0..=10)
+                .map(|k| (0..n).map(|j| (k * j) as f64).collect())
+                .collect(),
+        };
+        // 30 series: three panels of at most twelve, every name in a legend
+        let columns: Vec<usize> = (0..30).collect();
+        let plot = to_svg(&results, &columns, "chain").expect("plots");
+        assert_eq!(plot.series, 30);
+        let legend_x: Vec<f64> = (0..30)
+            .map(|j| {
+                let label = format!(">\nchain.x[{j}]\n<");
+                let at = plot
+                    .svg
+                    .find(&label)
+                    .unwrap_or_else(|| panic!("no {label}"));
+                let tag = &plot.svg[plot.svg[..at].rfind("<text").unwrap()..at];
+                let x = tag.split("x=\"").nth(1).unwrap();
+                x[..x.find('"').unwrap()].parse().unwrap()
+            })
+            .collect();
+        // right of the 900 pixels of the plots
+        assert!(legend_x.iter().all(|&x| x > 900.0), "{legend_x:?}");
+        // three panels, each with its axes
+        assert_eq!(plot.svg.matches(">\ntime\n<").count(), 3);
+        assert!(plot.svg.contains(">\nchain\n<"));
+        // all 200: the first PANEL_SERIES × MAX_PANELS, said in the caption
+        let columns: Vec<usize> = (0..n).collect();
+        let plot = to_svg(&results, &columns, "chain").expect("plots");
+        let max = PANEL_SERIES * MAX_PANELS;
+        assert_eq!(plot.series, max);
+        assert!(
+            plot.svg
+                .contains(&format!(">\nchain ({max} of {n} variables)\n<"))
+        );
+        assert!(plot.svg.contains(&format!(">\nchain.x[{}]\n<", max - 1)));
+        assert!(!plot.svg.contains(&format!(">\nchain.x[{max}]\n<")));
     }
 
     #[test]

@@ -4,6 +4,7 @@ mod analyze;
 mod flatten;
 mod regularize;
 mod simulate;
+mod vars;
 
 pub(crate) use analyze::analyze_command;
 pub(crate) use flatten::flatten;

@@ -51,7 +51,9 @@ pub(crate) struct SimulateArgs {
     /// Write an SVG plot of the chosen variables (--vars, default all).
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
-    /// Variables to plot, comma-separated flat names.
+    /// Variables to plot, comma-separated flat names or patterns (`*` any
+    /// characters, `?` one: `x*`, `C1.*`, `x[*]`); at most 96, in panels
+    /// of 12.
     #[arg(long, value_delimiter = ',', value_name = "x,y")]
     vars: Vec<String>,
     /// Write the statistics as JSON to this file.
@@ -132,27 +134,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     )?;
     let loaded = load(ctx, &args.model)?;
     let mut dae = loaded.dae;
-    let columns: Vec<usize> = if args.vars.is_empty() {
-        (0..dae.unknowns.len()).collect()
-    } else {
-        let mut cols = Vec::new();
-        for v in &args.vars {
-            let v = v.trim();
-            match dae.unknown_index(v) {
-                Some(j) => cols.push(j),
-                None => {
-                    let hint =
-                        daec_model::did_you_mean(v, dae.unknowns.iter().map(|u| u.name.as_str()))
-                            .map(|s| format!("; did you mean `{s}`?"))
-                            .unwrap_or_default();
-                    return Err(
-                        ctx.usage_error(&format!("--vars: the model has no variable `{v}`{hint}"))
-                    );
-                }
-            }
-        }
-        cols
-    };
+    let columns = super::vars::plot_columns(ctx, &dae, &args.vars)?;
     let opts = SimOptions {
         t_end: args.t_end,
         rtol: args.rtol,
@@ -270,9 +252,20 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     // Results (also the partial ones of a failed run), written atomically.
     emit(ctx, args.output.as_deref(), &to_csv(&sim.results))?;
     if let Some(path) = &args.plot {
-        let svg = to_svg(&sim.results, &columns, &dae.name)
+        let plot = to_svg(&sim.results, &columns, &dae.name)
             .map_err(|e| ctx.usage_error(&format!("cannot draw the plot: {e}")))?;
-        write_output(ctx, path, svg.as_bytes())?;
+        if plot.series < columns.len() {
+            let _ = writeln!(
+                ctx.io.stderr,
+                "warning: --plot draws at most {} variables ({} panels of {}): the first {} of the {} chosen are drawn; choose others with --vars (names or patterns such as `x*`)",
+                daec_sim::output::PANEL_SERIES * daec_sim::output::MAX_PANELS,
+                daec_sim::output::MAX_PANELS,
+                daec_sim::output::PANEL_SERIES,
+                plot.series,
+                columns.len()
+            );
+        }
+        write_output(ctx, path, plot.svg.as_bytes())?;
     }
     if let Some(path) = &args.stats_json {
         write_output(ctx, path, sim.stats.to_json().as_bytes())?;
