@@ -123,6 +123,12 @@ fn parse_override(s: &str) -> Result<(String, f64), String> {
             .parse::<f64>()
             .map_err(|_| format!("`{value}` is not a number (in `-p {s}`)"))?,
     };
+    // (as a parameter's binding in the model must be)
+    if !v.is_finite() {
+        return Err(format!(
+            "`{value}` is not a finite number (in `-p {s}`): parameter values must be finite"
+        ));
+    }
     Ok((name.to_string(), v))
 }
 

@@ -794,6 +794,15 @@ impl<'a> Lowerer<'a> {
                             .iter()
                             .map(|&e| self.const_value(e).unwrap_or(f64::NAN))
                             .collect();
+                        if let Some(x) = consts.iter().find(|x| !x.is_finite()) {
+                            self.diags.push(non_finite_attribute(
+                                key,
+                                &d.name.name,
+                                *x,
+                                value.span,
+                            ));
+                            continue;
+                        }
                         for (u, x) in self.unknowns[first..first + n].iter_mut().zip(consts) {
                             match key {
                                 "start" => u.start = Some(x),
@@ -2420,6 +2429,23 @@ impl<'a> Lowerer<'a> {
                 Err(self.error(d))
             }
         }
+    }
+}
+
+/// The error for a numeric attribute (`start`, `nominal`, `min`, `max`)
+/// of `name` whose value `x` is NaN or infinite.
+fn non_finite_attribute(key: &str, name: &str, x: f64, span: Span) -> Diagnostic {
+    let d = Diagnostic::error(
+        codes::MODIFIER,
+        format!("the `{key}` value of `{name}` is not a finite number"),
+    )
+    .with_primary(span, format!("evaluates to {x}"));
+    if x.is_nan() {
+        d.with_note("an undefined operation such as 0/0 gives NaN")
+    } else {
+        d.with_note(
+            "a value beyond ±1.8e308 (the largest double) or a division by zero gives an infinity",
+        )
     }
 }
 
