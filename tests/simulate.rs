@@ -867,8 +867,9 @@ fn a_locally_valid_model_fails_where_its_sigma_jacobian_becomes_singular() {
     // There every formulation of this model fails (rank loss or step size
     // too small) — a limitation of the model, not of the forms; the
     // message says so and names the near-null direction: with y = w = 0,
-    // `w` and `psi2_1` (= der(y)) are no longer determined and equation 7
-    // (x² + y² = ℓ²) no longer determines y.
+    // `w` and `psi2_1` (= der(y)) are no longer determined and the
+    // position constraint x² + y² = ℓ² (line 31) no longer determines y;
+    // the equation is named by its text and shown at its line.
     for form in ["hic", "ada", "ste", "dd", "di1"] {
         let r = daec(&[
             "simulate",
@@ -889,7 +890,21 @@ fn a_locally_valid_model_fails_where_its_sigma_jacobian_becomes_singular() {
         let t: f64 = why.split(' ').next().unwrap().parse().unwrap();
         assert!((t - 0.5).abs() < 1e-3, "{form}: t = {t}");
         assert!(
-            why.contains("near-null direction in `w`, `psi2_1` and equation 7"),
+            why.contains(
+                "near-null direction in `w`, `psi2_1` and the equation `x^2 + y^2 - l^2 = 0`"
+            ),
+            "{form}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr
+                .contains("┌─ models/steinbrecher/pendulum_ste2.dae:31:3"),
+            "{form}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr
+                .contains("its row of the Σ-Jacobian is nearly dependent on the others"),
             "{form}: {}",
             r.stderr
         );

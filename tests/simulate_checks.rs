@@ -1,5 +1,6 @@
 //! `daec simulate`'s checks of values and its messages: non-finite start
-//! values and parameters.
+//! values, parameters and `reinit` values; run-time failures that name
+//! the model's equations by their text and source location.
 
 mod common;
 
@@ -19,6 +20,30 @@ fn simulate(path: &Path, args: &[&str]) -> Run {
     let mut all = vec!["simulate", path.to_str().unwrap()];
     all.extend_from_slice(args);
     daec(&all)
+}
+
+/// The CSV rows (after the header) and the header.
+fn csv(text: &str) -> (Vec<String>, Vec<Vec<f64>>) {
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
+/// The number right after the first `prefix` in `text`.
+fn number_after(text: &str, prefix: &str) -> f64 {
+    text.split(prefix)
+        .nth(1)
+        .and_then(|rest| rest.split([' ', ')', ';', ',']).next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no number after `{prefix}` in:\n{text}"))
 }
 
 fn contains(r: &Run, what: &str) {
@@ -90,4 +115,109 @@ fn non_finite_parameters_and_experiment_values_are_refused() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     contains(&r, "the value of `k` is not a finite number (inf)");
     contains(&r, "`StopTime` must be a number");
+}
+
+#[test]
+fn a_reinit_that_gives_nan_is_a_numerical_failure_at_its_line() {
+    let m = model(
+        "reinit_nan.dae",
+        "model R\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -1;\n  when x < 0.5 then\n    reinit(x, 0/0);\n  end when;\nend R;\n",
+    );
+    let r = simulate(&m, &["--interval", "0.1"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    contains(
+        &r,
+        "error: integration failed: the reinit of `x` gave NaN at t = 0.5",
+    );
+    contains(&r, "reinit_nan.dae:6:5");
+    contains(&r, "reinit(x, 0/0);");
+    contains(&r, "gives NaN at t = 0.5");
+    contains(&r, "note: the results up to t = 0.5 were written");
+    assert!(!r.stderr.contains("invalid options"), "{}", r.stderr);
+    let (_, rows) = csv(&r.stdout);
+    let last = rows.last().unwrap();
+    assert!((last[0] - 0.5).abs() < 1e-9 && (last[1] - 0.5).abs() < 1e-6);
+}
+
+#[test]
+fn a_failed_re_initialisation_names_the_constraint_at_its_line() {
+    // After reinit(x, 2) no y satisfies y² = 1 − x².
+    let m = model(
+        "reinit_inconsistent.dae",
+        "model R\n  Real x(start = 0.5, fixed = true);\n  Real y(start = 1);\nequation\n  der(x) = 1;\n  y^2 = 1 - x^2;\n  when x > 0.6 then\n    reinit(x, 2);\n  end when;\nend R;\n",
+    );
+    let r = simulate(&m, &["--interval", "0.05"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let t = number_after(&r.stderr, "re-initialisation at t = ");
+    assert!((t - 0.1).abs() < 1e-9, "{t}");
+    contains(&r, "largest at the equation `y^2 = 1 - x^2`)");
+    contains(&r, "reinit_inconsistent.dae:6:3");
+    contains(&r, "^^^^^^^^^^^^^ has the largest residual");
+}
+
+#[test]
+fn an_initial_equation_that_cannot_be_evaluated_is_located() {
+    let m = model(
+        "init_div.dae",
+        "model I\n  parameter Real a = 0;\n  Real x;\ninitial equation\n  x = 1/a;\nequation\n  der(x) = -x;\nend I;\n",
+    );
+    let r = simulate(&m, &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    contains(
+        &r,
+        "the initial equation `x = 1 / a` cannot be evaluated at the start values",
+    );
+    contains(&r, "gives -inf");
+    contains(&r, "init_div.dae:5:3");
+}
+
+#[test]
+fn inconsistent_initial_conditions_name_the_equation_and_its_line() {
+    let m = model(
+        "inconsistent.dae",
+        "model Inconsistent\n  Real x(start = 1, fixed = true);\n  Real y(start = 3, fixed = true);\nequation\n  der(x) = y;\n  x + y = 1;\nend Inconsistent;\n",
+    );
+    let r = simulate(&m, &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    contains(
+        &r,
+        "the equation `x + y = 1`, 0 = x + y - 1, keeps a residual of 3.000e0",
+    );
+    contains(&r, "inconsistent.dae:6:3");
+    contains(&r, "^^^^^^^^^ keeps a residual of 3.000e0");
+    assert!(!r.stderr.contains("equation 2"), "{}", r.stderr);
+    // A hidden constraint: the velocity level of the pendulum's position
+    // constraint, with both velocities fixed off it.
+    let m = model(
+        "inconsistent_velocity.dae",
+        "model P\n  Real u1(start = 1, fixed = true);\n  Real u2(start = 0);\n  Real v1(start = 1, fixed = true);\n  Real v2(start = 0, fixed = true);\n  Real lambda;\nequation\n  der(u1) = v1;\n  der(u2) = v2;\n  der(v1) = -2*u1*lambda;\n  der(v2) = -1 - 2*u2*lambda;\n  0 = u1^2 + u2^2 - 1;\nend P;\n",
+    );
+    let r = simulate(&m, &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    contains(
+        &r,
+        "the level-1 constraint from the equation `0 = u1^2 + u2^2 - 1`, differentiated once",
+    );
+    contains(&r, "inconsistent_velocity.dae:12:3");
+    contains(
+        &r,
+        "its level-1 constraint (differentiated once) keeps a residual",
+    );
+}
+
+#[test]
+fn projected_radau_names_the_equation_that_is_not_hessenberg() {
+    // The energy equation is kept (its variable is fixed), and is an
+    // algebraic equation in velocities.
+    let m = model(
+        "energy_fixed.dae",
+        "model P\n  Real u1(start = 1);\n  Real u2(start = 0, fixed = true);\n  Real v1(start = 0);\n  Real v2(start = 0, fixed = true);\n  Real E(start = 0, fixed = true);\n  Real lambda;\nequation\n  der(u1) = v1;\n  der(u2) = v2;\n  der(v1) = -2*u1*lambda;\n  der(v2) = -1 - 2*u2*lambda;\n  0 = u1^2 + u2^2 - 1;\n  E = 0.5*(v1^2 + v2^2) + u2;\nend P;\n",
+    );
+    let r = simulate(&m, &["--method", "radau5-projected"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    contains(
+        &r,
+        "the equation `E = 0.5 * v1^2 + 0.5 * v2^2 + u2` is an algebraic equation in `v1`",
+    );
+    contains(&r, "energy_fixed.dae:14:3");
 }

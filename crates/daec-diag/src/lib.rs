@@ -80,7 +80,9 @@ pub struct Label {
 pub struct Diagnostic {
     /// Error, warning or note.
     pub severity: Severity,
-    /// A stable code such as `E0101` (see [`codes`]).
+    /// A stable code such as `E0101` (see [`codes`]); empty for messages
+    /// without one (run-time failures located in the model), which render
+    /// as `error: …`.
     pub code: &'static str,
     /// The headline.
     pub message: String,
@@ -305,8 +307,11 @@ impl SourceMap {
             .collect();
         let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
         notes.extend(d.help.iter().map(|h| format!("help: {h}")));
-        let diag = cs::Diagnostic::new(severity)
-            .with_code(d.code)
+        let mut diag = cs::Diagnostic::new(severity);
+        if !d.code.is_empty() {
+            diag = diag.with_code(d.code);
+        }
+        let diag = diag
             .with_message(d.message.clone())
             .with_labels(labels)
             .with_notes(notes);
@@ -321,7 +326,11 @@ impl SourceMap {
         };
         if result.is_err() {
             // Rendering only fails on inconsistent spans; fall back to one line.
-            buf = format!("error[{}]: {}\n", d.code, d.message);
+            buf = if d.code.is_empty() {
+                format!("error: {}\n", d.message)
+            } else {
+                format!("error[{}]: {}\n", d.code, d.message)
+            };
         }
         buf
     }
@@ -468,6 +477,21 @@ mod tests {
                 .contains('\x1b')
         );
         assert_eq!(map.line_col(f, at as u32), (4, 12));
+    }
+
+    #[test]
+    fn a_diagnostic_without_code_renders_without_brackets() {
+        let mut map = SourceMap::new();
+        let f = map.add("m.dae", "model M\n  x = 1;\nend M;\n");
+        let d = Diagnostic::error("", "integration failed: at t = 1")
+            .with_primary(Span::new(f, 10, 16), "this equation");
+        let text = map.render(&[d], false);
+        assert!(
+            text.starts_with("error: integration failed: at t = 1\n"),
+            "{text}"
+        );
+        assert!(text.contains("m.dae:2:3"), "{text}");
+        assert!(text.contains("^^^^^^ this equation"), "{text}");
     }
 
     #[test]

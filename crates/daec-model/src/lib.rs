@@ -141,6 +141,9 @@ pub struct SourceSpans {
     pub initial_equations: Vec<Span>,
     /// `when` of each event.
     pub events: Vec<Span>,
+    /// Each event's `reinit(…)` equations, in the order of
+    /// [`Event::reinits`].
+    pub reinits: Vec<Vec<Span>>,
 }
 
 /// A flat scalar DAE: `residual_i(t, z, ż, …) = 0` for each equation.

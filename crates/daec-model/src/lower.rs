@@ -1080,8 +1080,9 @@ impl<'a> Lowerer<'a> {
                     };
                     self.in_when = true;
                     let mut reinits = Vec::new();
+                    let mut reinit_spans = Vec::new();
                     for e in body {
-                        ok &= self.when_body(e, &mut reinits).is_ok();
+                        ok &= self.when_body(e, &mut reinits, &mut reinit_spans).is_ok();
                     }
                     self.in_when = false;
                     self.events.push(Event {
@@ -1089,6 +1090,7 @@ impl<'a> Lowerer<'a> {
                         reinits,
                     });
                     self.spans.events.push(eq.span);
+                    self.spans.reinits.push(reinit_spans);
                 }
                 if ok { Ok(()) } else { Err(Reported) }
             }
@@ -1125,7 +1127,12 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn when_body(&mut self, e: &'a ast::Equation, reinits: &mut Vec<(u32, ExprId)>) -> R<()> {
+    fn when_body(
+        &mut self,
+        e: &'a ast::Equation,
+        reinits: &mut Vec<(u32, ExprId)>,
+        spans: &mut Vec<Span>,
+    ) -> R<()> {
         match &e.kind {
             EquationKind::Call { name, args } if name.name == "reinit" => {
                 if args.len() != 2 {
@@ -1165,6 +1172,7 @@ impl<'a> Lowerer<'a> {
                     ));
                 };
                 reinits.push((unknown, value));
+                spans.push(e.span);
                 Ok(())
             }
             EquationKind::For { var, range, body } => {
@@ -1172,7 +1180,7 @@ impl<'a> Lowerer<'a> {
                 for v in values {
                     self.loop_vars.push((var.name.as_str(), v));
                     for b in body {
-                        let r = self.when_body(b, reinits);
+                        let r = self.when_body(b, reinits, spans);
                         if r.is_err() {
                             self.loop_vars.pop();
                             return r;

@@ -1,5 +1,6 @@
 //! Errors of the simulation pipeline (all recoverable; no input panics).
 
+use daec_diag::Label;
 use std::fmt;
 
 /// Why a simulation could not be set up or could not continue.
@@ -22,6 +23,55 @@ pub enum SimError {
     /// loaded (no `rustc`, a failed build, a library that does not fit);
     /// the message says which.
     Native(String),
+    /// An error of one of the other kinds with the places in the model's
+    /// source it is about (equations, declarations, `reinit`s), which the
+    /// CLI shows with the source lines as it shows compile-time
+    /// diagnostics. The message names them in words too.
+    Located(Box<SimError>, Vec<Label>),
+}
+
+impl SimError {
+    /// The error with `labels` (places in the model) attached.
+    pub fn with_labels(self, labels: Vec<Label>) -> SimError {
+        if labels.is_empty() {
+            return self;
+        }
+        match self {
+            SimError::Located(e, mut all) => {
+                all.extend(labels);
+                SimError::Located(e, all)
+            }
+            e => SimError::Located(Box::new(e), labels),
+        }
+    }
+
+    /// The error without its places: one of the other variants.
+    pub fn kind(&self) -> &SimError {
+        match self {
+            SimError::Located(e, _) => e.kind(),
+            e => e,
+        }
+    }
+
+    /// The places in the model the error is about (empty when none).
+    pub fn labels(&self) -> &[Label] {
+        match self {
+            SimError::Located(_, labels) => labels,
+            _ => &[],
+        }
+    }
+
+    /// The message, to be extended.
+    pub fn message_mut(&mut self) -> &mut String {
+        match self {
+            SimError::Unsupported(m)
+            | SimError::Initialization(m)
+            | SimError::Options(m)
+            | SimError::Numerical(m)
+            | SimError::Native(m) => m,
+            SimError::Located(e, _) => e.message_mut(),
+        }
+    }
 }
 
 impl fmt::Display for SimError {
@@ -32,6 +82,7 @@ impl fmt::Display for SimError {
             SimError::Options(m) => write!(f, "invalid simulation options: {m}"),
             SimError::Numerical(m) => write!(f, "integration failed: {m}"),
             SimError::Native(m) => write!(f, "cannot compile the model to native code: {m}"),
+            SimError::Located(e, _) => e.fmt(f),
         }
     }
 }

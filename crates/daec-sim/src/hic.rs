@@ -13,7 +13,7 @@
 
 use crate::error::SimError;
 use daec_model::Dae;
-use daec_regularize::formulation::{Form, Formulation, QuasiLinearForm};
+use daec_regularize::formulation::{Form, Formulation, QuasiLinearForm, RowSource};
 use daec_regularize::{Analysis, RegularizeOptions, regularize};
 
 pub use daec_regularize::formulation::{ConstraintRow, DiffRow};
@@ -34,6 +34,10 @@ pub struct SimForm {
     pub n_original: usize,
     /// Unknowns that occur differentiated (a nonzero column of `E`).
     pub differential: Vec<bool>,
+    /// The model equation and number of differentiations each row of the
+    /// formulation comes from (indexed by [`DiffRow::equation`] and
+    /// [`ConstraintRow::equation`]): how messages name a row.
+    pub rows: Vec<RowSource>,
 }
 
 /// The HiC form (the default of `daec simulate`).
@@ -50,16 +54,25 @@ impl SimForm {
     /// Wraps the quasi-linear split of `formulation` for a model with
     /// `n_original` unknowns.
     pub fn new(formulation: &Formulation, ql: QuasiLinearForm, n_original: usize) -> SimForm {
-        SimForm::from_parts(formulation.form, formulation.hvt.clone(), ql, n_original)
+        let rows = formulation.equations.iter().map(|e| e.source).collect();
+        SimForm::from_parts(
+            formulation.form,
+            formulation.hvt.clone(),
+            ql,
+            n_original,
+            rows,
+        )
     }
 
     /// Wraps the quasi-linear split `ql` of the form `form` (built on the
-    /// HVT `hvt` for StE) for a model with `n_original` unknowns.
+    /// HVT `hvt` for StE) for a model with `n_original` unknowns, whose
+    /// rows come from the model rows `rows`.
     pub fn from_parts(
         form: Form,
         hvt: Option<Vec<usize>>,
         ql: QuasiLinearForm,
         n_original: usize,
+        rows: Vec<RowSource>,
     ) -> SimForm {
         let n = ql.n();
         let mut differential = vec![false; n];
@@ -77,6 +90,7 @@ impl SimForm {
             n,
             n_original,
             differential,
+            rows,
         }
     }
 }

@@ -9,6 +9,8 @@
 
 use crate::error::SimError;
 use crate::hic::SimForm;
+use crate::places;
+use daec_diag::Label;
 use daec_expr::{Env, ExprId, Leaf, ParamId, to_modelica};
 use daec_model::{Dae, FlatNames};
 use daec_regularize::Analysis;
@@ -114,6 +116,122 @@ fn var_names(dae: &Dae, e: ExprId, fixed: &[bool]) -> String {
     }
 }
 
+/// Where an equation of the initialisation comes from.
+enum Origin {
+    /// A constraint of `level` (0 stated, ≥ 1 hidden) from model equation
+    /// `equation` differentiated `differentiations` times.
+    Constraint {
+        level: u32,
+        equation: usize,
+        differentiations: u32,
+    },
+    /// Initial equation `k`.
+    Initial(usize),
+}
+
+impl Origin {
+    /// The equation in words.
+    fn describe(&self, dae: &Dae) -> String {
+        match *self {
+            Origin::Constraint {
+                level: 0, equation, ..
+            } => places::equation(dae, equation),
+            Origin::Constraint {
+                level,
+                equation,
+                differentiations,
+            } => format!(
+                "the level-{level} constraint from {}{}",
+                places::equation(dae, equation),
+                places::differentiated(differentiations)
+            ),
+            Origin::Initial(k) => places::initial_equation(dae, k),
+        }
+    }
+
+    /// A label with `message` on its source.
+    fn label(&self, dae: &Dae, message: String) -> Option<Label> {
+        match *self {
+            Origin::Constraint {
+                level,
+                equation,
+                differentiations,
+            } => places::equation_label(
+                dae,
+                equation,
+                places::constraint_note(level, differentiations, &message),
+            ),
+            Origin::Initial(k) => places::initial_equation_label(dae, k, message),
+        }
+    }
+}
+
+/// Refuses start values that are not finite (lowering reports them in a
+/// model; a `Dae` built otherwise may have them).
+fn check_start_values(dae: &Dae, start: &[f64]) -> Result<(), SimError> {
+    match start.iter().position(|x| !x.is_finite()) {
+        None => Ok(()),
+        Some(j) => {
+            let name = &dae.unknowns[j].name;
+            let label = places::unknown_label(dae, j, format!("start = {}", start[j]), true);
+            Err(SimError::Initialization(format!(
+                "the start value of `{name}` is not a finite number ({})",
+                start[j]
+            ))
+            .with_labels(label.into_iter().collect()))
+        }
+    }
+}
+
+/// The error of a failed initial projection: an equation that cannot be
+/// evaluated at the start values (a division by zero, an overflow, a
+/// function outside its domain), else the equation with the largest
+/// residual and its variables (the fixed ones marked).
+fn inconsistent(
+    dae: &Dae,
+    eqs: &[ExprId],
+    origins: &[Origin],
+    point: &ConsistentPoint,
+    at_start: &ZEnv<'_>,
+    fixed: &[bool],
+) -> SimError {
+    let undefined = eqs
+        .iter()
+        .zip(origins)
+        .map(|(&e, o)| (e, o, dae.pool.eval(e, at_start)))
+        .find(|(_, _, v)| !v.is_finite());
+    if let Some((e, origin, v)) = undefined {
+        let label = origin.label(dae, format!("gives {v} at the start values"));
+        return SimError::Initialization(format!(
+            "{} cannot be evaluated at the start values: 0 = {} gives {v} (a division by zero, an overflow, or a function outside its domain such as the square root or logarithm of a negative number); it involves {}",
+            origin.describe(dae),
+            to_modelica(&dae.pool, e, &FlatNames(dae)),
+            var_names(dae, e, fixed)
+        ))
+        .with_labels(label.into_iter().collect());
+    }
+    let worst = point
+        .worst_equation
+        .and_then(|i| Some((eqs.get(i).copied()?, origins.get(i)?)));
+    let (what, label) = match worst {
+        Some((e, origin)) => (
+            format!(
+                "{}, 0 = {}, keeps a residual of {:.3e}; it involves {}",
+                origin.describe(dae),
+                to_modelica(&dae.pool, e, &FlatNames(dae)),
+                point.residual,
+                var_names(dae, e, fixed)
+            ),
+            origin.label(dae, format!("keeps a residual of {:.3e}", point.residual)),
+        ),
+        None => (format!("residual {:.3e}", point.residual), None),
+    };
+    SimError::Initialization(format!(
+        "the initial conditions are inconsistent: no point satisfying all (hidden) constraints was found near the start values: {what}; change the start values or fix fewer variables"
+    ))
+    .with_labels(label.into_iter().collect())
+}
+
 /// Computes the consistent initial point of `dae` for `form`.
 ///
 /// First the model's unknowns: the start values are projected onto all
@@ -137,6 +255,7 @@ pub fn initialize(
     let n = dae.unknowns.len();
     let t0 = dae.experiment.start_time.unwrap_or(0.0);
     let start = start_values(dae);
+    check_start_values(dae, &start)?;
     let fixed: Vec<bool> = dae.unknowns.iter().map(|u| u.fixed).collect();
     let params = dae.parameter_values();
     let reg = analysis.regular();
@@ -144,16 +263,16 @@ pub fn initialize(
     // The equations: the (hidden) constraints in the model's unknowns, then
     // the initial equations with the derivatives replaced by Ω(t, z).
     let mut eqs: Vec<ExprId> = Vec::new();
-    let mut origins: Vec<String> = Vec::new();
+    let mut origins: Vec<Origin> = Vec::new();
     match ca {
         Some(ca) => {
             for c in &ca.constraints {
                 eqs.push(c.expr);
-                origins.push(format!(
-                    "the level-{} constraint from equation {}",
-                    c.level,
-                    c.source.0 + 1
-                ));
+                origins.push(Origin::Constraint {
+                    level: c.level,
+                    equation: c.source.0,
+                    differentiations: c.source.1,
+                });
             }
         }
         None => {
@@ -162,12 +281,13 @@ pub fn initialize(
                     !matches!(dae.pool.as_leaf(l), Some(Leaf::Var { unknown, .. }) if unknown as usize >= n)
                 });
                 if original {
+                    let source = form.rows.get(c.equation);
                     eqs.push(c.expr);
-                    origins.push(format!(
-                        "the level-{} constraint from equation {}",
-                        c.level,
-                        c.equation + 1
-                    ));
+                    origins.push(Origin::Constraint {
+                        level: c.level,
+                        equation: source.map_or(c.equation, |r| r.equation),
+                        differentiations: source.map_or(c.level, |r| r.derivative),
+                    });
                 }
             }
         }
@@ -182,13 +302,19 @@ pub fn initialize(
                 |l| matches!(dae.pool.as_leaf(l), Some(Leaf::Var { order, .. }) if order >= 1),
             );
         if has_der {
+            let label = places::initial_equation_label(
+                dae,
+                k,
+                "derivatives not determined by the unknowns",
+            );
             return Err(SimError::Initialization(format!(
                 "the initial equation `{}` contains derivatives that cannot be expressed by the unknowns",
                 to_modelica(&dae.pool, ie.residual, &FlatNames(dae))
-            )));
+            ))
+            .with_labels(label.into_iter().collect()));
         }
         eqs.push(e);
-        origins.push(format!("initial equation {}", k + 1));
+        origins.push(Origin::Initial(k));
     }
     let reused = reg
         .and_then(|r| r.success.point.as_ref())
@@ -215,24 +341,12 @@ pub fn initialize(
         }
     };
     if !point.converged || point.z.iter().take(n).any(|x| !x.is_finite()) {
-        let what = match point
-            .worst_equation
-            .and_then(|i| eqs.get(i).map(|&e| (i, e)))
-        {
-            Some((i, e)) => {
-                let origin = origins.get(i).cloned().unwrap_or_default();
-                format!(
-                    "{origin}, 0 = {}, keeps a residual of {:.3e}; it involves {}",
-                    to_modelica(&dae.pool, e, &FlatNames(dae)),
-                    point.residual,
-                    var_names(dae, e, &fixed)
-                )
-            }
-            None => format!("residual {:.3e}", point.residual),
+        let at_start = ZEnv {
+            z: &start,
+            params: &params,
+            t: t0,
         };
-        return Err(SimError::Initialization(format!(
-            "the initial conditions are inconsistent: no point satisfying all (hidden) constraints was found near the start values: {what}; change the start values or fix fewer variables"
-        )));
+        return Err(inconsistent(dae, &eqs, &origins, &point, &at_start, &fixed));
     }
     let z_orig: Vec<f64> = point.z[..n].to_vec();
     let moved = (0..n)
@@ -362,11 +476,42 @@ pub fn reinitialize(
         }
         last = Some(p);
     }
-    let residual = last.map_or(f64::NAN, |p| p.residual);
+    let residual = last.as_ref().map_or(f64::NAN, |p| p.residual);
+    let (worst, labels) = worst_constraint(dae, form, last.as_ref());
     Err(SimError::Numerical(format!(
-        "re-initialisation at t = {t} failed: the values after `reinit` cannot be made consistent with the constraints (residual {residual:.3e})",
+        "re-initialisation at t = {t} failed: the values after `reinit` cannot be made consistent with the constraints (residual {residual:.3e}{worst})",
         t = daec_solve::readable_number(t)
-    )))
+    ))
+    .with_labels(labels))
+}
+
+/// The constraint of `form` with the largest residual at the end of a
+/// failed projection `p`, as `; largest at {constraint}` and a label on
+/// its equation.
+fn worst_constraint(
+    dae: &Dae,
+    form: &SimForm,
+    p: Option<&ConsistentPoint>,
+) -> (String, Vec<Label>) {
+    let Some(c) = p
+        .and_then(|p| p.worst_equation)
+        .and_then(|w| form.constraints.get(w))
+    else {
+        return (String::new(), Vec::new());
+    };
+    let Some(row) = form.rows.get(c.equation) else {
+        return (String::new(), Vec::new());
+    };
+    let origin = Origin::Constraint {
+        level: c.level,
+        equation: row.equation,
+        differentiations: row.derivative,
+    };
+    let label = origin.label(dae, "has the largest residual".into());
+    (
+        format!("; largest at {}", origin.describe(dae)),
+        label.into_iter().collect(),
+    )
 }
 
 /// Projects `x` onto the constraints of `form` at `t` holding the entries
@@ -402,11 +547,13 @@ pub fn project_added(
     if p.converged && p.z.iter().all(|v| v.is_finite()) {
         Ok(p.z)
     } else {
+        let (worst, labels) = worst_constraint(dae, form, Some(&p));
         Err(SimError::Numerical(format!(
-            "at t = {t} the unknowns of the {} formulation could not be made consistent with its constraints (residual {:.3e})",
+            "at t = {t} the unknowns of the {} formulation could not be made consistent with its constraints (residual {:.3e}{worst})",
             form.form.name().to_ascii_uppercase(),
             p.residual,
             t = daec_solve::readable_number(t)
-        )))
+        ))
+        .with_labels(labels))
     }
 }

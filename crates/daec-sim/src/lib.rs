@@ -34,6 +34,7 @@ pub mod init;
 pub mod method;
 pub mod native;
 pub mod output;
+mod places;
 pub mod problem;
 pub mod projected;
 mod regularity;

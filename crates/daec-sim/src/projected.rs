@@ -16,6 +16,7 @@
 
 use crate::error::SimError;
 use crate::hic::{SimForm, sim_form};
+use crate::places;
 use daec_expr::Leaf;
 use daec_model::Dae;
 use daec_regularize::formulation::{ConstraintRow, Form, QuasiLinearForm, UnknownKind};
@@ -99,10 +100,17 @@ pub fn index3_form(dae: &mut Dae, analysis: &Analysis) -> Result<Index3Form, Sim
                 let k = unknown as usize;
                 if variable_index.get(k).copied().unwrap_or(1) != 1 {
                     let name = hic.unknowns.get(k).map_or("?", |u| u.name.as_str());
+                    let i = hic.rows.get(c.equation).map_or(c.equation, |r| r.equation);
+                    let label = places::equation_label(
+                        dae,
+                        i,
+                        format!("algebraic in `{name}`, not a position variable"),
+                    );
                     return Err(unsupported(format!(
-                        "equation {} is an algebraic equation in `{name}`, which is not a position variable (not an index-3 Hessenberg system)",
-                        c.equation + 1
-                    )));
+                        "{} is an algebraic equation in `{name}`, which is not a position variable (not an index-3 Hessenberg system)",
+                        places::equation(dae, i)
+                    ))
+                    .with_labels(label.into_iter().collect()));
                 }
             }
         }
@@ -127,7 +135,7 @@ pub fn index3_form(dae: &mut Dae, analysis: &Analysis) -> Result<Index3Form, Sim
         constraints: stated,
     };
     Ok(Index3Form {
-        form: SimForm::from_parts(Form::Index3, None, ql, n_original),
+        form: SimForm::from_parts(Form::Index3, None, ql, n_original, hic.rows.clone()),
         projection,
         variable_index,
     })

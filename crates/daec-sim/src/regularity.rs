@@ -13,6 +13,8 @@
 //! near-null directions, so the failure is not mistaken for a tolerance
 //! or step-size problem.
 
+use crate::places;
+use daec_diag::Label;
 use daec_expr::{Env, ParamId};
 use daec_model::Dae;
 use daec_regularize::Analysis;
@@ -114,8 +116,9 @@ impl SigmaJacobian {
     /// When 𝔍 at the last good point `(t, z, ż)` (the model's unknowns
     /// first in `z`) is nearly singular compared with the start
     /// `(t0, z0, ż0)`, a sentence saying so that names the unknowns and
-    /// equations involved; `None` when 𝔍 is as regular as at the start
-    /// (the failure has another cause) or cannot be evaluated.
+    /// equations involved, and labels on those equations; `None` when 𝔍
+    /// is as regular as at the start (the failure has another cause) or
+    /// cannot be evaluated.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn explain(
         &self,
@@ -126,7 +129,7 @@ impl SigmaJacobian {
         t: f64,
         z: &[f64],
         zdot: &[f64],
-    ) -> Option<String> {
+    ) -> Option<(String, Vec<Label>)> {
         let start = self.at(dae, t0, z0, zdot0)?;
         let now = self.at(dae, t, z, zdot)?;
         if start.ratio <= 0.0 || now.ratio >= DROP * start.ratio {
@@ -141,19 +144,33 @@ impl SigmaJacobian {
                 format!("; near-null direction in {}", names.join(", "))
             })
             .unwrap_or_default();
-        let equations = near_null(&now.matrix.transpose(), now.ratio)
-            .map(|v| {
-                let rows: Vec<String> = v.iter().map(|&i| (i + 1).to_string()).collect();
-                let s = if rows.len() == 1 { "" } else { "s" };
-                format!(" and equation{s} {}", rows.join(", "))
+        let rows = near_null(&now.matrix.transpose(), now.ratio).unwrap_or_default();
+        let equations = if rows.is_empty() {
+            String::new()
+        } else {
+            let named: Vec<String> = rows.iter().map(|&i| places::equation(dae, i)).collect();
+            format!(" and {}", named.join(", "))
+        };
+        let labels = rows
+            .iter()
+            .filter_map(|&i| {
+                places::equation_label(
+                    dae,
+                    i,
+                    format!(
+                        "its row of the Σ-Jacobian is nearly dependent on the others at t = {}",
+                        daec_solve::readable_number(t)
+                    ),
+                )
             })
-            .unwrap_or_default();
-        Some(format!(
+            .collect();
+        let text = format!(
             "the model's Σ-Jacobian is nearly singular at t = {t} (smallest/largest pivot {:.1e}, {:.1e} at the start{unknowns}{equations}): the DAE as written is not regular there — its index, hidden constraints and states hold only where the Σ-Jacobian is nonsingular — so no formulation integrates past this point; a model that is only locally valid (e.g. a structurally extended form written out) must be replaced by the original DAE, whose StE and DD forms switch variants along the solution",
             now.ratio,
             start.ratio,
             t = daec_solve::readable_number(t)
-        ))
+        );
+        Some((text, labels))
     }
 }
 

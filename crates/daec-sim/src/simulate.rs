@@ -10,6 +10,7 @@ use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
 use crate::method::{Method, Solver};
 use crate::native::NativeCompiler;
 use crate::output::{Results, SimStats, output_grid};
+use crate::places;
 use crate::problem::FormProblem;
 use crate::projected::index3_form;
 use crate::regularity::SigmaJacobian;
@@ -319,6 +320,30 @@ fn describe_failure(
         other => other.to_string(),
     };
     SimError::Numerical(msg)
+}
+
+/// The failure `err` of a segment of `form` whose last good point is
+/// `last = (t, z, ż)`: [`describe_failure`], and why when the model's
+/// Σ-Jacobian (`sigma`) has become nearly singular there compared with
+/// the start `init` (with labels on the equations involved).
+fn explain_failure(
+    dae: &Dae,
+    form: &SimForm,
+    (sigma, init): (Option<&SigmaJacobian>, &InitReport),
+    err: &SolveError,
+    (t, z, zdot): (f64, &[f64], &[f64]),
+    ro: &ResolvedOptions,
+) -> SimError {
+    let names: Vec<String> = form.unknowns.iter().map(|u| u.name.clone()).collect();
+    let mut f = describe_failure(&names, err, z, zdot, ro);
+    let why = sigma.and_then(|s| s.explain(dae, init.t0, &init.z0, &init.zdot0, t, z, zdot));
+    if let Some((why, labels)) = why {
+        let m = f.message_mut();
+        m.push_str("; ");
+        m.push_str(&why);
+        f = f.with_labels(labels);
+    }
+    f
 }
 
 /// The formulation `method` integrates when none is given: the index-3
@@ -741,24 +766,11 @@ pub fn integrate_with_progress(
         add_stats(&mut stats, &solver.stats());
         drop(solver);
         if let Err(e) = result {
-            let names: Vec<String> = form.unknowns.iter().map(|u| u.name.clone()).collect();
-            let mut f = describe_failure(&names, &e, &last_z, &last_zdot, ro);
-            let why = sigma.as_ref().and_then(|s| {
-                s.explain(
-                    dae,
-                    init.t0,
-                    &init.z0,
-                    &init.zdot0,
-                    last_t,
-                    &last_z,
-                    &last_zdot,
-                )
-            });
-            if let (SimError::Numerical(m), Some(why)) = (&mut f, why) {
-                m.push_str("; ");
-                m.push_str(&why);
-            }
-            failure = Some(f);
+            let (last, why) = (
+                (last_t, &last_z[..], &last_zdot[..]),
+                (sigma.as_ref(), &*init),
+            );
+            failure = Some(explain_failure(dae, form, why, &e, last, ro));
             break;
         }
         t = last_t;
@@ -773,7 +785,12 @@ pub fn integrate_with_progress(
             Some(Stop::Event(k)) => {
                 stats.events += 1;
                 armed[k] = false;
-                for (j, v) in events.reinits(k, t, &z) {
+                let values = events.reinits(k, t, &z);
+                if let Err(e) = places::check_reinits(dae, k, t, &values) {
+                    failure = Some(e);
+                    break;
+                }
+                for (j, v) in values {
                     if j < n_orig {
                         z[j] = v;
                         fixed[j] = true;

@@ -5,6 +5,7 @@ use crate::files::write_output;
 use crate::native::RustcCompiler;
 use crate::{Ctx, EXIT_MODEL, EXIT_NUMERIC, ModelArgs, emit, load};
 use clap::Args;
+use daec_diag::{Diagnostic, SourceMap};
 use daec_regularize::formulation::Form;
 use daec_regularize::{AnalyzeOptions, Outcome, analyze};
 use daec_sim::{SimError, SimOptions, prepare_form, resolve_options, to_csv, to_svg};
@@ -133,6 +134,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         ],
     )?;
     let loaded = load(ctx, &args.model)?;
+    let map = loaded.map;
     let mut dae = loaded.dae;
     let columns = super::vars::plot_columns(ctx, &dae, &args.vars)?;
     let opts = SimOptions {
@@ -177,8 +179,13 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     }
     let mut prepared = match prepare_form(&mut dae, &analysis, form) {
         Ok(p) => p,
-        Err(e @ SimError::Options(_)) => return Err(ctx.usage_error(&e.to_string())),
-        Err(e) => return Err(model_error(ctx, &e.to_string())),
+        Err(e) if matches!(e.kind(), SimError::Options(_)) => {
+            return Err(ctx.usage_error(&e.to_string()));
+        }
+        Err(e) => {
+            located_error(ctx, &map, &e, None);
+            return Err(EXIT_MODEL);
+        }
     };
     let mut native_log = None;
     if args.native {
@@ -245,8 +252,13 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     };
     let mut sim = match run {
         Ok(s) => s,
-        Err(e @ SimError::Options(_)) => return Err(ctx.usage_error(&e.to_string())),
-        Err(e) => return Err(model_error(ctx, &e.to_string())),
+        Err(e) if matches!(e.kind(), SimError::Options(_)) => {
+            return Err(ctx.usage_error(&e.to_string()));
+        }
+        Err(e) => {
+            located_error(ctx, &map, &e, None);
+            return Err(EXIT_MODEL);
+        }
     };
     sim.stats.compile_seconds += compile;
     // Results (also the partial ones of a failed run), written atomically.
@@ -277,13 +289,31 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     let _ = ctx.io.stderr.write_all(sim.stats.summary().as_bytes());
     if let Some(f) = &sim.failure {
         let last = sim.results.t.last().copied().unwrap_or(ro.t0);
-        let _ = writeln!(
-            ctx.io.stderr,
-            "error: {f}\nnote: the results up to t = {last} were written"
-        );
+        located_error(ctx, &map, f, Some(last));
         return Err(EXIT_NUMERIC);
     }
     Ok(())
+}
+
+/// Prints `error: {e}` — with the places in the model it names shown as
+/// compile-time diagnostics show them — and, after a failed run, that the
+/// results up to `last` were written.
+fn located_error(ctx: &mut Ctx<'_, '_>, map: &SourceMap, e: &SimError, last: Option<f64>) {
+    if e.labels().is_empty() {
+        let _ = writeln!(ctx.io.stderr, "error: {e}");
+    } else {
+        let d = Diagnostic {
+            labels: e.labels().to_vec(),
+            ..Diagnostic::error("", e.to_string())
+        };
+        let _ = write!(ctx.io.stderr, "{}", map.render_one(&d, ctx.color));
+    }
+    if let Some(last) = last {
+        let _ = writeln!(
+            ctx.io.stderr,
+            "note: the results up to t = {last} were written"
+        );
+    }
 }
 
 /// `--verbose`: what the native builds since the last call did.
