@@ -1,6 +1,7 @@
 //! `daec simulate`'s checks of values and its messages: non-finite start
 //! values, parameters and `reinit` values; run-time failures that name
-//! the model's equations by their text and source location.
+//! the model's equations by their text and source location; output
+//! equations split off for the formulations that refuse them.
 
 mod common;
 
@@ -220,4 +221,49 @@ fn projected_radau_names_the_equation_that_is_not_hessenberg() {
         "the equation `E = 0.5 * v1^2 + 0.5 * v2^2 + u2` is an algebraic equation in `v1`",
     );
     contains(&r, "energy_fixed.dae:14:3");
+}
+
+/// The normalized pendulum (projected-rk-index3-daes (4.1)) with its
+/// energy as output variables: `E` from the kinetic and potential
+/// energies `K` and `U` (outputs of outputs).
+const PENDULUM_ENERGY: &str = "model PendulumEnergy\n  Real u1(start = 1);\n  Real u2(start = 0, fixed = true);\n  Real v1(start = 0);\n  Real v2(start = 0, fixed = true);\n  Real lambda(start = 0);\n  Real K \"kinetic energy\";\n  Real U \"potential energy\";\n  Real E(min = -0.5) \"energy\";\nequation\n  der(u1) = v1;\n  der(u2) = v2;\n  der(v1) = -2*u1*lambda;\n  der(v2) = -1 - 2*u2*lambda;\n  0 = u1^2 + u2^2 - 1;\n  K = 0.5*(v1^2 + v2^2);\n  U = u2;\n  2*E = 2*(K + U);\n  annotation(experiment(StopTime = 5, Tolerance = 1e-8, Interval = 0.05));\nend PendulumEnergy;\n";
+
+#[test]
+fn output_equations_are_evaluated_after_the_steps_for_projected_radau_and_ggl() {
+    let m = model("pendulum_energy.dae", PENDULUM_ENERGY);
+    for args in [
+        &["--method", "radau5-projected"][..],
+        &["--form", "ggl"],
+        &[],
+    ] {
+        let mut all = args.to_vec();
+        all.push("--verbose");
+        let r = simulate(&m, &all);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let (header, rows) = csv(&r.stdout);
+        assert_eq!(
+            header,
+            ["time", "u1", "u2", "v1", "v2", "lambda", "K", "U", "E"]
+        );
+        assert_eq!(rows.len(), 101, "{args:?}");
+        // evaluated from the other columns (to round-off), or integrated
+        // with them (HiC, to the tolerance)
+        let tol = if args.is_empty() { 1e-7 } else { 1e-14 };
+        for row in &rows {
+            let (u2, v1, v2) = (row[2], row[3], row[4]);
+            let k = 0.5 * (v1 * v1 + v2 * v2);
+            assert!((row[6] - k).abs() <= tol, "{args:?}: {row:?}");
+            assert!((row[7] - u2).abs() <= tol, "{args:?}: {row:?}");
+            assert!((row[8] - (k + u2)).abs() <= tol, "{args:?}: {row:?}");
+            // energy conservation (E = 0 at the start)
+            assert!(row[8].abs() < 1e-5, "{args:?}: {row:?}");
+            assert!((row[1] * row[1] + u2 * u2 - 1.0).abs() < 1e-6, "{args:?}");
+        }
+        if args.is_empty() {
+            // the HiC formulation integrates the output equations
+            assert!(!r.stderr.contains("output equations"), "{}", r.stderr);
+        } else {
+            contains(&r, "output equations, evaluated after every step: K, U, E");
+        }
+    }
 }

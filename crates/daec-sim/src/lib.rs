@@ -21,7 +21,9 @@
 //!    initial equations, with a report of what moved;
 //! 4. [`events`] — `when`/`reinit` events located on the dense output and
 //!    discontinuities of `time`;
-//! 5. [`output`] — CSV, SVG plot, statistics;
+//! 5. [`output`] — CSV, SVG plot, statistics; [`outputs`] — equations
+//!    that only define output variables, split off before the analysis
+//!    and evaluated after the steps;
 //! 6. [`simulate()`](simulate::simulate) — the driver.
 //!
 //! This crate does no IO; the CLI writes the files.
@@ -34,6 +36,7 @@ pub mod init;
 pub mod method;
 pub mod native;
 pub mod output;
+pub mod outputs;
 mod places;
 pub mod problem;
 pub mod projected;
@@ -48,6 +51,7 @@ pub use init::{InitReport, MovedValue};
 pub use method::Method;
 pub use native::{NativeCode, NativeCompiler, NativeSource};
 pub use output::{Plot, Results, SimStats, output_grid, to_csv, to_svg};
+pub use outputs::{Outputs, split_outputs};
 pub use problem::{FormProblem, HicProblem};
 pub use simulate::{
     Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form, integrate,

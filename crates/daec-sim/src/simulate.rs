@@ -10,6 +10,7 @@ use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
 use crate::method::{Method, Solver};
 use crate::native::NativeCompiler;
 use crate::output::{Results, SimStats, output_grid};
+use crate::outputs::Outputs;
 use crate::places;
 use crate::problem::FormProblem;
 use crate::projected::index3_form;
@@ -130,6 +131,8 @@ pub struct Prepared {
     /// `--native`: compiles the formulations built during the run (StE
     /// and DD switches) as [`Prepared::compile_native`] did the first.
     native: Option<Arc<dyn NativeCompiler>>,
+    /// The output equations split off the model and the results' columns.
+    outputs: Outputs,
 }
 
 impl Prepared {
@@ -145,6 +148,19 @@ impl Prepared {
         compile_native(&mut self.problem, dae, &self.form, &*compiler)?;
         self.native = Some(compiler);
         Ok(())
+    }
+
+    /// The output equations [`split_outputs`](crate::outputs::split_outputs)
+    /// took off the model before its analysis: evaluated at every
+    /// accepted step and output point, their variables are columns of
+    /// the results as the model declares them.
+    pub fn set_outputs(&mut self, outputs: Outputs) {
+        self.outputs = outputs;
+    }
+
+    /// The results' columns and the output equations.
+    pub fn outputs(&self) -> &Outputs {
+        &self.outputs
     }
 }
 
@@ -227,6 +243,7 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
         ste,
         sigma: SigmaJacobian::new(analysis),
         native: None,
+        outputs: Outputs::none(dae),
     })
 }
 
@@ -611,6 +628,7 @@ pub fn integrate_with_progress(
         ste,
         sigma,
         native,
+        outputs,
     } = prepared;
     check_method(ro.method, form0.form)?;
     problem0.set_projection(ro.method == Method::Radau5Projected);
@@ -623,9 +641,9 @@ pub fn integrate_with_progress(
     let mut breaks = discontinuities(&dae.pool, time_conditions, &params, t0, t_end);
     breaks.push(t_end);
     let mut results = Results {
-        names: dae.unknowns.iter().map(|u| u.name.clone()).collect(),
+        names: outputs.names().to_vec(),
         t: vec![t0],
-        z: vec![init.z0[..n_orig.min(init.z0.len())].to_vec()],
+        z: vec![outputs.row(t0, &init.z0[..n_orig.min(init.z0.len())])],
     };
     let mut next_out = 1usize;
     let levels = form0.max_level().map_or(0, |l| l as usize + 1);
@@ -698,7 +716,7 @@ pub fn integrate_with_progress(
                     problem.project_onto_constraints(to, &mut dense);
                 }
                 results.t.push(to);
-                results.z.push(dense[..n_orig].to_vec());
+                results.z.push(outputs.row(to, &dense[..n_orig]));
                 next_out += 1;
             }
             last_t = t_stop;
