@@ -1,7 +1,8 @@
 //! `daec simulate`'s checks of values and its messages: non-finite start
 //! values, parameters and `reinit` values; run-time failures that name
-//! the model's equations by their text and source location; output
-//! equations split off for the formulations that refuse them.
+//! the model's equations by their text and source location; `min`/`max`
+//! checked along the run (`--bounds`); output equations split off for
+//! the formulations that refuse them.
 
 mod common;
 
@@ -221,6 +222,99 @@ fn projected_radau_names_the_equation_that_is_not_hessenberg() {
         "the equation `E = 0.5 * v1^2 + 0.5 * v2^2 + u2` is an algebraic equation in `v1`",
     );
     contains(&r, "energy_fixed.dae:14:3");
+}
+
+const BOUNDED: &str = "model B\n  Real x(start = 1, fixed = true, min = 0, max = 2);\n  Real y(max = 0.75);\n  Real z(start = 1, fixed = true, min = 0);\nequation\n  der(x) = -1;\n  y = 1 - x;\n  der(z) = -z;\n  annotation(experiment(StopTime = 3, Interval = 0.01));\nend B;\n";
+
+#[test]
+fn min_and_max_are_checked_along_the_run() {
+    let m = model("bounds.dae", BOUNDED);
+    let stats = m.with_extension("json");
+    let r = simulate(&m, &["--stats-json", stats.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // one warning per variable, with the first time and value (a step
+    // end or an output point, whichever comes first after the crossing)
+    let t_y = number_after(&r.stderr, "warning: `y` went above its max = 0.75 at t = ");
+    assert!(t_y > 0.75 && t_y <= 0.76, "{t_y}");
+    let t_x = number_after(&r.stderr, "warning: `x` went below its min = 0 at t = ");
+    assert!(t_x > 1.0 && t_x <= 1.01, "{t_x}");
+    contains(&r, "lowest value -2 at t = 3");
+    contains(&r, "bounds.dae:2:3");
+    contains(&r, "declared with min = 0");
+    assert_eq!(r.stderr.matches("warning: `x`").count(), 1, "{}", r.stderr);
+    // z = e^-t > 0 stays inside: no warning
+    assert!(!r.stderr.contains("`z`"), "{}", r.stderr);
+    contains(&r, "bounds: 2 variables left their min/max");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let v = s["bound_violations"].as_array().unwrap();
+    assert_eq!(v.len(), 2, "{v:?}");
+    assert_eq!(v[0]["variable"], "y");
+    assert_eq!(v[0]["bound"], "max");
+    assert_eq!(v[0]["limit"], 0.75);
+    assert_eq!(v[1]["variable"], "x");
+    assert_eq!(v[1]["bound"], "min");
+    let first = v[1]["first_time"].as_f64().unwrap();
+    assert!(first > 1.0 && first <= 1.01, "{first}");
+    let value = v[1]["first_value"].as_f64().unwrap();
+    assert!((value - (1.0 - first)).abs() < 1e-9, "{value}");
+    assert_eq!(v[1]["worst_time"], 3.0);
+    assert!((v[1]["worst_value"].as_f64().unwrap() + 2.0).abs() < 1e-9);
+    // the output points from 1.01 on, and the step ends among them
+    let points = v[1]["points"].as_u64().unwrap();
+    assert!((200..=260).contains(&points), "{points}");
+    let (header, rows) = csv(&r.stdout);
+    assert_eq!(header, ["time", "x", "y", "z"]);
+    assert_eq!(rows.last().unwrap()[0], 3.0);
+}
+
+#[test]
+fn bounds_error_stops_the_run_at_the_first_violation() {
+    let m = model("bounds_error.dae", BOUNDED);
+    let r = simulate(&m, &["--bounds", "error"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let (_, tail) = r
+        .stderr
+        .split_once("error: integration failed: `y` = ")
+        .unwrap_or_else(|| panic!("{}", r.stderr));
+    let t = number_after(tail, " at t = ");
+    assert!(t > 0.75 && t <= 0.76, "{t}");
+    contains(
+        &r,
+        "is above its max = 0.75 (beyond the tolerance atol + rtol·|max| = 1.75e-6); the run stops at the first violation of a bound (--bounds error)",
+    );
+    contains(&r, "bounds_error.dae:3:3");
+    contains(&r, "declared with max = 0.75");
+    // partial results: up to the end of the step that crossed the bound
+    let (_, rows) = csv(&r.stdout);
+    let last = rows.last().unwrap()[0];
+    assert!((0.75..3.0).contains(&last), "{last}");
+    contains(
+        &r,
+        &format!("note: the results up to t = {last} were written"),
+    );
+    let r = simulate(&m, &["--bounds", "never"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    contains(&r, "unknown `--bounds never`: use warn or error");
+}
+
+#[test]
+fn bounds_are_checked_by_the_second_order_method_too() {
+    // x = 1 − t² leaves min = 0 at t = 1.
+    let m = model(
+        "bounds_second_order.dae",
+        "model F\n  Real x(start = 1, fixed = true, min = 0);\nequation\n  der(der(x)) = -2;\n  annotation(experiment(StopTime = 2, Interval = 0.1));\nend F;\n",
+    );
+    let r = simulate(&m, &["--method", "radau-2nd"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let t = number_after(&r.stderr, "warning: `x` went below its min = 0 at t = ");
+    assert!(t > 1.0 && t <= 1.1, "{t}");
+    contains(&r, "lowest value -3 at t = 2");
+    let r = simulate(&m, &["--method", "radau-2nd", "--bounds", "error"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    contains(&r, "is below its min = 0");
+    // (the results up to the end of the step that crossed the bound)
+    contains(&r, "note: the results up to t = ");
 }
 
 /// The normalized pendulum (projected-rk-index3-daes (4.1)) with its

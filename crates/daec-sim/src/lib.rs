@@ -23,11 +23,13 @@
 //!    discontinuities of `time`;
 //! 5. [`output`] — CSV, SVG plot, statistics; [`outputs`] — equations
 //!    that only define output variables, split off before the analysis
-//!    and evaluated after the steps;
+//!    and evaluated after the steps; [`bounds`] — `min`/`max` checked
+//!    along the run;
 //! 6. [`simulate()`](simulate::simulate) — the driver.
 //!
 //! This crate does no IO; the CLI writes the files.
 
+pub mod bounds;
 pub mod error;
 pub mod events;
 pub mod first_order;
@@ -44,6 +46,7 @@ mod regularity;
 pub mod second_order;
 pub mod simulate;
 
+pub use bounds::{BoundViolation, BoundsCheck};
 pub use error::SimError;
 pub use first_order::reduce_to_first_order;
 pub use hic::{HicForm, SimForm, hic_form, sim_form};

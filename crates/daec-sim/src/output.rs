@@ -1,6 +1,7 @@
 //! Results a user can use: the solution on the output grid as CSV, an SVG
 //! plot of chosen variables, and the run statistics (text and JSON).
 
+use crate::bounds::BoundViolation;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -360,6 +361,10 @@ pub struct SimStats {
     /// (the field is left out of the JSON then).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub native_code: bool,
+    /// The variables that left their `min` or `max` during the run
+    /// (checked at the accepted steps and output points; see
+    /// [`crate::bounds`]).
+    pub bound_violations: Vec<BoundViolation>,
 }
 
 impl SimStats {
@@ -449,6 +454,21 @@ impl SimStats {
                 } else {
                     format!(" ({})", levels.join(", "))
                 }
+            );
+        }
+        if !self.bound_violations.is_empty() {
+            let variables: std::collections::BTreeSet<&str> = self
+                .bound_violations
+                .iter()
+                .map(|v| v.variable.as_str())
+                .collect();
+            let points: usize = self.bound_violations.iter().map(|v| v.points).sum();
+            let _ = writeln!(
+                s,
+                "bounds: {} left {} min/max ({} beyond the tolerance)",
+                count(variables.len(), "variable"),
+                if variables.len() == 1 { "its" } else { "their" },
+                count(points, "checked point")
             );
         }
         let _ = writeln!(

@@ -33,6 +33,7 @@
 //! and results of models the library has validated (eight of them have
 //! such equations).
 
+use crate::bounds::Bounded;
 use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId, Tape, TapeFrame};
 use daec_model::Dae;
 use daec_regularize::formulation::Form;
@@ -44,6 +45,8 @@ use rustc_hash::FxHashMap;
 pub struct Outputs {
     /// Names of the model's unknowns (the columns of the results).
     names: Vec<String>,
+    /// The unknowns with `min` or `max` (by column).
+    bounded: Vec<Bounded>,
     /// Column of each unknown of the remaining model.
     columns: Vec<usize>,
     /// Columns of the outputs, in the order of the tape's outputs.
@@ -75,6 +78,7 @@ impl Outputs {
     pub fn none(dae: &Dae) -> Outputs {
         Outputs {
             names: dae.unknowns.iter().map(|u| u.name.clone()).collect(),
+            bounded: Bounded::of(dae),
             columns: (0..dae.unknowns.len()).collect(),
             outputs: Vec::new(),
             code: None,
@@ -93,6 +97,11 @@ impl Outputs {
         let mut cols = self.outputs.clone();
         cols.sort_unstable();
         cols.iter().map(|&c| self.names[c].as_str()).collect()
+    }
+
+    /// The variables with `min` or `max`.
+    pub(crate) fn bounded(&self) -> &[Bounded] {
+        &self.bounded
     }
 
     /// The results' row at `t` from the values `z` of the remaining

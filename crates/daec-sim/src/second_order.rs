@@ -10,6 +10,7 @@
 //! then the velocities `der(x)`), the rows interpolated by cubic Hermite
 //! polynomials from `x`, `ẋ` at the step ends.
 
+use crate::bounds::BoundsMonitor;
 use crate::error::SimError;
 use crate::output::{Results, SimStats, output_grid};
 use crate::simulate::{Prepared, ResolvedOptions, Simulation};
@@ -234,11 +235,15 @@ pub fn integrate_second_order(
         prepared.problem.record_constraint_residuals(stats, t, z);
     };
     record(&mut stats, t0, &results.z[0]);
+    let bounded = prepared.outputs().bounded();
+    let mut bounds = BoundsMonitor::new(bounded, ro.rtol, ro.atol, ro.bounds);
+    bounds.check(t0, &results.z[0]);
     let mut next = 1usize;
     let mut dense_x = vec![0.0; n];
     let mut dense_xd = vec![0.0; n];
     let outcome = solver.integrate(t0, &x0, &xd0, t_end, |step| {
-        record(&mut stats, step.t, &row(step.x, step.xd));
+        let end = row(step.x, step.xd);
+        record(&mut stats, step.t, &end);
         while next < grid.len() && grid[next] <= step.t {
             let tg = grid[next];
             if tg == step.t {
@@ -263,9 +268,10 @@ pub fn integrate_second_order(
             }
             results.t.push(tg);
             results.z.push(row(&dense_x, &dense_xd));
+            bounds.check(tg, &results.z[results.z.len() - 1]);
             next += 1;
         }
-        true
+        !bounds.check(step.t, &end)
     });
     let s = solver.stats();
     stats.steps_accepted = s.steps_accepted;
@@ -284,6 +290,8 @@ pub fn integrate_second_order(
             "{e} (--method radau-2nd; --method radau5 integrates the first-order reduction)"
         ))),
     };
+    let failure = bounds.failure().or(failure);
+    stats.bound_violations = bounds.finish();
     Ok(Simulation {
         results,
         stats,

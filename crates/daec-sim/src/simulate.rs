@@ -3,6 +3,7 @@
 //! integration with events, discontinuities and, for StE, dynamic state
 //! selection → results on the output grid and statistics.
 
+use crate::bounds::{BoundsCheck, BoundsMonitor};
 use crate::error::SimError;
 use crate::events::{WhenEvents, discontinuities, time_conditions};
 use crate::hic::{SimForm, sim_form};
@@ -44,6 +45,8 @@ pub struct SimOptions {
     pub form: Option<Form>,
     /// The integrator (default Radau IIA).
     pub method: Method,
+    /// What a violated `min`/`max` does (default: a warning).
+    pub bounds: BoundsCheck,
 }
 
 /// The settings actually used.
@@ -61,6 +64,8 @@ pub struct ResolvedOptions {
     pub interval: f64,
     /// The integrator.
     pub method: Method,
+    /// What a violated `min`/`max` does.
+    pub bounds: BoundsCheck,
 }
 
 /// Resolves `opts` against the `experiment` annotation of `dae` and checks
@@ -108,6 +113,7 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
         atol,
         interval,
         method: opts.method,
+        bounds: opts.bounds,
     })
 }
 
@@ -645,6 +651,8 @@ pub fn integrate_with_progress(
         t: vec![t0],
         z: vec![outputs.row(t0, &init.z0[..n_orig.min(init.z0.len())])],
     };
+    let mut bounds = BoundsMonitor::new(outputs.bounded(), ro.rtol, ro.atol, ro.bounds);
+    bounds.check(t0, &results.z[0]);
     let mut next_out = 1usize;
     let levels = form0.max_level().map_or(0, |l| l as usize + 1);
     let mut stats = SimStats {
@@ -662,7 +670,7 @@ pub fn integrate_with_progress(
     // An event is armed while its condition is false.
     let mut armed: Vec<bool> = phi.iter().map(|&p| p < 0.0).collect();
     let (mut t, mut z, mut zdot) = (t0, init.z0.clone(), init.zdot0.clone());
-    let mut failure = None;
+    let mut failure = bounds.failure();
     let mut brk = 0usize;
     while t < t_end && failure.is_none() {
         let (form, problem): (&SimForm, &FormProblem) = match (active, ste.as_ref()) {
@@ -717,6 +725,7 @@ pub fn integrate_with_progress(
                 }
                 results.t.push(to);
                 results.z.push(outputs.row(to, &dense[..n_orig]));
+                bounds.check(to, &results.z[results.z.len() - 1]);
                 next_out += 1;
             }
             last_t = t_stop;
@@ -735,6 +744,9 @@ pub fn integrate_with_progress(
                 None
             };
             problem.record_constraint_values(&mut stats, last_t, &last_z, g_end);
+            if bounds.check_state(outputs, last_t, &last_z[..n_orig]) {
+                return StepControl::Stop;
+            }
             match first {
                 Some((_, k)) => {
                     stop = Some(Stop::Event(k));
@@ -794,6 +806,10 @@ pub fn integrate_with_progress(
         t = last_t;
         z.clone_from(&last_z);
         zdot.clone_from(&last_zdot);
+        if let Some(f) = bounds.failure() {
+            failure = Some(f);
+            break;
+        }
         if t >= t_end {
             break;
         }
@@ -903,6 +919,7 @@ pub fn integrate_with_progress(
             }
         }
     }
+    stats.bound_violations = bounds.finish();
     stats.integrate_seconds = clock.elapsed().as_secs_f64() - stats.compile_seconds;
     Ok(Simulation {
         results,

@@ -64,6 +64,13 @@ pub(crate) struct SimulateArgs {
     /// and the output equations evaluated after the steps.
     #[arg(long)]
     verbose: bool,
+    /// What a variable outside its min/max does: warn (the default; one
+    /// warning per variable with the first time and value, and a count)
+    /// or error (the run stops at the first violation, exit code 3, with
+    /// the results so far). Checked at every accepted step and output
+    /// point, beyond the tolerance atol + rtol·|bound|.
+    #[arg(long, value_name = "warn|error", default_value = "warn")]
+    bounds: String,
     /// Compile the residuals, mass matrix and Jacobians to machine code
     /// with rustc (cached) instead of evaluating tapes: slower to start
     /// (a build takes seconds; a cached one milliseconds), faster to
@@ -90,6 +97,13 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             "--native compiles the first-order formulations; --method radau-2nd integrates the model as written and has no native code",
         ));
     }
+    let bounds = daec_sim::BoundsCheck::parse(&args.bounds).ok_or_else(|| {
+        ctx.usage_error(&format!(
+            "unknown `--bounds {}`: use {}",
+            args.bounds,
+            daec_sim::BoundsCheck::NAMES.join(" or ")
+        ))
+    })?;
     let form = match &args.form {
         None => daec_sim::default_form(method),
         Some(name) => match Form::parse(name) {
@@ -145,6 +159,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         interval: args.interval,
         form: Some(form),
         method,
+        bounds,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
     // --method radau-2nd integrates the model as written.
@@ -302,6 +317,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     if let Some(compiler) = native_log.filter(|_| args.verbose) {
         print_native_log(ctx, &compiler);
     }
+    bound_warnings(ctx, &map, &sim.stats.bound_violations);
     let _ = ctx.io.stderr.write_all(sim.stats.summary().as_bytes());
     if let Some(f) = &sim.failure {
         let last = sim.results.t.last().copied().unwrap_or(ro.t0);
@@ -329,6 +345,17 @@ fn located_error(ctx: &mut Ctx<'_, '_>, map: &SourceMap, e: &SimError, last: Opt
             ctx.io.stderr,
             "note: the results up to t = {last} were written"
         );
+    }
+}
+
+/// One warning per variable that left its `min`/`max`, on its declaration.
+fn bound_warnings(ctx: &mut Ctx<'_, '_>, map: &SourceMap, violations: &[daec_sim::BoundViolation]) {
+    for v in violations {
+        let mut d = Diagnostic::warning("", v.describe());
+        if let Some(span) = v.span {
+            d = d.with_primary(span, v.declared());
+        }
+        let _ = write!(ctx.io.stderr, "{}", map.render_one(&d, ctx.color));
     }
 }
 
