@@ -214,6 +214,9 @@ pub mod codes {
     pub const STRUCTURALLY_SINGULAR: &str = "E0201";
     /// A singular Σ-Jacobian at the consistent point.
     pub const SINGULAR_JACOBIAN: &str = "E0202";
+    /// A `reinit` of an unknown that cannot be a state: no derivative of it
+    /// occurs, or the constraints determine it.
+    pub const REINIT_NOT_STATE: &str = "E0203";
 }
 
 /// The source files of one run, with names, for rendering.
