@@ -188,6 +188,7 @@ pub fn integrate_second_order(
             atol: ro.atol,
         },
         max_steps: 10_000_000,
+        h_max: 0.0,
     };
     let mut solver = SecondOrderRadau::new(&problem, options)
         .map_err(|e| SimError::Options(format!("the integrator refused the problem: {e}")))?;

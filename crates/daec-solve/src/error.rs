@@ -63,9 +63,10 @@ pub enum SolveError {
         /// Number of unknowns.
         n: usize,
     },
-    /// More than `max_steps` step attempts.
+    /// The limit of step attempts was reached (accepted and rejected
+    /// steps and Newton failures, as the statistics count them).
     #[error(
-        "more than {max_steps} steps needed; stopped at t = {}",
+        "the limit of {max_steps} step attempts (accepted and rejected steps and Newton failures) was reached at t = {}",
         readable_number(*.t)
     )]
     TooManySteps {
@@ -139,7 +140,7 @@ mod tests {
         };
         assert_eq!(
             huge.to_string(),
-            "more than 10 steps needed; stopped at t = 3e20"
+            "the limit of 10 step attempts (accepted and rejected steps and Newton failures) was reached at t = 3e20"
         );
         assert_eq!(readable_number(-2.5e-7), "-2.5e-7");
         assert_eq!(readable_number(0.0), "0");

@@ -87,7 +87,9 @@ pub struct HerkOptions {
     /// Constant step size `h0` (shortened uniformly so that an integer
     /// number of steps ends at `t_end`), no error control.
     pub fixed_step: bool,
-    /// Maximal number of step attempts.
+    /// Maximal number of step attempts: accepted and rejected steps (the
+    /// counts of [`Stats`]; a failed Newton iteration counts
+    /// as a rejection).
     pub max_steps: usize,
     /// Maximal simplified Newton iterations per nonlinear solve.
     pub newton_max_iter: usize,
@@ -812,7 +814,6 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
             h.min(hmax).max(1e-10 * span)
         };
         let mut failures = 0usize;
-        let mut attempts = 0usize;
         let mut rejected_last = false;
         let mut big = vec![0.0; n];
         let mut mid = vec![0.0; n];
@@ -824,13 +825,13 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
             if t >= t_end {
                 return Ok(self.stats);
             }
-            if attempts >= opts.max_steps {
+            // (the retries of the first step are bounded by its shrinking h)
+            if self.stats.steps_accepted + self.stats.steps_rejected >= opts.max_steps {
                 return Err(SolveError::TooManySteps {
                     t,
                     max_steps: opts.max_steps,
                 });
             }
-            attempts += 1;
             let last = t + h * 1.0001 >= t_end;
             if last {
                 h = t_end - t;

@@ -57,7 +57,10 @@ pub struct Options {
     pub h0: f64,
     /// Maximal step size; `0` or infinite means `t_end − t0`.
     pub h_max: f64,
-    /// Maximal number of step attempts.
+    /// Maximal number of step attempts: accepted steps, steps rejected by
+    /// the error test after the first accepted one, and Newton failures
+    /// (the counts of [`Stats`]; the retries of the first step are bounded
+    /// by the shrinking step size).
     pub max_steps: usize,
     /// Maximal Newton iterations per step (RADAU5's `NIT`, default 7).
     pub newton_max_iter: usize,
@@ -180,6 +183,12 @@ pub struct Stats {
     pub lu_decompositions: usize,
     /// Simplified Newton iterations (linear solves with both matrices).
     pub newton_iterations: usize,
+    /// Step attempts whose Newton iteration failed (diverged or too slow);
+    /// the step is retried with a smaller `h`. With
+    /// [`steps_accepted`](Self::steps_accepted) and
+    /// [`steps_rejected`](Self::steps_rejected) what
+    /// [`Options::max_steps`] limits.
+    pub newton_failures: usize,
     /// Evaluations of the constraints alone (projection of step end points).
     pub constraint_evals: usize,
     /// Changes of the equation selection of an overdetermined system
@@ -269,6 +278,22 @@ impl Step<'_> {
         let s = if h != 0.0 { (t - self.t) / h } else { 0.0 };
         for (i, o) in out.iter_mut().enumerate().take(n) {
             *o = self.cont[i] + collocation_increment(self.cont, n, i, s).0;
+        }
+    }
+
+    /// The time derivative of the polynomial [`dense`](Self::dense)
+    /// evaluates, at `t` (at the step start an approximation of `ż` there
+    /// of the order of the dense output).
+    pub fn dense_derivative(&self, t: f64, out: &mut [f64]) {
+        let n = self.z.len();
+        let h = self.t - self.t_start;
+        if h == 0.0 {
+            out.iter_mut().take(n).for_each(|o| *o = 0.0);
+            return;
+        }
+        let s = (t - self.t) / h;
+        for (i, o) in out.iter_mut().enumerate().take(n) {
+            *o = collocation_increment(self.cont, n, i, s).1 / h;
         }
     }
 
@@ -766,7 +791,6 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         // whether the current Jacobians were evaluated at a predicted
         // midpoint (not at the step start)
         let mut jacobian_at_midpoint = false;
-        let mut nstep = 0usize;
 
         // Buffers: every work array of the integration carved from one
         // allocation (a solve of a small system is short enough for ~40
@@ -1107,8 +1131,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 need_lu = false;
             }
             // label 30: a step attempt
-            nstep += 1;
-            if nstep > opts.max_steps {
+            let s = &self.stats;
+            if s.steps_accepted + s.steps_rejected + s.newton_failures >= opts.max_steps {
                 return Err(SolveError::TooManySteps {
                     t,
                     max_steps: opts.max_steps,
@@ -1268,6 +1292,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             };
             if outcome != 0 {
                 newton_failures += 1;
+                self.stats.newton_failures += 1;
                 if newton_failures >= opts.max_newton_failures {
                     return Err(SolveError::NewtonDivergence {
                         t,

@@ -182,6 +182,9 @@ pub struct SecondOrderOptions {
     pub step: StepSize,
     /// Step attempts allowed.
     pub max_steps: usize,
+    /// Largest step of the adaptive control; `0` or infinite means no
+    /// bound but the interval.
+    pub h_max: f64,
 }
 
 impl Default for SecondOrderOptions {
@@ -193,6 +196,7 @@ impl Default for SecondOrderOptions {
                 atol: 1e-6,
             },
             max_steps: 1_000_000,
+            h_max: 0.0,
         }
     }
 }
@@ -331,9 +335,15 @@ impl<'p, P: SecondOrderDae + ?Sized> SecondOrderRadau<'p, P> {
         let mut xdd = vec![0.0; n];
         let orders = self.problem.orders();
         let p = self.method.order() as i32;
+        let h_max = match self.options.h_max {
+            m if m > 0.0 && m.is_finite() => m,
+            _ => f64::INFINITY,
+        };
         let mut h = match self.options.step {
             StepSize::Fixed(h) => h,
-            StepSize::Adaptive { rtol, .. } => (t_end - t0).min(rtol.powf(1.0 / p as f64)) * 0.1,
+            StepSize::Adaptive { rtol, .. } => {
+                ((t_end - t0).min(rtol.powf(1.0 / p as f64)) * 0.1).min(h_max)
+            }
         };
         let mut attempts = 0usize;
         while t < t_end {
@@ -378,7 +388,7 @@ impl<'p, P: SecondOrderDae + ?Sized> SecondOrderRadau<'p, P> {
                         } else {
                             4.0
                         };
-                        h = hh * fac;
+                        h = (hh * fac).min(h_max);
                     }
                 }
                 Ok((_, err)) => {

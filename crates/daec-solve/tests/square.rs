@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use daec_solve::{Options, Radau5, SolveError, StepControl, locate_event, solve};
+use daec_solve::{Options, Radau5, SolveError, StepControl, first_rising_edge, solve};
 
 fn opts(tol: f64) -> Options {
     Options {
@@ -108,9 +108,11 @@ fn event_location_on_dense_output_finds_ln2() {
     let mut found = None;
     solver
         .integrate(0.0, &linear_exact(0.0), 5.0, |step| {
-            match locate_event(step, |_, z| z[0] - 0.5) {
-                Some(te) => {
-                    found = Some(te);
+            // the condition y1 < 1/2, false at the start
+            match first_rising_edge(step, &[false], &[true], |_, z, out| out[0] = 0.5 - z[0]) {
+                Some(edge) => {
+                    assert_eq!(edge.events, [0]);
+                    found = Some(edge.t);
                     StepControl::Stop
                 }
                 None => StepControl::Continue,
