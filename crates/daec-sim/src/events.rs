@@ -1,22 +1,100 @@
-//! Events: `when` conditions located on the dense output, `reinit`, and
-//! if-expressions on `time` treated as discontinuities.
+//! Events: `when` conditions located on the dense output, `reinit`, the
+//! checks that keep event handling from looping, and if-expressions on
+//! `time` treated as discontinuities.
 //!
-//! * A `when` condition `c` becomes an *event function* `φ(t, z)` that is
-//!   `≥ 0` exactly where `c` holds: `a − b` for `a ≥ b` / `a > b`, `b − a`
-//!   for `a ≤ b` / `a < b`, and `±1` (the truth value) for any other
-//!   Boolean expression. The event fires on a rising edge of `c` (Modelica
-//!   `when` semantics), located by root finding on the collocation
-//!   polynomial of the step ([`daec_solve::locate_event`]; Hairer, Nørsett
-//!   & Wanner, Solving ODEs I, II.6). A fired event is re-armed when its
-//!   condition becomes false again.
-//! * `Select` nodes whose condition depends on `time` (and parameters)
-//!   only are discontinuities known in advance: their switching times are
-//!   found by sampling and bisection, and the integration steps to them
-//!   and restarts (RADAU5's error control is only valid on smooth pieces).
+//! # Semantics
+//!
+//! * A `when` condition `c` becomes an *event function* `φ(t, z)`: `a − b`
+//!   for `a > b` / `a ≥ b`, `b − a` for `a < b` / `a ≤ b`, and `±1` (the
+//!   truth value) for any other Boolean expression. `c` holds where
+//!   `φ > 0` (strict comparisons and the `±1` form) or `φ ≥ 0` (`≥`, `≤`).
+//! * The clause fires on a *rising edge* of `c`, when `c` changes from
+//!   false to true (MLS §8.3.5: the body is activated when the condition
+//!   becomes true). At the start the value of `c` is the one the relation
+//!   has at the consistent initial point (MLS §8.6: at initialisation
+//!   `pre(c)` is `c`, and a `when` is not active then): a clause whose
+//!   condition holds at `t0` does not fire there, and one whose condition is
+//!   false at `t0` fires as soon as it becomes true — `when sin(time) > 0`
+//!   from `t0 = 0` fires right after the start (`sin 0 > 0` is false,
+//!   `sin t > 0` true just after), then at 2π, 4π, ….
+//! * Edges are found on the dense output of every accepted step
+//!   ([`daec_solve::first_rising_edge`]: samples and refinement inside the
+//!   step, then root finding), so the events do not depend on the step
+//!   size the error control chose; `--max-step` bounds the step for a
+//!   condition that changes faster than the solution.
+//! * At an event time every clause with an edge there fires; their
+//!   `reinit` values are computed at the values before the event, assigned
+//!   together, and the state is projected onto the constraints (the
+//!   re-initialised values held, [`crate::init::reinitialize`]). The
+//!   conditions are evaluated again with the new values and clauses whose
+//!   condition changed from false to true fire in turn (the event
+//!   iteration), at most [`MAX_EVENT_ITERATIONS`] times.
+//! * A `reinit` of an unknown that cannot be a state — no derivative of it
+//!   occurs, or the constraints determine it (MLS §8.3.6 allows `reinit`
+//!   of states only) — is a model error ([`reinit_diagnostics`]); one
+//!   whose value the constraints put back at run time stops the run.
+//!
+//! # Limits
+//!
+//! Every loop of the event handling ends, in an explained error when it
+//! does not end by itself:
+//!
+//! * *events at one instant*: more than [`MAX_EVENT_ITERATIONS`] rounds of
+//!   the event iteration at one time;
+//! * *accumulating events* (Zeno behaviour, chattering): more than
+//!   [`MAX_STALLED_RESTARTS`] restarts in a row, each less than
+//!   [`stall_resolution`] after the one before (the time between events
+//!   shrinks to nothing, or a `reinit` sets its condition up to fire again
+//!   at once);
+//! * *a bounce that cannot be resolved*: after a `reinit` that reversed the
+//!   direction of the condition's event function while the condition
+//!   still holds (a ball's velocity at the floor), the state comes back
+//!   deeper into the region where the condition holds without having left
+//!   it: the clause can no longer fire and the state would pass the
+//!   barrier (the ball falling through the floor);
+//! * *the number of events* of a run: `--max-events` (default
+//!   [`DEFAULT_MAX_EVENTS`]).
+//!
+//! `Select` nodes whose condition depends on `time` (and parameters) only
+//! are discontinuities known in advance: their switching times are found by
+//! sampling and bisection, and the integration steps to them and restarts
+//! (RADAU5's error control is only valid on smooth pieces).
 
 use crate::error::SimError;
-use daec_expr::{CmpOp, ExprId, ExprPool, Leaf, Node, Tape, TapeFrame};
-use daec_model::Dae;
+use daec_diag::{Diagnostic, codes};
+use daec_expr::{CmpOp, ExprId, ExprPool, Leaf, Node, Tape, TapeFrame, to_modelica};
+use daec_model::{Dae, FlatNames};
+use daec_regularize::Analysis;
+use daec_solve::readable_number as show;
+use daec_solve::{RisingEdge, Step, first_rising_edge, holds};
+use daec_structure::{SigmaMatrix, dulmage_mendelsohn};
+
+/// Rounds of the event iteration allowed at one time: a cascade of
+/// `reinit`s through when clauses whose conditions each become true by the
+/// one before takes one round per clause.
+pub const MAX_EVENT_ITERATIONS: usize = 100;
+
+/// Restarts of the integration allowed in a row without progress (each
+/// less than [`stall_resolution`] after the one before): events piling up
+/// at one time, or state-selection switches back and forth. Simulink stops
+/// after 1000 consecutive zero crossings within its time tolerance; a
+/// model whose events are this dense has lost its time scale long before.
+pub const MAX_STALLED_RESTARTS: usize = 100;
+
+/// Events of a run allowed by default (`--max-events`). An event costs a
+/// restart of the integrator and a projection, about as much as a few
+/// steps; a run that chatters reaches this many in seconds.
+pub const DEFAULT_MAX_EVENTS: usize = 100_000;
+
+/// The time below which a restart counts as no progress after the one
+/// before: 1e-10 of the run's length (events this dense, kept up, would
+/// number 1e10 per run; in a burst they are events whose time the
+/// integration cannot tell apart — the location of an event on the dense
+/// output is as accurate as the solution there), and at least 1e-12 of
+/// `|t|` (some thousand units of round-off of `t`).
+pub fn stall_resolution(t: f64, t0: f64, t_end: f64) -> f64 {
+    (1e-12 * t.abs()).max(1e-10 * (t_end - t0).abs())
+}
 
 /// The compiled `when` events of a model.
 #[derive(Debug)]
@@ -25,29 +103,79 @@ pub struct WhenEvents {
     /// (evaluated many times per step while an event is located).
     phi: Tape,
     phi_frame: TapeFrame,
+    /// `dφ_k/dt` (inputs `z`, then `ż`) and its frame.
+    rates: Tape,
+    rates_frame: TapeFrame,
+    /// Whether condition `k` is a strict comparison (holds where `φ > 0`).
+    strict: Vec<bool>,
     /// The `reinit` targets of each event.
     targets: Vec<Vec<usize>>,
     /// All `reinit` values, one tape (inputs `z`), in event order.
     values: Tape,
     params: Vec<f64>,
     scratch: Vec<f64>,
+    /// Each condition as written, for messages.
+    conditions: Vec<String>,
+    /// The unknowns each event involves (its condition's and its `reinit`
+    /// targets), for messages.
+    involved: Vec<Vec<usize>>,
+    /// Flat names of the unknowns.
+    names: Vec<String>,
 }
 
-/// The event function of a Boolean condition (see the module docs).
-pub fn event_function(pool: &mut ExprPool, cond: ExprId) -> ExprId {
+/// The event function of a Boolean condition and whether the condition is
+/// strict (holds where `φ > 0`; see the module docs).
+pub fn event_function(pool: &mut ExprPool, cond: ExprId) -> (ExprId, bool) {
     match pool.node(cond).clone() {
-        Node::Cmp(CmpOp::Ge | CmpOp::Gt, a, b) => pool.sub(a, b),
-        Node::Cmp(CmpOp::Le | CmpOp::Lt, a, b) => pool.sub(b, a),
+        Node::Cmp(CmpOp::Gt, a, b) => (pool.sub(a, b), true),
+        Node::Cmp(CmpOp::Ge, a, b) => (pool.sub(a, b), false),
+        Node::Cmp(CmpOp::Lt, a, b) => (pool.sub(b, a), true),
+        Node::Cmp(CmpOp::Le, a, b) => (pool.sub(b, a), false),
         _ => {
             let one = pool.constant(1.0);
             let minus = pool.constant(-1.0);
-            pool.select(cond, one, minus)
+            (pool.select(cond, one, minus), true)
         }
     }
 }
 
-fn unknown_inputs(pool: &mut ExprPool, n: usize) -> Vec<ExprId> {
-    (0..n as u32).map(|j| pool.var(j, 0)).collect()
+fn unknown_inputs(pool: &mut ExprPool, n: usize, order: u32) -> Vec<ExprId> {
+    (0..n as u32).map(|j| pool.var(j, order)).collect()
+}
+
+/// The unknowns (order 0) `e` depends on.
+fn unknowns_of(pool: &ExprPool, e: ExprId) -> Vec<usize> {
+    let mut out: Vec<usize> = pool
+        .leaves(e)
+        .into_iter()
+        .filter_map(|l| match pool.as_leaf(l) {
+            Some(Leaf::Var { unknown, .. }) => Some(unknown as usize),
+            _ => None,
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// A condition as Modelica text; a comparison of a constant with what
+/// varies is written with the constant on the right (the pool keeps
+/// `w > 0` as `0 < w`).
+fn condition_text(dae: &Dae, cond: ExprId) -> String {
+    let pool = &dae.pool;
+    let text = |e: ExprId| to_modelica(pool, e, &FlatNames(dae));
+    let varies = |e: ExprId| {
+        pool.leaves(e)
+            .into_iter()
+            .any(|l| matches!(pool.as_leaf(l), Some(Leaf::Var { .. } | Leaf::Time)))
+    };
+    match pool.node(cond) {
+        Node::Cmp(op @ (CmpOp::Lt | CmpOp::Le), a, b) if !varies(*a) && varies(*b) => {
+            let flipped = if *op == CmpOp::Lt { ">" } else { ">=" };
+            format!("{} {flipped} {}", text(*b), text(*a))
+        }
+        _ => text(cond),
+    }
 }
 
 impl WhenEvents {
@@ -55,14 +183,28 @@ impl WhenEvents {
     /// depend on `time`, parameters and unknowns, not on derivatives.
     pub fn new(dae: &mut Dae) -> Result<Self, SimError> {
         let n = dae.unknowns.len();
-        let inputs = unknown_inputs(&mut dae.pool, n);
+        let inputs = unknown_inputs(&mut dae.pool, n, 0);
         let mut phis = Vec::new();
+        let mut strict = Vec::new();
         let mut targets = Vec::new();
         let mut values = Vec::new();
+        let mut conditions = Vec::new();
+        let mut involved = Vec::new();
         for ev in dae.events.clone() {
-            phis.push(event_function(&mut dae.pool, ev.condition));
-            targets.push(ev.reinits.iter().map(|&(j, _)| j as usize).collect());
+            let (phi, s) = event_function(&mut dae.pool, ev.condition);
+            phis.push(phi);
+            strict.push(s);
+            let t: Vec<usize> = ev.reinits.iter().map(|&(j, _)| j as usize).collect();
+            let mut inv = unknowns_of(&dae.pool, ev.condition);
+            for &j in &t {
+                if !inv.contains(&j) {
+                    inv.push(j);
+                }
+            }
+            involved.push(inv);
+            targets.push(t);
             values.extend(ev.reinits.iter().map(|&(_, v)| v));
+            conditions.push(condition_text(dae, ev.condition));
         }
         let err = |e: daec_expr::TapeError| {
             SimError::Unsupported(format!(
@@ -70,14 +212,24 @@ impl WhenEvents {
             ))
         };
         let phi = Tape::compile(&dae.pool, &phis, &inputs).map_err(err)?;
+        let rate_roots: Vec<ExprId> = phis.iter().map(|&p| dae.pool.dt(p)).collect();
+        let mut rate_inputs = inputs.clone();
+        rate_inputs.extend(unknown_inputs(&mut dae.pool, n, 1));
+        let rates = Tape::compile(&dae.pool, &rate_roots, &rate_inputs).map_err(err)?;
         let params = dae.parameter_values();
         Ok(Self {
             phi_frame: phi.frame(&params),
             phi,
+            rates_frame: rates.frame(&params),
+            rates,
+            strict,
             targets,
             values: Tape::compile(&dae.pool, &values, &inputs).map_err(err)?,
             params,
             scratch: Vec::new(),
+            conditions,
+            involved,
+            names: dae.unknowns.iter().map(|u| u.name.clone()).collect(),
         })
     }
 
@@ -94,6 +246,24 @@ impl WhenEvents {
     /// Writes `φ_k(t, z)` for every event into `out`.
     pub fn eval(&mut self, t: f64, z: &[f64], out: &mut [f64]) {
         self.phi.eval_frame(&mut self.phi_frame, t, &[z], out);
+    }
+
+    /// Writes `dφ_k/dt` at `(t, z, ż)` for every event into `out`.
+    pub fn eval_rates(&mut self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
+        let n = self.names.len();
+        let (z, zdot) = (&z[..n.min(z.len())], &zdot[..n.min(zdot.len())]);
+        // (the inputs are the n unknowns, then their n derivatives)
+        let mut both = Vec::with_capacity(2 * n);
+        both.extend_from_slice(z);
+        both.resize(n, f64::NAN);
+        both.extend_from_slice(zdot);
+        self.rates
+            .eval_frame(&mut self.rates_frame, t, &[&both], out);
+    }
+
+    /// Whether condition `k` holds at the event-function value `phi`.
+    pub fn holds(&self, k: usize, phi: f64) -> bool {
+        holds(phi, self.strict.get(k).copied().unwrap_or(true))
     }
 
     /// The `reinit`s of event `k` evaluated at `(t, z)`: `(unknown, value)`.
@@ -114,6 +284,443 @@ impl WhenEvents {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// `the when clause \`c\`` for messages.
+    fn clause(&self, k: usize) -> String {
+        format!(
+            "the when clause `{}`",
+            self.conditions.get(k).map_or("?", |s| s.as_str())
+        )
+    }
+
+    /// `x = 1.5, v = -2` for the unknowns event `k` involves, at `z`.
+    fn values_of(&self, k: usize, z: &[f64]) -> String {
+        self.involved
+            .get(k)
+            .into_iter()
+            .flatten()
+            .filter_map(|&j| Some(format!("{} = {}", self.names.get(j)?, show(*z.get(j)?))))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Model errors for `reinit`s of unknowns that cannot be states (code
+/// [`codes::REINIT_NOT_STATE`], at the `reinit`): unknowns of which no
+/// derivative occurs (their offset `d_j` is 0: the equations determine
+/// them from the states), and unknowns that every maximum matching of the
+/// constraints `0 = H(t, z)` (hidden ones included) covers — the
+/// constraints determine them, whatever the other unknowns are
+/// (Dulmage–Mendelsohn: they lie outside the under-determined part), so a
+/// `reinit` could not change them. Needs the analysis of `dae` (after the
+/// first-order reduction); without a regular analysis or its constraints
+/// nothing is reported.
+pub fn reinit_diagnostics(dae: &Dae, analysis: &Analysis) -> Vec<Diagnostic> {
+    let Some(reg) = analysis.regular() else {
+        return Vec::new();
+    };
+    if dae.events.iter().all(|e| e.reinits.is_empty()) {
+        return Vec::new();
+    }
+    let d = &reg.sigma.offsets.d;
+    let n = dae.unknowns.len();
+    let constraints = reg.constraints.as_ref().map(|c| &c.constraints[..]);
+    let rows: Vec<Vec<usize>> = constraints
+        .unwrap_or_default()
+        .iter()
+        .map(|c| {
+            let mut r = unknowns_of(&dae.pool, c.expr);
+            r.retain(|&j| j < n);
+            r
+        })
+        .collect();
+    let entries = rows
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.iter().map(move |&j| (i, j, 0u32)));
+    let determined: Vec<bool> = match SigmaMatrix::try_from_entries(rows.len(), n, entries) {
+        Ok(s) if !rows.is_empty() => {
+            let dm = dulmage_mendelsohn(&s);
+            let mut det = vec![true; n];
+            for &j in &dm.under_cols {
+                det[j] = false;
+            }
+            det
+        }
+        _ => vec![false; n],
+    };
+    let mut out = Vec::new();
+    for (k, ev) in dae.events.iter().enumerate() {
+        for (r, &(j, _)) in ev.reinits.iter().enumerate() {
+            let j = j as usize;
+            let Some(u) = dae.unknowns.get(j) else {
+                continue;
+            };
+            let span = dae
+                .spans
+                .reinits
+                .get(k)
+                .and_then(|s| s.get(r))
+                .or(dae.spans.events.get(k))
+                .copied();
+            let name = &u.name;
+            let diag = if d.get(j) == Some(&0) {
+                Diagnostic::error(
+                    codes::REINIT_NOT_STATE,
+                    format!("`reinit` of `{name}`, which is not a state"),
+                )
+                .with_note(format!(
+                    "no derivative of `{name}` occurs in the model: the equations determine it from the states, so a `reinit` cannot change it"
+                ))
+            } else if determined.get(j) == Some(&true) {
+                let by: Vec<String> = rows
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.contains(&j))
+                    .take(3)
+                    .filter_map(|(i, _)| constraints?.get(i))
+                    .map(|c| {
+                        format!(
+                            "0 = {} (level {})",
+                            to_modelica(&dae.pool, c.expr, &FlatNames(dae)),
+                            c.level
+                        )
+                    })
+                    .collect();
+                Diagnostic::error(
+                    codes::REINIT_NOT_STATE,
+                    format!("`reinit` of `{name}`, which the constraints determine"),
+                )
+                .with_note(format!(
+                    "the constraints fix `{name}` whatever the other unknowns are ({}): it has no degree of freedom, so a `reinit` cannot change it",
+                    by.join("; ")
+                ))
+            } else {
+                continue;
+            };
+            let diag = diag.with_help(
+                "re-initialise a state: an unknown whose derivative occurs and that the constraints leave free (Modelica allows `reinit` of states only, MLS §8.3.6)",
+            );
+            out.push(match span {
+                Some(s) => diag.with_primary(s, format!("`{name}` cannot be re-initialised")),
+                None => diag,
+            });
+        }
+    }
+    out
+}
+
+/// A `reinit` that reversed the direction of its condition's event
+/// function while the condition still holds: the state should leave the
+/// region where it holds.
+#[derive(Debug, Clone, Copy)]
+struct Bounce {
+    /// Time of the event.
+    t: f64,
+    /// `φ` just after the event.
+    phi: f64,
+    /// Whether the reversal was confirmed on the first step after the
+    /// event (`dφ/dt < 0` there).
+    confirmed: bool,
+}
+
+/// Makes a state with re-initialised values consistent, the values marked
+/// held ([`crate::init::reinitialize`] at the event time).
+pub(crate) type Projection<'a> =
+    dyn FnMut(&mut Dae, &[f64], &[bool]) -> Result<Vec<f64>, SimError> + 'a;
+
+/// The state of the `when` clauses along a run: which conditions hold,
+/// what fired, and the counters that end loops (see the module docs).
+#[derive(Debug)]
+pub(crate) struct EventTracker {
+    /// Whether each condition holds (its value before the next step).
+    pre: Vec<bool>,
+    /// Whether each condition is strict (see [`holds`]).
+    strict: Vec<bool>,
+    /// Events of each clause so far, with the times of the first and the
+    /// last.
+    fired: Vec<(usize, f64, f64)>,
+    total: usize,
+    max_events: usize,
+    bounce: Vec<Option<Bounce>>,
+    /// Restarts in a row without progress: the time of the first and of
+    /// the last, the count, and the events of each clause among them.
+    stall_since: f64,
+    last_restart: f64,
+    stalls: usize,
+    stall_events: Vec<usize>,
+    /// The run's interval, for [`stall_resolution`].
+    span: (f64, f64),
+    phi: Vec<f64>,
+}
+
+impl EventTracker {
+    /// The clauses' state at the consistent initial point `(t0, z0)`.
+    pub(crate) fn new(
+        events: &mut WhenEvents,
+        t0: f64,
+        z0: &[f64],
+        t_end: f64,
+        max_events: usize,
+    ) -> Self {
+        let m = events.len();
+        let mut phi = vec![0.0; m];
+        events.eval(t0, z0, &mut phi);
+        Self {
+            pre: (0..m).map(|k| events.holds(k, phi[k])).collect(),
+            strict: events.strict.clone(),
+            fired: vec![(0, t0, t0); m],
+            total: 0,
+            max_events,
+            bounce: vec![None; m],
+            stall_since: t0,
+            last_restart: t0,
+            stalls: 0,
+            stall_events: vec![0; m],
+            span: (t0, t_end),
+            phi,
+        }
+    }
+
+    /// The first rising edge on `step` (see [`first_rising_edge`]).
+    pub(crate) fn scan(&self, events: &mut WhenEvents, step: &Step<'_>) -> Option<RisingEdge> {
+        if events.is_empty() {
+            return None;
+        }
+        first_rising_edge(step, &self.pre, &self.strict, |t, z, out| {
+            events.eval(t, z, out)
+        })
+    }
+
+    /// After an accepted step, integrated up to `t` (its end, or the edge
+    /// found on it) where the solution is `z`: the conditions' values at
+    /// the end (when no edge stopped the step) and the bounces watched.
+    pub(crate) fn after_step(
+        &mut self,
+        events: &mut WhenEvents,
+        step: &Step<'_>,
+        t: f64,
+        z: &[f64],
+        edge: Option<&RisingEdge>,
+    ) -> Result<(), SimError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let m = events.len();
+        self.confirm_bounces(events, step);
+        events.eval(t, z, &mut self.phi);
+        for k in 0..m {
+            let now = events.holds(k, self.phi[k]);
+            if edge.is_none() {
+                self.pre[k] = now;
+            }
+            let Some(b) = self.bounce[k] else { continue };
+            // an edge of the clause: its condition was false in between
+            if !now || edge.is_some_and(|e| e.events.contains(&k)) {
+                self.bounce[k] = None;
+            } else if b.confirmed && self.phi[k] > b.phi && t > b.t {
+                let (n, first, _) = self.fired[k];
+                return Err(SimError::Numerical(format!(
+                    "events accumulate at t = {}: {} fired at t = {} and its reinit turned the state back, but it returned into the region where the condition holds without leaving it, so the clause cannot fire again (a bounce too small to resolve: Zeno behaviour); the clause fired {n} times between t = {} and t = {}; at t = {}: {}",
+                    show(b.t),
+                    events.clause(k),
+                    show(b.t),
+                    show(first),
+                    show(b.t),
+                    show(t),
+                    events.values_of(k, z)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// On the first step after an event: a bounce is confirmed where the
+    /// event function decreases at the step start (the derivative of the
+    /// dense output there), dropped otherwise.
+    fn confirm_bounces(&mut self, events: &mut WhenEvents, step: &Step<'_>) {
+        if !self
+            .bounce
+            .iter()
+            .flatten()
+            .any(|b| !b.confirmed && b.t == step.t_start)
+        {
+            return;
+        }
+        let n = step.n();
+        let (mut z, mut zdot) = (vec![0.0; n], vec![0.0; n]);
+        step.dense(step.t_start, &mut z);
+        step.dense_derivative(step.t_start, &mut zdot);
+        let mut rate = vec![0.0; events.len()];
+        events.eval_rates(step.t_start, &z, &zdot, &mut rate);
+        for (b, &r) in self.bounce.iter_mut().zip(&rate) {
+            if let Some(x) = b
+                && !x.confirmed
+            {
+                if x.t == step.t_start && r < 0.0 {
+                    x.confirmed = true;
+                } else {
+                    *b = None;
+                }
+            }
+        }
+    }
+
+    /// Fires the clauses of `edge` at `t` (the solution there is `z`, the
+    /// values before the event), then runs the event iteration; `project`
+    /// makes a state with re-initialised values consistent (the values
+    /// marked held). A `reinit` value that is not finite is a failure at
+    /// that `reinit` (`places::check_reinits`). Returns the number of
+    /// events.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn fire(
+        &mut self,
+        dae: &mut Dae,
+        events: &mut WhenEvents,
+        edge: &RisingEdge,
+        t: f64,
+        z: &mut Vec<f64>,
+        n_orig: usize,
+        project: &mut Projection<'_>,
+    ) -> Result<usize, SimError> {
+        let m = events.len();
+        let mut phi = vec![0.0; m];
+        events.eval(t, z, &mut phi);
+        let mut pre = self.pre.clone();
+        let mut cur: Vec<bool> = (0..m).map(|k| events.holds(k, phi[k])).collect();
+        // a located edge fires even if the value at the projected point
+        // rounds to the other side
+        for &k in &edge.events {
+            pre[k] = false;
+            cur[k] = true;
+        }
+        let mut count = 0;
+        for round in 0.. {
+            let fire: Vec<usize> = (0..m).filter(|&k| cur[k] && !pre[k]).collect();
+            pre.clone_from(&cur);
+            if fire.is_empty() {
+                break;
+            }
+            if round >= MAX_EVENT_ITERATIONS {
+                let which: Vec<String> = fire.iter().map(|&k| events.clause(k)).collect();
+                return Err(SimError::Numerical(format!(
+                    "the event iteration at t = {} does not end: after {MAX_EVENT_ITERATIONS} rounds of reinits {} fires again; {}",
+                    show(t),
+                    which.join(", "),
+                    events.values_of(fire[0], z)
+                )));
+            }
+            let mut held = vec![false; z.len()];
+            let mut assigned = Vec::new();
+            for &k in &fire {
+                let values = events.reinits(k, t, z);
+                crate::places::check_reinits(dae, k, t, &values)?;
+                assigned.extend(values.into_iter().filter(|&(j, _)| j < n_orig));
+            }
+            for (j, v) in assigned {
+                z[j] = v;
+                held[j] = true;
+            }
+            if held.iter().any(|&h| h) {
+                *z = project(dae, z, &held).map_err(|e| match e {
+                    SimError::Numerical(msg) => SimError::Numerical(format!(
+                        "{}: {msg}",
+                        fire.iter()
+                            .map(|&k| events.clause(k))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                    other => other,
+                })?;
+            }
+            for &k in &fire {
+                self.count(k, t);
+            }
+            count += fire.len();
+            if self.total > self.max_events {
+                let k = fire[0];
+                return Err(SimError::Numerical(format!(
+                    "more than {} events (--max-events): {} fired {} times, the last at t = {}; {}; if the model really has this many events, raise --max-events",
+                    self.max_events,
+                    events.clause(k),
+                    self.fired[k].0,
+                    show(t),
+                    events.values_of(k, z)
+                )));
+            }
+            let before = phi.clone();
+            events.eval(t, z, &mut phi);
+            cur = (0..m).map(|k| events.holds(k, phi[k])).collect();
+            for &k in &fire {
+                // still holding: watch for a bounce (confirmed on the next
+                // step); a reinit that moved the state deeper into the
+                // region is not one
+                self.bounce[k] = (cur[k] && phi[k] <= before[k].max(0.0)).then_some(Bounce {
+                    t,
+                    phi: phi[k],
+                    confirmed: false,
+                });
+            }
+        }
+        self.pre = pre;
+        Ok(count)
+    }
+
+    fn count(&mut self, k: usize, t: f64) {
+        let f = &mut self.fired[k];
+        if f.0 == 0 {
+            f.1 = t;
+        }
+        f.0 += 1;
+        f.2 = t;
+        self.total += 1;
+        self.stall_events[k] += 1;
+    }
+
+    /// A restart of the integration at `t` (after events, a discontinuity
+    /// or a state-selection switch): counts restarts without progress and
+    /// stops after [`MAX_STALLED_RESTARTS`] in a row (see the module docs).
+    pub(crate) fn restart(
+        &mut self,
+        events: &WhenEvents,
+        t: f64,
+        z: &[f64],
+        why: &str,
+    ) -> Result<(), SimError> {
+        let (t0, t_end) = self.span;
+        let gap = t - std::mem::replace(&mut self.last_restart, t);
+        if gap > stall_resolution(t, t0, t_end) {
+            self.stall_since = t;
+            self.stalls = 0;
+            self.stall_events.iter_mut().for_each(|c| *c = 0);
+            return Ok(());
+        }
+        self.stalls += 1;
+        if self.stalls <= MAX_STALLED_RESTARTS {
+            return Ok(());
+        }
+        let busiest = (0..self.stall_events.len())
+            .filter(|&k| self.stall_events[k] > 0)
+            .max_by_key(|&k| self.stall_events[k]);
+        let dt = t - self.stall_since;
+        Err(SimError::Numerical(match busiest {
+            Some(k) => format!(
+                "events accumulate at t = {}: {} events within {} ({} fired {} times; the time between events shrinks to nothing, or its reinit sets the condition up to fire again at once: Zeno behaviour or chattering); {}",
+                show(t),
+                self.stall_events.iter().sum::<usize>(),
+                show(dt),
+                events.clause(k),
+                self.stall_events[k],
+                events.values_of(k, z)
+            ),
+            None => format!(
+                "no progress at t = {}: the integration restarted {} times within {} ({why})",
+                show(t),
+                self.stalls,
+                show(dt)
+            ),
+        }))
     }
 }
 

@@ -476,6 +476,42 @@ pub fn reinitialize(
         }
         last = Some(p);
     }
+    let show = daec_solve::readable_number;
+    // Held, the values cannot be made consistent. Projected with nothing
+    // held, a value that returns to where it was is one the constraints do
+    // not let change.
+    let free = consistent_point(
+        &mut dae.pool,
+        &eqs,
+        &state,
+        z,
+        &vec![false; n],
+        &w,
+        &params,
+        t,
+        &opts,
+    );
+    if free.converged && free.z.iter().all(|x| x.is_finite()) {
+        let blocked: Vec<String> = (0..n)
+            .filter(|&j| fixed.get(j).copied().unwrap_or(false))
+            .filter(|&j| (free.z[j] - z[j]).abs() > 1e-6 * (1.0 + z[j].abs()))
+            .map(|j| {
+                let name = form.unknowns.get(j).map_or("?", |u| u.name.as_str());
+                format!(
+                    "`{name}` (set to {}, put back to {})",
+                    show(z[j]),
+                    show(free.z[j])
+                )
+            })
+            .collect();
+        if !blocked.is_empty() {
+            return Err(SimError::Numerical(format!(
+                "re-initialisation at t = {}: the constraints do not let the value change: {}; the consistent re-initialisation returns it to the constraints",
+                show(t),
+                blocked.join(", ")
+            )));
+        }
+    }
     let residual = last.as_ref().map_or(f64::NAN, |p| p.residual);
     let (worst, labels) = worst_constraint(dae, form, last.as_ref());
     Err(SimError::Numerical(format!(

@@ -57,6 +57,6 @@ pub use output::{Plot, Results, SimStats, output_grid, to_csv, to_svg};
 pub use outputs::{Outputs, split_outputs};
 pub use problem::{FormProblem, HicProblem};
 pub use simulate::{
-    Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form, integrate,
-    integrate_with_progress, prepare, prepare_form, resolve_options, simulate,
+    MAX_STEPS, Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form,
+    integrate, integrate_with_progress, prepare, prepare_form, resolve_options, simulate,
 };

@@ -329,6 +329,10 @@ pub struct SimStats {
     pub lu_decompositions: usize,
     /// Simplified Newton iterations.
     pub newton_iterations: usize,
+    /// Step attempts whose Newton iteration failed (retried with a smaller
+    /// step); with the accepted and rejected steps what the step limit
+    /// counts.
+    pub newton_failures: usize,
     /// Changes of the equation selection of the overdetermined HiC system.
     pub selection_changes: usize,
     /// Switches between StE variants or DD choices of dummy derivatives
@@ -416,9 +420,14 @@ impl SimStats {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "steps: {} accepted, {} rejected; residual evaluations: {}; Jacobians: {}; LU: {}; Newton iterations: {}",
+            "steps: {} accepted, {} rejected{}; residual evaluations: {}; Jacobians: {}; LU: {}; Newton iterations: {}",
             self.steps_accepted,
             self.steps_rejected,
+            if self.newton_failures > 0 {
+                format!(", {} Newton failures", self.newton_failures)
+            } else {
+                String::new()
+            },
             self.residual_evals,
             self.jacobian_evals,
             self.lu_decompositions,

@@ -187,8 +187,8 @@ pub fn integrate_second_order(
             rtol: ro.rtol,
             atol: ro.atol,
         },
-        max_steps: 10_000_000,
-        h_max: 0.0,
+        max_steps: ro.max_steps,
+        h_max: ro.max_step.unwrap_or(0.0),
     };
     let mut solver = SecondOrderRadau::new(&problem, options)
         .map_err(|e| SimError::Options(format!("the integrator refused the problem: {e}")))?;

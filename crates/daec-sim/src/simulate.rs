@@ -5,14 +5,16 @@
 
 use crate::bounds::{BoundsCheck, BoundsMonitor};
 use crate::error::SimError;
-use crate::events::{WhenEvents, discontinuities, time_conditions};
+use crate::events::{
+    DEFAULT_MAX_EVENTS, EventTracker, WhenEvents, discontinuities, reinit_diagnostics,
+    time_conditions,
+};
 use crate::hic::{SimForm, sim_form};
 use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
 use crate::method::{Method, Solver};
 use crate::native::NativeCompiler;
 use crate::output::{Results, SimStats, output_grid};
 use crate::outputs::Outputs;
-use crate::places;
 use crate::problem::FormProblem;
 use crate::projected::index3_form;
 use crate::regularity::SigmaJacobian;
@@ -24,7 +26,7 @@ use daec_regularize::{
     hvt_conditioning, log_kappa,
 };
 use daec_solve::readable_number as show; // `x` for a message
-use daec_solve::{Options, SolveError, Stats, StepControl, locate_event};
+use daec_solve::{Options, RisingEdge, SolveError, Stats, Step, StepControl};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -47,6 +49,12 @@ pub struct SimOptions {
     pub method: Method,
     /// What a violated `min`/`max` does (default: a warning).
     pub bounds: BoundsCheck,
+    /// Largest step of the integrator (default: none but the interval).
+    pub max_step: Option<f64>,
+    /// Events allowed in the run (default [`DEFAULT_MAX_EVENTS`]).
+    pub max_events: Option<usize>,
+    /// Step attempts allowed in the run (default [`MAX_STEPS`]).
+    pub max_steps: Option<usize>,
 }
 
 /// The settings actually used.
@@ -66,6 +74,14 @@ pub struct ResolvedOptions {
     pub method: Method,
     /// What a violated `min`/`max` does.
     pub bounds: BoundsCheck,
+    /// Largest step of the integrator, if bounded.
+    pub max_step: Option<f64>,
+    /// Events allowed in the run.
+    pub max_events: usize,
+    /// Step attempts allowed in the run, over all its segments: accepted
+    /// and rejected steps and Newton failures, as the statistics count
+    /// them.
+    pub max_steps: usize,
 }
 
 /// Resolves `opts` against the `experiment` annotation of `dae` and checks
@@ -106,6 +122,14 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
             show(t_end)
         )));
     }
+    if let Some(h) = opts.max_step
+        && !positive(h)
+    {
+        return Err(SimError::Options(format!(
+            "the maximal step must be positive and finite (got {})",
+            show(h)
+        )));
+    }
     Ok(ResolvedOptions {
         t0,
         t_end,
@@ -114,6 +138,9 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
         interval,
         method: opts.method,
         bounds: opts.bounds,
+        max_step: opts.max_step,
+        max_events: opts.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
+        max_steps: opts.max_steps.unwrap_or(MAX_STEPS),
     })
 }
 
@@ -208,6 +235,15 @@ pub fn prepare(dae: &mut Dae, analysis: &Analysis) -> Result<Prepared, SimError>
 /// Builds the formulation `form`, compiles it and computes the consistent
 /// initial point.
 pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Prepared, SimError> {
+    // (the CLI reports these with their spans before it gets here)
+    if let Some(d) = reinit_diagnostics(dae, analysis).first() {
+        let mut m = d.message.clone();
+        for note in &d.notes {
+            m.push_str("; ");
+            m.push_str(note);
+        }
+        return Err(SimError::Unsupported(m));
+    }
     let params = dae.parameter_values();
     let (sim, problem) = if form == Form::Index3 {
         let i3 = index3_form(dae, analysis)?;
@@ -278,6 +314,7 @@ fn add_stats(total: &mut SimStats, s: &Stats) {
     total.jacobian_evals += s.jacobian_evals;
     total.lu_decompositions += s.lu_decompositions;
     total.newton_iterations += s.newton_iterations;
+    total.newton_failures += s.newton_failures;
     total.selection_changes += s.selection_changes;
     total.projections += s.projections;
 }
@@ -335,8 +372,9 @@ fn describe_failure(
             show(*t),
             fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
-        SolveError::TooManySteps { t, max_steps } => format!(
-            "more than {max_steps} steps were needed; stopped at t = {}; fastest-changing unknowns: {}",
+        SolveError::TooManySteps { t, .. } => format!(
+            "the run reached its limit of {} step attempts at t = {} (accepted and rejected steps and Newton failures, as the statistics count them); fastest-changing unknowns: {}",
+            ro.max_steps,
             show(*t),
             fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
@@ -395,13 +433,15 @@ pub fn simulate(
     Ok(sim)
 }
 
-/// Step attempts allowed per integration segment (the pendulum of
-/// steinbrecher2016 Ex. 5.1 over 1000 periods needs about 1.2e5).
-const MAX_STEPS: usize = 10_000_000;
+/// Step attempts allowed in a run by default, over all its integration
+/// segments: accepted and rejected steps and Newton failures, the counts of
+/// the statistics (the pendulum of steinbrecher2016 Ex. 5.1 over 1000
+/// periods needs about 1.2e5).
+pub const MAX_STEPS: usize = 10_000_000;
 
 /// What stopped one integration segment early.
 enum Stop {
-    Event(usize),
+    Event(RisingEdge),
     /// StE or DD: switch to this variant.
     Switch(Variant),
 }
@@ -644,6 +684,7 @@ pub fn integrate_with_progress(
     let params = dae.parameter_values();
     let (t0, t_end) = (init.t0.max(ro.t0), ro.t_end);
     let grid = output_grid(t0, t_end, ro.interval);
+    let mut next_out = 1usize;
     let mut breaks = discontinuities(&dae.pool, time_conditions, &params, t0, t_end);
     breaks.push(t_end);
     let mut results = Results {
@@ -653,7 +694,6 @@ pub fn integrate_with_progress(
     };
     let mut bounds = BoundsMonitor::new(outputs.bounded(), ro.rtol, ro.atol, ro.bounds);
     bounds.check(t0, &results.z[0]);
-    let mut next_out = 1usize;
     let levels = form0.max_level().map_or(0, |l| l as usize + 1);
     let mut stats = SimStats {
         unknowns: form0.n,
@@ -664,12 +704,10 @@ pub fn integrate_with_progress(
         ..SimStats::default()
     };
     problem0.record_constraint_residuals(&mut stats, t0, &init.z0);
-    let n_ev = events.len();
-    let mut phi = vec![0.0; n_ev];
-    events.eval(t0, &init.z0, &mut phi);
-    // An event is armed while its condition is false.
-    let mut armed: Vec<bool> = phi.iter().map(|&p| p < 0.0).collect();
-    let (mut t, mut z, mut zdot) = (t0, init.z0.clone(), init.zdot0.clone());
+    let mut tracker = EventTracker::new(events, t0, &init.z0, t_end, ro.max_events);
+    // ż at the segment's start where known (after an event the integrator
+    // computes it from the DAE)
+    let (mut t, mut z, mut zdot) = (t0, init.z0.clone(), Some(init.zdot0.clone()));
     let mut failure = bounds.failure();
     let mut brk = 0usize;
     while t < t_end && failure.is_none() {
@@ -677,122 +715,47 @@ pub fn integrate_with_progress(
             (0, _) | (_, None) => (&*form0, &*problem0),
             (k, Some(v)) => (&v.built[k - 1].0, &v.built[k - 1].1),
         };
-        let n = form.n;
         while brk < breaks.len() && breaks[brk] <= t {
             brk += 1;
         }
         let seg_end = breaks.get(brk).copied().unwrap_or(t_end);
+        let used = stats.steps_accepted + stats.steps_rejected + stats.newton_failures;
         let options = Options {
             rtol: ro.rtol,
             atol: ro.atol,
-            initial_derivative: Some(zdot.clone()),
-            max_steps: MAX_STEPS,
+            initial_derivative: zdot.take(),
+            max_steps: ro.max_steps.saturating_sub(used),
+            h_max: ro.max_step.unwrap_or(0.0),
             ..Options::default()
         };
         let mut solver = Solver::new(ro.method, problem, options, t, &z)?;
-        let mut stop: Option<Stop> = None;
-        let (mut last_t, mut last_z, mut last_zdot) = (t, z.clone(), zdot.clone());
-        let mut dense = vec![0.0; n];
-        let mut phi_buf = vec![0.0; n_ev];
-        let ste_analysis = ste.as_ref().map(|v| &*v.analysis);
-        let pool_dae: &Dae = dae;
-        let result = solver.integrate(t, &z, seg_end, |step| {
-            progress(step.t);
-            // The earliest rising edge of an armed event in this step.
-            let mut first: Option<(f64, usize)> = None;
-            for k in 0..n_ev {
-                if !armed[k] {
-                    continue;
-                }
-                let te = locate_event(step, |tt, zz| {
-                    events.eval(tt, zz, &mut phi_buf);
-                    phi_buf[k]
-                });
-                if let Some(te) = te
-                    && first.is_none_or(|(tf, _)| te < tf)
-                {
-                    first = Some((te, k));
-                }
-            }
-            let t_stop = first.map_or(step.t, |(te, _)| te);
-            while next_out < grid.len() && grid[next_out] <= t_stop {
-                let to = grid[next_out];
-                if to == step.t {
-                    dense.copy_from_slice(step.z);
-                } else {
-                    step.dense(to, &mut dense);
-                    problem.project_onto_constraints(to, &mut dense);
-                }
-                results.t.push(to);
-                results.z.push(outputs.row(to, &dense[..n_orig]));
-                bounds.check(to, &results.z[results.z.len() - 1]);
-                next_out += 1;
-            }
-            last_t = t_stop;
-            last_zdot.copy_from_slice(step.zdot);
-            if t_stop == step.t {
-                last_z.copy_from_slice(step.z);
-            } else {
-                step.dense(t_stop, &mut last_z);
-                problem.project_onto_constraints(t_stop, &mut last_z);
-            }
-            // (at a step's end point the integrator's own evaluation of
-            // the constraints serves, when it made one)
-            let g_end = if t_stop == step.t {
-                step.constraints()
-            } else {
-                None
-            };
-            problem.record_constraint_values(&mut stats, last_t, &last_z, g_end);
-            if bounds.check_state(outputs, last_t, &last_z[..n_orig]) {
-                return StepControl::Stop;
-            }
-            match first {
-                Some((_, k)) => {
-                    stop = Some(Stop::Event(k));
-                    StepControl::Stop
-                }
-                None => {
-                    // Re-arm events whose condition became false.
-                    if n_ev > 0 {
-                        events.eval(step.t, step.z, &mut phi_buf);
-                        for (a, &p) in armed.iter_mut().zip(&phi_buf) {
-                            if p < 0.0 {
-                                *a = true;
-                            }
-                        }
-                    }
-                    // StE: dynamic state selection at the start of the
-                    // next step.
-                    if let Some(analysis) = ste_analysis
-                        && step.t < seg_end
-                    {
-                        let env = SteEnv {
-                            form,
-                            z: step.z,
-                            zdot: step.zdot,
-                            params: &params,
-                            t: step.t,
-                        };
-                        let switch = match form.form {
-                            Form::Dd if n_orig <= DD_CHECK_MAX => {
-                                dd_switch(pool_dae, analysis, form, step.z, step.t)
-                                    .map(Variant::Dummies)
-                            }
-                            Form::Ste => {
-                                ste_switch(pool_dae, analysis, form, &env).map(Variant::Hvt)
-                            }
-                            _ => None,
-                        };
-                        if let Some(v) = switch {
-                            stop = Some(Stop::Switch(v));
-                            return StepControl::Stop;
-                        }
-                    }
-                    StepControl::Continue
-                }
-            }
-        });
+        let mut seg = Segment {
+            form,
+            problem,
+            events: &mut *events,
+            tracker: &mut tracker,
+            grid: &grid,
+            next_out: &mut next_out,
+            results: &mut results,
+            stats: &mut stats,
+            progress: &mut *progress,
+            n_orig,
+            outputs: &mut *outputs,
+            bounds: &mut bounds,
+            seg_end,
+            ste: ste.as_ref().map(|v| (&*dae, &*v.analysis, &params[..])),
+            last: (t, z.clone(), vec![0.0; form.n]),
+            dense: vec![0.0; form.n],
+            stop: None,
+            failure: None,
+        };
+        let result = solver.integrate(t, &z, seg_end, |step| seg.on_step(step));
+        let Segment {
+            last: (last_t, last_z, last_zdot),
+            stop,
+            failure: seg_failure,
+            ..
+        } = seg;
         add_stats(&mut stats, &solver.stats());
         drop(solver);
         if let Err(e) = result {
@@ -803,9 +766,11 @@ pub fn integrate_with_progress(
             failure = Some(explain_failure(dae, form, why, &e, last, ro));
             break;
         }
-        t = last_t;
-        z.clone_from(&last_z);
-        zdot.clone_from(&last_zdot);
+        if let Some(f) = seg_failure {
+            failure = Some(f);
+            break;
+        }
+        (t, z, zdot) = (last_t, last_z, Some(last_zdot));
         if let Some(f) = bounds.failure() {
             failure = Some(f);
             break;
@@ -814,73 +779,39 @@ pub fn integrate_with_progress(
             break;
         }
         stats.restarts += 1;
-        let mut fixed = vec![false; n];
-        match stop {
-            Some(Stop::Event(k)) => {
-                stats.events += 1;
-                armed[k] = false;
-                let values = events.reinits(k, t, &z);
-                if let Err(e) = places::check_reinits(dae, k, t, &values) {
-                    failure = Some(e);
-                    break;
-                }
-                for (j, v) in values {
-                    if j < n_orig {
-                        z[j] = v;
-                        fixed[j] = true;
+        let why = match stop {
+            Some(Stop::Event(edge)) => {
+                let mut project =
+                    |dae: &mut Dae, zz: &[f64], held: &[bool]| reinitialize(dae, form, t, zz, held);
+                match tracker.fire(dae, events, &edge, t, &mut z, n_orig, &mut project) {
+                    Ok(k) => stats.events += k,
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
                     }
                 }
+                // the derivative after a reinit: the integrator's own
+                zdot = None;
+                "events"
             }
             Some(Stop::Switch(variant)) => {
                 let Some(v) = ste.as_mut() else { break };
-                let found = v
-                    .built
-                    .iter()
-                    .position(|(f, _)| Variant::of(f).as_ref() == Some(&variant))
-                    .map(|k| k + 1);
-                let target = if Variant::of(form0).as_ref() == Some(&variant) {
-                    0
-                } else if let Some(k) = found {
-                    k
-                } else {
-                    let opts = variant.options();
-                    let built = sim_form(dae, &v.analysis, variant.form(), &opts).and_then(|f| {
-                        let mut p = FormProblem::new(&mut dae.pool, &f, params.clone())?;
-                        if let Some(compiler) = native {
-                            // (a build's time counts as compilation)
-                            let build = Instant::now();
-                            let compiled = compile_native(&mut p, dae, &f, &**compiler);
-                            stats.compile_seconds += build.elapsed().as_secs_f64();
-                            compiled?;
-                        }
-                        Ok((f, p))
+                let compile = &mut stats.compile_seconds;
+                let switched = switch_variant(dae, v, form0, variant, native, &params, t, compile)
+                    .and_then(|target| {
+                        let get = |k: usize| if k == 0 { &*form0 } else { &v.built[k - 1].0 };
+                        let zd = zdot.as_deref().unwrap_or(&[]);
+                        let znew = switch_state(dae, get(active), get(target), t, &z, zd)?;
+                        Ok((target, znew))
                     });
-                    match built {
-                        Ok(b) => {
-                            v.built.push(b);
-                            v.built.len()
+                match switched {
+                    Ok((target, znew)) => {
+                        let n_to = znew.len();
+                        let mut zd = vec![0.0; n_to];
+                        if let Some(old) = &zdot {
+                            zd[..n_orig].copy_from_slice(&old[..n_orig]);
                         }
-                        Err(e) => {
-                            failure = Some(SimError::Numerical(format!(
-                                "{} state selection at t = {t}: the variant {variant:?} cannot be built: {e}",
-                                variant.form().name().to_ascii_uppercase(),
-                                t = show(t)
-                            )));
-                            break;
-                        }
-                    }
-                };
-                let (from, to) = {
-                    let get = |k: usize| if k == 0 { &*form0 } else { &v.built[k - 1].0 };
-                    (get(active), get(target))
-                };
-                match switch_state(dae, from, to, t, &z, &zdot) {
-                    Ok(znew) => {
-                        let mut zd = vec![0.0; to.n];
-                        zd[..n_orig].copy_from_slice(&zdot[..n_orig]);
-                        z = znew;
-                        zdot = zd;
-                        active = target;
+                        (z, zdot, active) = (znew, Some(zd), target);
                         stats.ste_switches += 1;
                     }
                     Err(e) => {
@@ -888,22 +819,24 @@ pub fn integrate_with_progress(
                         break;
                     }
                 }
+                if let Err(e) = tracker.restart(events, t, &z, "state-selection switches") {
+                    failure = Some(e);
+                }
                 continue;
             }
-            None => {
-                if t < seg_end {
-                    // The solver returned early without an event: nothing
-                    // to do.
-                    break;
-                }
+            None if t < seg_end => {
+                // The solver returned early without an event: nothing
+                // to do.
+                break;
             }
-        }
+            None => "discontinuities of `time`",
+        };
         let worst = problem
             .constraint_residual_by_level(t, &z)
             .into_iter()
             .fold(0.0f64, f64::max);
-        if worst > INIT_TOL || fixed.iter().any(|&f| f) {
-            match reinitialize(dae, form, t, &z, &fixed) {
+        if worst > INIT_TOL {
+            match reinitialize(dae, form, t, &z, &vec![false; form.n]) {
                 Ok(p) => z = p,
                 Err(e) => {
                     failure = Some(e);
@@ -911,12 +844,8 @@ pub fn integrate_with_progress(
                 }
             }
         }
-        // Conditions after the re-initialisation.
-        events.eval(t, &z, &mut phi);
-        for (k, &p) in phi.iter().enumerate() {
-            if p < 0.0 {
-                armed[k] = true;
-            }
+        if let Err(e) = tracker.restart(events, t, &z, why) {
+            failure = Some(e);
         }
     }
     stats.bound_violations = bounds.finish();
@@ -927,4 +856,169 @@ pub fn integrate_with_progress(
         init: init.clone(),
         failure,
     })
+}
+
+/// StE or DD: the index of the variant `variant` among the prepared one
+/// (0) and those built so far, building it (and compiling it with the
+/// native compiler of the run, if any, the build's time added to
+/// `compile_seconds`) when it is new.
+#[allow(clippy::too_many_arguments)]
+fn switch_variant(
+    dae: &mut Dae,
+    v: &mut SteVariants,
+    form0: &SimForm,
+    variant: Variant,
+    native: &Option<Arc<dyn NativeCompiler>>,
+    params: &[f64],
+    t: f64,
+    compile_seconds: &mut f64,
+) -> Result<usize, SimError> {
+    if Variant::of(form0).as_ref() == Some(&variant) {
+        return Ok(0);
+    }
+    if let Some(k) = v
+        .built
+        .iter()
+        .position(|(f, _)| Variant::of(f).as_ref() == Some(&variant))
+    {
+        return Ok(k + 1);
+    }
+    let opts = variant.options();
+    let built = sim_form(dae, &v.analysis, variant.form(), &opts).and_then(|f| {
+        let mut p = FormProblem::new(&mut dae.pool, &f, params.to_vec())?;
+        if let Some(compiler) = native {
+            let build = Instant::now();
+            let compiled = compile_native(&mut p, dae, &f, &**compiler);
+            *compile_seconds += build.elapsed().as_secs_f64();
+            compiled?;
+        }
+        Ok((f, p))
+    });
+    match built {
+        Ok(b) => {
+            v.built.push(b);
+            Ok(v.built.len())
+        }
+        Err(e) => Err(SimError::Numerical(format!(
+            "{} state selection at t = {t}: the variant {variant:?} cannot be built: {e}",
+            variant.form().name().to_ascii_uppercase(),
+            t = show(t)
+        ))),
+    }
+}
+
+/// One integration segment's observer: events, output rows, constraint
+/// statistics and the StE/DD switch check after every accepted step.
+struct Segment<'a> {
+    form: &'a SimForm,
+    problem: &'a FormProblem,
+    events: &'a mut WhenEvents,
+    tracker: &'a mut EventTracker,
+    /// The output grid and the next point of it to write.
+    grid: &'a [f64],
+    next_out: &'a mut usize,
+    results: &'a mut Results,
+    stats: &'a mut SimStats,
+    progress: &'a mut dyn FnMut(f64),
+    n_orig: usize,
+    /// The output equations split off the model, evaluated per row.
+    outputs: &'a mut Outputs,
+    /// The `min`/`max` checks along the run.
+    bounds: &'a mut BoundsMonitor,
+    seg_end: f64,
+    /// StE/DD: the model, its analysis and the parameters.
+    ste: Option<(&'a Dae, &'a Analysis, &'a [f64])>,
+    /// The last good point: time, values, derivative.
+    last: (f64, Vec<f64>, Vec<f64>),
+    dense: Vec<f64>,
+    stop: Option<Stop>,
+    /// A failure found by the event checks.
+    failure: Option<SimError>,
+}
+
+impl Segment<'_> {
+    fn on_step(&mut self, step: &Step<'_>) -> StepControl {
+        (self.progress)(step.t);
+        // the first rising edge of a `when` condition in this step
+        let edge = self.tracker.scan(self.events, step);
+        let t_stop = edge.as_ref().map_or(step.t, |e| e.t);
+        let problem = self.problem;
+        let value = |to: f64, out: &mut [f64]| {
+            if to == step.t {
+                out.copy_from_slice(step.z);
+            } else {
+                step.dense(to, out);
+                problem.project_onto_constraints(to, out);
+            }
+        };
+        while *self.next_out < self.grid.len() && self.grid[*self.next_out] <= t_stop {
+            let to = self.grid[*self.next_out];
+            value(to, &mut self.dense);
+            let row = self.outputs.row(to, &self.dense[..self.n_orig]);
+            self.bounds.check(to, &row);
+            self.results.t.push(to);
+            self.results.z.push(row);
+            *self.next_out += 1;
+        }
+        let (last_t, last_z, last_zdot) = &mut self.last;
+        *last_t = t_stop;
+        last_zdot.copy_from_slice(step.zdot);
+        value(t_stop, last_z);
+        // (at a step's end point the integrator's own evaluation of the
+        // constraints serves, when it made one)
+        let g_end = if t_stop == step.t {
+            step.constraints()
+        } else {
+            None
+        };
+        problem.record_constraint_values(self.stats, t_stop, last_z, g_end);
+        if self
+            .bounds
+            .check_state(&mut *self.outputs, t_stop, &last_z[..self.n_orig])
+        {
+            return StepControl::Stop;
+        }
+        let checked = self
+            .tracker
+            .after_step(self.events, step, t_stop, last_z, edge.as_ref());
+        if let Err(e) = checked {
+            self.failure = Some(e);
+            return StepControl::Stop;
+        }
+        if let Some(edge) = edge {
+            self.stop = Some(Stop::Event(edge));
+            return StepControl::Stop;
+        }
+        // StE/DD: dynamic state selection at the start of the next step.
+        if let Some(v) = self.switch(step) {
+            self.stop = Some(Stop::Switch(v));
+            return StepControl::Stop;
+        }
+        StepControl::Continue
+    }
+
+    /// StE/DD: the variant to switch to after `step`, if any.
+    fn switch(&self, step: &Step<'_>) -> Option<Variant> {
+        let (dae, analysis, params) = self.ste?;
+        if step.t >= self.seg_end {
+            return None;
+        }
+        let form = self.form;
+        match form.form {
+            Form::Dd if self.n_orig <= DD_CHECK_MAX => {
+                dd_switch(dae, analysis, form, step.z, step.t).map(Variant::Dummies)
+            }
+            Form::Ste => {
+                let env = SteEnv {
+                    form,
+                    z: step.z,
+                    zdot: step.zdot,
+                    params,
+                    t: step.t,
+                };
+                ste_switch(dae, analysis, form, &env).map(Variant::Hvt)
+            }
+            _ => None,
+        }
+    }
 }

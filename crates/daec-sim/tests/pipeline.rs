@@ -506,3 +506,34 @@ fn constraint_rows_go_into_the_maxima_per_level() {
     assert_eq!(rows.max_constraint_residual_by_level[0], f64::INFINITY);
     assert_eq!(rows.max_constraint_residual, f64::INFINITY);
 }
+
+#[test]
+fn the_step_limit_counts_what_the_statistics_show_over_all_segments() {
+    // an event every 0.1 splits the run into segments; the limit holds for
+    // the run, in the statistics' terms
+    let mut dae = load_text(
+        "limit.dae",
+        "model Limit\n  Real z(start = 0, fixed = true); Real y(start = 1, fixed = true);\nequation\n  der(z) = 0;\n  der(y) = -y;\n  when sin(62.83185307179586*time) > 0 then reinit(z, z + 1); end when;\nend Limit;\n",
+    );
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let opts = SimOptions {
+        t_end: Some(10.0),
+        max_steps: Some(60),
+        ..SimOptions::default()
+    };
+    let sim = simulate(&mut dae, &analysis, &opts).unwrap();
+    let s = &sim.stats;
+    assert_eq!(
+        s.steps_accepted + s.steps_rejected + s.newton_failures,
+        60,
+        "{s:?}"
+    );
+    assert!(s.events >= 3, "{s:?}");
+    match &sim.failure {
+        Some(SimError::Numerical(m)) => assert!(
+            m.starts_with("the run reached its limit of 60 step attempts at t = "),
+            "{m}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}

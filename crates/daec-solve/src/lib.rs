@@ -70,7 +70,7 @@ pub mod selection;
 pub mod tableau;
 
 pub use error::{ReadableNumber, SolveError, readable_number};
-pub use events::{EVENT_SAMPLES, REFINE_DEPTH, RisingEdge, first_rising_edge, holds, locate_event};
+pub use events::{EVENT_SAMPLES, REFINE_DEPTH, RisingEdge, first_rising_edge, holds};
 pub use herk::{Herk, HerkOptions, Selectors, Tableau};
 pub use problem::QuasiLinearDae;
 pub use radau5::{

@@ -46,6 +46,15 @@ pub(crate) struct SimulateArgs {
     /// Output interval (default: the experiment's Interval, else 1/500 of the run).
     #[arg(long, value_name = "DT", allow_negative_numbers = true)]
     interval: Option<f64>,
+    /// Largest step of the integrator (default: no bound but the run);
+    /// bounds the steps for `when` conditions that change faster than the
+    /// solution.
+    #[arg(long = "max-step", value_name = "H", allow_negative_numbers = true)]
+    max_step: Option<f64>,
+    /// Events a run may have before it stops with an error (default
+    /// 100000).
+    #[arg(long = "max-events", value_name = "N")]
+    max_events: Option<usize>,
     /// Write the CSV here instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -125,6 +134,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         ("--rtol", args.rtol),
         ("--atol", args.atol),
         ("--interval", args.interval),
+        ("--max-step", args.max_step),
     ] {
         if let Some(v) = v
             && !(v.is_finite() && v > 0.0)
@@ -160,6 +170,9 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         form: Some(form),
         method,
         bounds,
+        max_step: args.max_step,
+        max_events: args.max_events,
+        max_steps: None,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
     // --method radau-2nd integrates the model as written.
@@ -199,6 +212,11 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             ctx,
             "the Σ-Jacobian is singular at the consistent initial point; run `daec analyze` for details",
         ));
+    }
+    let not_states = daec_sim::events::reinit_diagnostics(&dae, &analysis);
+    if !not_states.is_empty() {
+        ctx.diagnostics(&map, &not_states);
+        return Err(EXIT_MODEL);
     }
     let mut prepared = match prepare_form(&mut dae, &analysis, form) {
         Ok(p) => p,

@@ -1,0 +1,280 @@
+//! `daec simulate` with `when` events end to end: edges located whatever
+//! the step size, the start, `--max-step`, reinits the model cannot honour,
+//! event loops, Zeno behaviour and `--max-events`.
+
+mod common;
+
+use common::daec;
+use std::path::{Path, PathBuf};
+
+/// A fresh path in the temporary directory.
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("daec-events-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Writes a model into the temporary directory.
+fn model(name: &str, text: &str) -> PathBuf {
+    let path = temp(&format!("{name}.dae"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The rows of a CSV (header dropped).
+fn rows(csv: &str) -> Vec<Vec<f64>> {
+    csv.lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect()
+}
+
+/// A run: exit code, rows, statistics (when written) and stderr.
+struct Sim {
+    code: i32,
+    rows: Vec<Vec<f64>>,
+    stats: serde_json::Value,
+    stderr: String,
+}
+
+fn simulate(model: &Path, args: &[&str]) -> Sim {
+    let json = temp(&format!(
+        "{}-{}.json",
+        model.file_stem().unwrap().to_str().unwrap(),
+        args.join("_").replace(['/', '.'], "")
+    ));
+    let _ = std::fs::remove_file(&json);
+    let mut all = vec!["simulate", model.to_str().unwrap()];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--stats-json", json.to_str().unwrap()]);
+    let r = daec(&all);
+    let stats = std::fs::read_to_string(&json)
+        .map(|s| serde_json::from_str(&s).unwrap())
+        .unwrap_or(serde_json::Value::Null);
+    Sim {
+        code: r.code,
+        rows: rows(&r.stdout),
+        stats,
+        stderr: r.stderr,
+    }
+}
+
+/// The time of "events accumulate at t = …:" in a message.
+fn accumulation_time(message: &str) -> f64 {
+    message
+        .split("events accumulate at t = ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no accumulation time in: {message}"))
+}
+
+/// `z` counts the events of `when cond`.
+fn counter(name: &str, cond: &str, stop: f64) -> PathBuf {
+    model(
+        name,
+        &format!(
+            "model {name}\n  Real z(start = 0, fixed = true);\nequation\n  der(z) = 0;\n  when {cond} then reinit(z, z + 1); end when;\n  annotation(experiment(StartTime = 0, StopTime = {stop}));\nend {name};\n"
+        ),
+    )
+}
+
+#[test]
+fn crossings_inside_one_step_are_all_found_whatever_the_tolerance() {
+    // z is constant: the error control takes steps as long as it likes,
+    // and sin t > 0.001 becomes true near 0, 2π and 4π in [0, 14]
+    let m = counter("E", "sin(time) > 0.001", 14.0);
+    for rtol in [None, Some("1e-3"), Some("1e-8"), Some("1e-11")] {
+        let args: Vec<&str> = rtol.map_or(vec![], |r| vec!["--rtol", r]);
+        let s = simulate(&m, &args);
+        assert_eq!(s.code, 0, "{rtol:?}: {}", s.stderr);
+        assert_eq!(s.stats["events"], 3, "{rtol:?}");
+        assert_eq!(s.rows.last().unwrap()[1], 3.0, "{rtol:?}");
+    }
+}
+
+#[test]
+fn a_condition_false_at_the_start_and_true_right_after_fires_at_the_start() {
+    // sin 0 > 0 is false and sin t > 0 true just after 0: a rising edge
+    // at t = 0 (MLS 8.6: pre(c) = c at the start), then at 2π and 4π
+    let m = counter("Sine", "sin(time) > 0", 14.0);
+    let s = simulate(&m, &[]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert_eq!(s.stats["events"], 3);
+    assert_eq!(s.rows.last().unwrap()[1], 3.0);
+    // sin t ≥ 0 holds at 0: no event there
+    let m = counter("SineGe", "sin(time) >= 0", 14.0);
+    let s = simulate(&m, &[]);
+    assert_eq!(s.stats["events"], 2);
+}
+
+#[test]
+fn a_fast_condition_is_found_with_steps_longer_than_its_period() {
+    // sin(100 t) > 0.5 becomes true at (π/6 + 2πk)/100, k = 0 … 15, in
+    // [0, 1]: 16 events, with steps of up to the whole run or bounded
+    let m = counter("Fast", "sin(100*time) > 0.5", 1.0);
+    for args in [
+        &["--rtol", "1e-3"][..],
+        &["--rtol", "1e-10"],
+        &["--max-step", "0.5"],
+        &["--max-step", "0.001"],
+    ] {
+        let s = simulate(&m, args);
+        assert_eq!(s.code, 0, "{args:?}: {}", s.stderr);
+        assert_eq!(s.stats["events"], 16, "{args:?}");
+    }
+}
+
+#[test]
+fn max_step_bounds_the_steps_of_every_method() {
+    let decay = model(
+        "Decay",
+        "model Decay\n  Real y(start = 1, fixed = true);\nequation\n  der(y) = -y;\nend Decay;\n",
+    );
+    for (m, method) in [
+        (decay.to_str().unwrap(), "radau5"),
+        (decay.to_str().unwrap(), "herk"),
+        ("models/steinbrecher/pendulum.dae", "radau5-projected"),
+        ("models/ndsolve/pendulum.dae", "radau-2nd"),
+    ] {
+        let steps = |extra: &[&str]| {
+            let mut args = vec!["--method", method, "--t-end", "1"];
+            args.extend_from_slice(extra);
+            let s = simulate(Path::new(m), &args);
+            assert_eq!(s.code, 0, "{method}: {}", s.stderr);
+            s.stats["steps_accepted"].as_u64().unwrap()
+        };
+        let free = steps(&[]);
+        let bounded = steps(&["--max-step", "0.01"]);
+        assert!(free < 100 && bounded >= 100, "{method}: {free}, {bounded}");
+    }
+    let r = daec(&["simulate", decay.to_str().unwrap(), "--max-step", "0"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("--max-step must be a positive finite number"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_reinit_of_an_unknown_the_constraints_determine_is_a_model_error() {
+    // x = sin(time): no freedom for x, whatever the formulation
+    let h = model(
+        "H",
+        "model H\n  Real x(start = 0); Real y(start = 0);\nequation\n  when x > 0 then reinit(x, -0.999*x); end when;\n  der(der(x)) = y;\n  x = sin(time);\nend H;\n",
+    );
+    for form in ["hic", "di1", "ste"] {
+        let s = simulate(&h, &["--form", form, "--t-end", "6.3"]);
+        assert_eq!(s.code, 1, "{form}: {}", s.stderr);
+        for part in [
+            "error[E0203]: `reinit` of `x`, which the constraints determine",
+            "H.dae:4:19",
+            "0 = x - sin(time) (level 0)",
+        ] {
+            assert!(s.stderr.contains(part), "{form}: {part}: {}", s.stderr);
+        }
+    }
+    // an algebraic unknown: y = a·x
+    let text = std::fs::read_to_string("models/ndsolve/event_reinit.dae")
+        .unwrap()
+        .replace("reinit(a, 2);", "reinit(y, 3);");
+    let s = simulate(&model("Alg", &text), &[]);
+    assert_eq!(s.code, 1, "{}", s.stderr);
+    assert!(
+        s.stderr.contains("`reinit` of `y`, which is not a state")
+            && s.stderr.contains("no derivative of `y` occurs"),
+        "{}",
+        s.stderr
+    );
+}
+
+#[test]
+fn a_reinit_the_constraints_undo_stops_the_run() {
+    // (x − sin t)(2 + sin w) = 0 fixes x = sin t, which the structure does
+    // not show (w occurs too): the consistent re-initialisation puts x back
+    let m = model(
+        "Undone",
+        "model Undone\n  Real x(start = 0); Real u; Real w(start = 0, fixed = true);\nequation\n  der(w) = 1;\n  der(x) = u;\n  (x - sin(time))*(2 + sin(w)) = 0;\n  when time > 1 then reinit(x, 5); end when;\n  annotation(experiment(StopTime = 2));\nend Undone;\n",
+    );
+    let s = simulate(&m, &[]);
+    assert_eq!(s.code, 3, "{}", s.stderr);
+    for part in [
+        "the when clause `time > 1`: re-initialisation at t = 1.0",
+        ": the constraints do not let the value change: `x` (set to 5, put back to 0.84147",
+    ] {
+        assert!(s.stderr.contains(part), "{part}: {}", s.stderr);
+    }
+}
+
+#[test]
+fn a_bounce_too_small_to_resolve_stops_at_the_accumulation_point() {
+    // The bouncing ball: with restitution e it comes to rest at
+    // t1 (1 + 2e/(1 − e)), t1 = √(2/g); past that it would fall through
+    // the floor with the condition h < 0 true for good
+    let ball = model(
+        "Ball",
+        "model Ball\n  parameter Real e = 1e-3;\n  Real h(start = 1, fixed = true);\n  Real v(start = 0, fixed = true);\nequation\n  der(h) = v;\n  der(v) = -9.81;\n  when h < 0 then reinit(v, -e*v); end when;\n  annotation(experiment(StartTime = 0, StopTime = 10));\nend Ball;\n",
+    );
+    let t1 = (2.0f64 / 9.81).sqrt();
+    for e in [1e-3, 0.5, 0.8] {
+        let p = format!("e={e}");
+        let s = simulate(&ball, &["-p", &p]);
+        assert_eq!(s.code, 3, "{e}: {}", s.stderr);
+        let m = &s.stderr;
+        assert!(
+            m.contains("events accumulate at t = ")
+                && m.contains("the when clause `h < 0`")
+                && m.contains("Zeno behaviour")
+                && m.contains("h = ")
+                && m.contains("v = "),
+            "{e}: {m}"
+        );
+        let at = accumulation_time(m);
+        let rest = t1 * (1.0 + 2.0 * e / (1.0 - e));
+        assert!((at - rest).abs() < 1e-6 * rest, "{e}: at {at}, rest {rest}");
+        assert!(s.rows.iter().all(|r| r[1] > -1e-9), "{e}: fell through");
+    }
+}
+
+#[test]
+fn a_reinit_that_sets_its_condition_up_again_stops_the_run() {
+    // at w = 0, reinit(w, −0.999 w) leaves w ≈ 0 and the pendulum's
+    // motion makes w > 0 again at once: an event loop at one instant
+    let text = std::fs::read_to_string("models/steinbrecher/pendulum.dae")
+        .unwrap()
+        .replace(
+            "equation\n",
+            "equation\n  when w > 0 then reinit(w, -0.999*w); end when;\n",
+        );
+    let m = model("PendulumLoop", &text);
+    for form in ["hic", "ste"] {
+        let s = simulate(&m, &["--form", form, "--t-end", "10"]);
+        assert_eq!(s.code, 3, "{form}: {}", s.stderr);
+        let at = accumulation_time(&s.stderr);
+        assert!((at - 0.5).abs() < 1e-6, "{form}: {at}");
+        assert!(
+            s.stderr.contains("the when clause `w > 0` fired 101 times"),
+            "{form}: {}",
+            s.stderr
+        );
+    }
+}
+
+#[test]
+fn the_number_of_events_is_bounded_and_the_bound_reported() {
+    let m = counter("Chatter", "sin(1000*time) > 0", 10.0);
+    let s = simulate(&m, &["--max-events", "100"]);
+    assert_eq!(s.code, 3, "{}", s.stderr);
+    assert!(
+        s.stderr.contains("more than 100 events (--max-events): the when clause `sin(1000 * time) > 0` fired 101 times"),
+        "{}",
+        s.stderr
+    );
+    assert_eq!(s.stats["events"], 100);
+    // 1592 edges in [0, 10] (at 2πk/1000, k = 0 … 1591) under the default
+    let s = simulate(&m, &[]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert_eq!(s.stats["events"], 1592);
+}
