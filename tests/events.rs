@@ -1,6 +1,6 @@
 //! `daec simulate` with `when` events end to end: edges located whatever
 //! the step size, the start, `--max-step`, reinits the model cannot honour,
-//! event loops, Zeno behaviour and `--max-events`.
+//! event loops, Zeno behaviour, `--max-events`, and the output grids.
 
 mod common;
 
@@ -98,10 +98,26 @@ fn a_condition_false_at_the_start_and_true_right_after_fires_at_the_start() {
     // sin 0 > 0 is false and sin t > 0 true just after 0: a rising edge
     // at t = 0 (MLS 8.6: pre(c) = c at the start), then at 2π and 4π
     let m = counter("Sine", "sin(time) > 0", 14.0);
-    let s = simulate(&m, &[]);
+    let s = simulate(&m, &["--grid", "steps"]);
     assert_eq!(s.code, 0, "{}", s.stderr);
     assert_eq!(s.stats["events"], 3);
-    assert_eq!(s.rows.last().unwrap()[1], 3.0);
+    // the rows before and after each event share its time
+    let at: Vec<f64> = s
+        .rows
+        .windows(2)
+        .filter(|w| w[0][0] == w[1][0])
+        .map(|w| {
+            assert_eq!(w[1][1], w[0][1] + 1.0);
+            w[0][0]
+        })
+        .collect();
+    let pi = std::f64::consts::PI;
+    assert_eq!(at.len(), 3, "{at:?}");
+    assert!(at[0] < 1e-12, "{at:?}");
+    assert!(
+        (at[1] - 2.0 * pi).abs() < 1e-9 && (at[2] - 4.0 * pi).abs() < 1e-9,
+        "{at:?}"
+    );
     // sin t ≥ 0 holds at 0: no event there
     let m = counter("SineGe", "sin(time) >= 0", 14.0);
     let s = simulate(&m, &[]);
@@ -127,6 +143,11 @@ fn a_fast_condition_is_found_with_steps_longer_than_its_period() {
 
 #[test]
 fn max_step_bounds_the_steps_of_every_method() {
+    let long = |rows: &[Vec<f64>]| {
+        rows.windows(2)
+            .map(|w| w[1][0] - w[0][0])
+            .fold(0.0, f64::max)
+    };
     let decay = model(
         "Decay",
         "model Decay\n  Real y(start = 1, fixed = true);\nequation\n  der(y) = -y;\nend Decay;\n",
@@ -137,16 +158,24 @@ fn max_step_bounds_the_steps_of_every_method() {
         ("models/steinbrecher/pendulum.dae", "radau5-projected"),
         ("models/ndsolve/pendulum.dae", "radau-2nd"),
     ] {
-        let steps = |extra: &[&str]| {
-            let mut args = vec!["--method", method, "--t-end", "1"];
+        let run = |extra: &[&str]| {
+            let mut args = vec![
+                "simulate", m, "--method", method, "--t-end", "1", "--grid", "steps",
+            ];
             args.extend_from_slice(extra);
-            let s = simulate(Path::new(m), &args);
-            assert_eq!(s.code, 0, "{method}: {}", s.stderr);
-            s.stats["steps_accepted"].as_u64().unwrap()
+            let r = daec(&args);
+            assert_eq!(r.code, 0, "{method}: {}", r.stderr);
+            rows(&r.stdout)
         };
-        let free = steps(&[]);
-        let bounded = steps(&["--max-step", "0.01"]);
-        assert!(free < 100 && bounded >= 100, "{method}: {free}, {bounded}");
+        let free = long(&run(&[]));
+        let bounded = run(&["--max-step", "0.01"]);
+        assert!(free > 0.02, "{method}: the longest step {free}");
+        assert!(
+            long(&bounded) <= 0.01 * (1.0 + 1e-12),
+            "{method}: {}",
+            long(&bounded)
+        );
+        assert_eq!(bounded.last().unwrap()[0], 1.0, "{method}");
     }
     let r = daec(&["simulate", decay.to_str().unwrap(), "--max-step", "0"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -277,4 +306,64 @@ fn the_number_of_events_is_bounded_and_the_bound_reported() {
     let s = simulate(&m, &[]);
     assert_eq!(s.code, 0, "{}", s.stderr);
     assert_eq!(s.stats["events"], 1592);
+}
+
+#[test]
+fn steps_output_has_every_step_and_both_sides_of_each_event() {
+    let m = counter("Steps", "sin(time) > 0.001", 14.0);
+    let s = simulate(&m, &["--grid", "steps"]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    let accepted = s.stats["steps_accepted"].as_u64().unwrap() as usize;
+    assert_eq!(s.rows.len(), 1 + accepted + 3);
+    let mut repeats = 0;
+    for w in s.rows.windows(2) {
+        if w[1][0] == w[0][0] {
+            repeats += 1;
+            assert_eq!(w[1][1], w[0][1] + 1.0, "{w:?}");
+        } else {
+            assert!(w[1][0] > w[0][0], "{w:?}");
+        }
+    }
+    assert_eq!(repeats, 3);
+    assert_eq!(s.rows.last().unwrap()[0], 14.0);
+}
+
+#[test]
+fn a_logarithmic_grid_keeps_the_transient_of_stiff_kinetics() {
+    // Robertson's kinetics over [0, 4e10]: y2 peaks at 3.65e-5 near
+    // t = 0.01 and decays; a uniform grid of 500 points starts at 8e7
+    let m = model(
+        "Robertson",
+        "model Robertson\n  Real y1(start = 1, fixed = true); Real y2(start = 0, fixed = true); Real y3(start = 0);\nequation\n  der(y1) = -0.04*y1 + 1e4*y2*y3;\n  der(y2) = 0.04*y1 - 1e4*y2*y3 - 3e7*y2^2;\n  y1 + y2 + y3 = 1;\n  annotation(experiment(StopTime = 4e10, Tolerance = 1e-6));\nend Robertson;\n",
+    );
+    let s = simulate(&m, &["--atol", "1e-10", "--grid", "log", "--points", "60"]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert_eq!(s.rows.len(), 61);
+    let t: Vec<f64> = s.rows.iter().map(|r| r[0]).collect();
+    assert_eq!((t[0], t[60]), (0.0, 4e10));
+    // geometric from the first step's end
+    let ratio = (4e10 / t[1]).powf(1.0 / 59.0);
+    for k in 1..59 {
+        assert!((t[k + 1] / t[k] - ratio).abs() < 1e-9 * ratio, "{k}: {t:?}");
+    }
+    let peak = s.rows.iter().map(|r| r[2]).fold(0.0, f64::max);
+    assert!(peak > 3.5e-5 && peak < 3.7e-5, "{peak}");
+    let uniform = simulate(&m, &["--atol", "1e-10"]);
+    let peak = uniform.rows.iter().map(|r| r[2]).fold(0.0, f64::max);
+    assert!(peak < 1e-6, "{peak}");
+    for (args, msg) in [
+        (
+            &["--grid", "log", "--points", "1"][..],
+            "--points must be at least 2",
+        ),
+        (
+            &["--grid", "steps", "--points", "5"],
+            "--points applies only to --grid log",
+        ),
+        (&["--grid", "every"], "unknown output grid `--grid every`"),
+    ] {
+        let s = simulate(&m, args);
+        assert_eq!(s.code, 2, "{args:?}");
+        assert!(s.stderr.contains(msg), "{args:?}: {}", s.stderr);
+    }
 }

@@ -53,7 +53,7 @@ pub use hic::{HicForm, SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
 pub use method::Method;
 pub use native::{NativeCode, NativeCompiler, NativeSource};
-pub use output::{Plot, Results, SimStats, output_grid, to_csv, to_svg};
+pub use output::{OutputTimes, Plot, Results, SimStats, log_grid, output_grid, to_csv, to_svg};
 pub use outputs::{Outputs, split_outputs};
 pub use problem::{FormProblem, HicProblem};
 pub use simulate::{

@@ -44,6 +44,131 @@ pub fn output_grid(t0: f64, t_end: f64, interval: f64) -> Vec<f64> {
     grid
 }
 
+/// Which times the results hold (`daec simulate --grid`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutputTimes {
+    /// The uniform grid of [`output_grid`] with the output interval (the
+    /// default).
+    #[default]
+    Uniform,
+    /// The end point of every accepted step; at an event the values before
+    /// it (the step stops there) and after it, both at the event time — the
+    /// only repeated times.
+    Steps,
+    /// `t0` and `points` times spaced logarithmically in `t − t0`, from the
+    /// end of the first accepted step (the first time after `t0` the
+    /// solution is computed at) to `t_end`: a transient at `t − t0 ≈ 1e-6`
+    /// and the state at `4e10` in one table.
+    Log {
+        /// Number of points from the first step's end to `t_end`
+        /// (at least 2).
+        points: usize,
+    },
+}
+
+/// The logarithmic grid of [`OutputTimes::Log`]: `t0`, then `points`
+/// times `t0 + s1·(span/s1)^(k/(points−1))`, `k = 0, …, points − 1`, the
+/// last exactly `t_end` (one point, `t_end`, when `s1 ≥ span`).
+pub fn log_grid(t0: f64, t_end: f64, s1: f64, points: usize) -> Vec<f64> {
+    let span = t_end - t0;
+    let mut grid = vec![t0];
+    if !(s1 > 0.0 && s1 < span && points >= 2) {
+        grid.push(t_end);
+        return grid;
+    }
+    let ratio = (span / s1).ln();
+    for k in 0..points - 1 {
+        let t = t0 + s1 * (ratio * k as f64 / (points - 1) as f64).exp();
+        if t > *grid.last().unwrap_or(&t0) && t < t_end {
+            grid.push(t);
+        }
+    }
+    grid.push(t_end);
+    grid
+}
+
+/// Fills [`Results`] at the output times of an [`OutputTimes`] from the
+/// accepted steps of a run.
+#[derive(Debug, Clone)]
+pub(crate) struct OutputWriter {
+    times: OutputTimes,
+    t0: f64,
+    t_end: f64,
+    grid: Vec<f64>,
+    next: usize,
+}
+
+impl OutputWriter {
+    /// The writer of a run over `[t0, t_end]` (the row at `t0` is the
+    /// caller's); `interval` is the uniform grid's.
+    pub(crate) fn new(times: OutputTimes, t0: f64, t_end: f64, interval: f64) -> Self {
+        let grid = match times {
+            OutputTimes::Uniform => output_grid(t0, t_end, interval),
+            OutputTimes::Steps | OutputTimes::Log { .. } => vec![t0],
+        };
+        Self {
+            times,
+            t0,
+            t_end,
+            grid,
+            next: 1,
+        }
+    }
+
+    /// The rows of a step integrated up to `t` (its end, or the event
+    /// that stopped it): `value(τ, out)` writes the solution at an output
+    /// time `τ ≤ t` into `out` (all unknowns of the formulation), and
+    /// `emit(τ, &out[..n])` makes the row written of its first `n` (the
+    /// output equations appended, the bounds checked).
+    pub(crate) fn step(
+        &mut self,
+        results: &mut Results,
+        t: f64,
+        n: usize,
+        out: &mut [f64],
+        mut value: impl FnMut(f64, &mut [f64]),
+        mut emit: impl FnMut(f64, &[f64]) -> Vec<f64>,
+    ) {
+        match self.times {
+            OutputTimes::Steps => {
+                if results.t.last().is_none_or(|&last| t > last) {
+                    value(t, out);
+                    results.t.push(t);
+                    results.z.push(emit(t, &out[..n]));
+                }
+                return;
+            }
+            OutputTimes::Log { points } if self.grid.len() == 1 && t > self.t0 => {
+                self.grid = log_grid(self.t0, self.t_end, t - self.t0, points);
+            }
+            _ => {}
+        }
+        while self.next < self.grid.len() && self.grid[self.next] <= t {
+            let to = self.grid[self.next];
+            value(to, out);
+            results.t.push(to);
+            results.z.push(emit(to, &out[..n]));
+            self.next += 1;
+        }
+    }
+
+    /// The values `z` after an event at `t` (a row of their own with
+    /// [`OutputTimes::Steps`]; the grids take the solution at grid times
+    /// only).
+    pub(crate) fn event(
+        &mut self,
+        results: &mut Results,
+        t: f64,
+        z: &[f64],
+        emit: impl FnOnce(f64, &[f64]) -> Vec<f64>,
+    ) {
+        if self.times == OutputTimes::Steps {
+            results.t.push(t);
+            results.z.push(emit(t, z));
+        }
+    }
+}
+
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -497,7 +622,25 @@ impl SimStats {
 
 #[cfg(test)]
 mod tests {
-    use super::{AxisFormat, MAX_PANELS, PANEL_SERIES, Results, SimStats, to_svg};
+    use super::{AxisFormat, MAX_PANELS, PANEL_SERIES, Results, SimStats, log_grid, to_svg};
+
+    #[test]
+    fn the_log_grid_is_geometric_in_the_time_since_the_start() {
+        let close = |g: Vec<f64>, want: &[f64]| {
+            assert_eq!(g.len(), want.len(), "{g:?}");
+            for (a, b) in g.iter().zip(want) {
+                assert!((a - b).abs() <= 1e-12 * b.abs(), "{g:?}");
+            }
+            assert_eq!(g.last(), want.last(), "the last point is exact");
+        };
+        close(
+            log_grid(0.0, 1e4, 1.0, 5),
+            &[0.0, 1.0, 10.0, 100.0, 1000.0, 1e4],
+        );
+        close(log_grid(1.0, 101.0, 1.0, 3), &[1.0, 2.0, 11.0, 101.0]);
+        // a first step that ends the run
+        assert_eq!(log_grid(0.0, 1.0, 1.0, 10), [0.0, 1.0]);
+    }
 
     /// The labels of the ticks plotters draws on an axis over `lo..hi`.
     fn labels(lo: f64, hi: f64) -> Vec<String> {

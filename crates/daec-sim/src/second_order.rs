@@ -12,7 +12,7 @@
 
 use crate::bounds::BoundsMonitor;
 use crate::error::SimError;
-use crate::output::{Results, SimStats, output_grid};
+use crate::output::{OutputWriter, Results, SimStats};
 use crate::simulate::{Prepared, ResolvedOptions, Simulation};
 use daec_expr::{ExprId, Leaf, Tape};
 use daec_model::Dae;
@@ -193,7 +193,7 @@ pub fn integrate_second_order(
     let mut solver = SecondOrderRadau::new(&problem, options)
         .map_err(|e| SimError::Options(format!("the integrator refused the problem: {e}")))?;
     let (t0, t_end) = (init.t0.max(ro.t0), ro.t_end);
-    let grid = output_grid(t0, t_end, ro.interval);
+    let mut writer = OutputWriter::new(ro.output, t0, t_end, ro.interval);
     let names: Vec<String> = reduced.unknowns.iter().map(|u| u.name.clone()).collect();
     let n_red = names.len();
     // A row of the results: x, then the velocities at their reduced index.
@@ -239,39 +239,44 @@ pub fn integrate_second_order(
     let bounded = prepared.outputs().bounded();
     let mut bounds = BoundsMonitor::new(bounded, ro.rtol, ro.atol, ro.bounds);
     bounds.check(t0, &results.z[0]);
-    let mut next = 1usize;
     let mut dense_x = vec![0.0; n];
     let mut dense_xd = vec![0.0; n];
+    let mut out = vec![0.0; n_red];
     let outcome = solver.integrate(t0, &x0, &xd0, t_end, |step| {
         let end = row(step.x, step.xd);
         record(&mut stats, step.t, &end);
-        while next < grid.len() && grid[next] <= step.t {
-            let tg = grid[next];
-            if tg == step.t {
-                // A grid point at the step end (t_end included): the
-                // step's own values.
-                results.t.push(tg);
-                results.z.push(row(step.x, step.xd));
-                next += 1;
-                continue;
-            }
-            step.dense(tg, &mut dense_x);
-            // ẋ between the ends: the derivative of the Hermite cubic.
-            let h = step.t - step.t_start;
-            let s = (tg - step.t_start) / h;
-            for (k, out) in dense_xd.iter_mut().enumerate() {
-                let (p0, p1) = (step.x_start[k], step.x[k]);
-                let (m0, m1) = (step.xd_start[k] * h, step.xd[k] * h);
-                let d = (6.0 * s * s - 6.0 * s) * (p0 - p1)
-                    + (3.0 * s * s - 4.0 * s + 1.0) * m0
-                    + (3.0 * s * s - 2.0 * s) * m1;
-                *out = d / h;
-            }
-            results.t.push(tg);
-            results.z.push(row(&dense_x, &dense_xd));
-            bounds.check(tg, &results.z[results.z.len() - 1]);
-            next += 1;
-        }
+        let check = |tg: f64, z: &[f64]| {
+            bounds.check(tg, z);
+            z.to_vec()
+        };
+        writer.step(
+            &mut results,
+            step.t,
+            n_red,
+            &mut out,
+            |tg, out| {
+                if tg == step.t {
+                    // a grid point at the step end (t_end included): the
+                    // step's own values
+                    out.copy_from_slice(&row(step.x, step.xd));
+                    return;
+                }
+                step.dense(tg, &mut dense_x);
+                // ẋ between the ends: the derivative of the Hermite cubic.
+                let h = step.t - step.t_start;
+                let s = (tg - step.t_start) / h;
+                for (k, out) in dense_xd.iter_mut().enumerate() {
+                    let (p0, p1) = (step.x_start[k], step.x[k]);
+                    let (m0, m1) = (step.xd_start[k] * h, step.xd[k] * h);
+                    let d = (6.0 * s * s - 6.0 * s) * (p0 - p1)
+                        + (3.0 * s * s - 4.0 * s + 1.0) * m0
+                        + (3.0 * s * s - 2.0 * s) * m1;
+                    *out = d / h;
+                }
+                out.copy_from_slice(&row(&dense_x, &dense_xd));
+            },
+            check,
+        );
         !bounds.check(step.t, &end)
     });
     let s = solver.stats();

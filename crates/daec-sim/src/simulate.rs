@@ -13,7 +13,7 @@ use crate::hic::{SimForm, sim_form};
 use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
 use crate::method::{Method, Solver};
 use crate::native::NativeCompiler;
-use crate::output::{Results, SimStats, output_grid};
+use crate::output::{OutputTimes, OutputWriter, Results, SimStats};
 use crate::outputs::Outputs;
 use crate::problem::FormProblem;
 use crate::projected::index3_form;
@@ -53,6 +53,8 @@ pub struct SimOptions {
     pub max_step: Option<f64>,
     /// Events allowed in the run (default [`DEFAULT_MAX_EVENTS`]).
     pub max_events: Option<usize>,
+    /// The output times (default the uniform grid of `interval`).
+    pub output: OutputTimes,
     /// Step attempts allowed in the run (default [`MAX_STEPS`]).
     pub max_steps: Option<usize>,
 }
@@ -78,6 +80,8 @@ pub struct ResolvedOptions {
     pub max_step: Option<f64>,
     /// Events allowed in the run.
     pub max_events: usize,
+    /// The output times.
+    pub output: OutputTimes,
     /// Step attempts allowed in the run, over all its segments: accepted
     /// and rejected steps and Newton failures, as the statistics count
     /// them.
@@ -114,12 +118,19 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
             show(interval)
         )));
     }
-    if (t_end - t0) / interval > 1e7 {
+    if opts.output == OutputTimes::Uniform && (t_end - t0) / interval > 1e7 {
         return Err(SimError::Options(format!(
             "the output interval {} over [{}, {}] gives more than 1e7 output points",
             show(interval),
             show(t0),
             show(t_end)
+        )));
+    }
+    if let OutputTimes::Log { points } = opts.output
+        && !(2..=10_000_000).contains(&points)
+    {
+        return Err(SimError::Options(format!(
+            "a logarithmic output grid needs 2 to 1e7 points (got {points})"
         )));
     }
     if let Some(h) = opts.max_step
@@ -140,6 +151,7 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
         bounds: opts.bounds,
         max_step: opts.max_step,
         max_events: opts.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
+        output: opts.output,
         max_steps: opts.max_steps.unwrap_or(MAX_STEPS),
     })
 }
@@ -683,8 +695,7 @@ pub fn integrate_with_progress(
     let n_orig = dae.unknowns.len();
     let params = dae.parameter_values();
     let (t0, t_end) = (init.t0.max(ro.t0), ro.t_end);
-    let grid = output_grid(t0, t_end, ro.interval);
-    let mut next_out = 1usize;
+    let mut writer = OutputWriter::new(ro.output, t0, t_end, ro.interval);
     let mut breaks = discontinuities(&dae.pool, time_conditions, &params, t0, t_end);
     breaks.push(t_end);
     let mut results = Results {
@@ -734,8 +745,7 @@ pub fn integrate_with_progress(
             problem,
             events: &mut *events,
             tracker: &mut tracker,
-            grid: &grid,
-            next_out: &mut next_out,
+            writer: &mut writer,
             results: &mut results,
             stats: &mut stats,
             progress: &mut *progress,
@@ -790,6 +800,11 @@ pub fn integrate_with_progress(
                         break;
                     }
                 }
+                writer.event(&mut results, t, &z[..n_orig], |t, z| {
+                    let row = outputs.row(t, z);
+                    bounds.check(t, &row);
+                    row
+                });
                 // the derivative after a reinit: the integrator's own
                 zdot = None;
                 "events"
@@ -914,9 +929,7 @@ struct Segment<'a> {
     problem: &'a FormProblem,
     events: &'a mut WhenEvents,
     tracker: &'a mut EventTracker,
-    /// The output grid and the next point of it to write.
-    grid: &'a [f64],
-    next_out: &'a mut usize,
+    writer: &'a mut OutputWriter,
     results: &'a mut Results,
     stats: &'a mut SimStats,
     progress: &'a mut dyn FnMut(f64),
@@ -951,15 +964,20 @@ impl Segment<'_> {
                 problem.project_onto_constraints(to, out);
             }
         };
-        while *self.next_out < self.grid.len() && self.grid[*self.next_out] <= t_stop {
-            let to = self.grid[*self.next_out];
-            value(to, &mut self.dense);
-            let row = self.outputs.row(to, &self.dense[..self.n_orig]);
-            self.bounds.check(to, &row);
-            self.results.t.push(to);
-            self.results.z.push(row);
-            *self.next_out += 1;
-        }
+        let (outputs, bounds) = (&mut *self.outputs, &mut *self.bounds);
+        let emit = |to: f64, z: &[f64]| {
+            let row = outputs.row(to, z);
+            bounds.check(to, &row);
+            row
+        };
+        self.writer.step(
+            self.results,
+            t_stop,
+            self.n_orig,
+            &mut self.dense,
+            value,
+            emit,
+        );
         let (last_t, last_z, last_zdot) = &mut self.last;
         *last_t = t_stop;
         last_zdot.copy_from_slice(step.zdot);

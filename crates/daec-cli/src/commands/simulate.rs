@@ -46,6 +46,15 @@ pub(crate) struct SimulateArgs {
     /// Output interval (default: the experiment's Interval, else 1/500 of the run).
     #[arg(long, value_name = "DT", allow_negative_numbers = true)]
     interval: Option<f64>,
+    /// Output times: uniform (every --interval, the default), steps (every
+    /// accepted step, and before and after each event), or log (--points
+    /// times spaced logarithmically in t − t0 from the end of the first
+    /// step to the end time).
+    #[arg(long, value_name = "KIND", default_value = "uniform")]
+    grid: String,
+    /// Number of points of --grid log (default 500).
+    #[arg(long, value_name = "N")]
+    points: Option<usize>,
     /// Largest step of the integrator (default: no bound but the run);
     /// bounds the steps for `when` conditions that change faster than the
     /// solution.
@@ -130,6 +139,26 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             }
         },
     };
+    let output = match (args.grid.trim().to_ascii_lowercase().as_str(), args.points) {
+        ("uniform", None) => daec_sim::OutputTimes::Uniform,
+        ("steps", None) => daec_sim::OutputTimes::Steps,
+        ("log", points) => daec_sim::OutputTimes::Log {
+            points: points.unwrap_or(500),
+        },
+        ("uniform" | "steps", Some(_)) => {
+            return Err(ctx.usage_error("--points applies only to --grid log"));
+        }
+        (other, _) => {
+            return Err(ctx.usage_error(&format!(
+                "unknown output grid `--grid {other}`: the grids are uniform, steps, log"
+            )));
+        }
+    };
+    if let daec_sim::OutputTimes::Log { points } = output
+        && points < 2
+    {
+        return Err(ctx.usage_error(&format!("--points must be at least 2 (got {points})")));
+    }
     for (what, v) in [
         ("--rtol", args.rtol),
         ("--atol", args.atol),
@@ -172,6 +201,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         bounds,
         max_step: args.max_step,
         max_events: args.max_events,
+        output,
         max_steps: None,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
