@@ -281,12 +281,10 @@ impl<'a> Lowerer<'a> {
     fn run(&mut self) {
         self.check_overrides();
         self.declare_symbols();
-        // Parameters first (in dependency order, on demand), then sizes of
-        // unknowns, then attributes, then equations.
-        for s in 0..self.symbols.len() {
-            if self.symbols[s].kind != SymKind::Unknown {
-                let _ = self.evaluate_parameter(s);
-            }
+        // Parameters first (in dependency order), then sizes of unknowns,
+        // then attributes, then equations.
+        for s in self.parameter_order() {
+            let _ = self.evaluate_parameter(s);
         }
         self.create_unknowns();
         self.experiment();
@@ -514,6 +512,58 @@ impl<'a> Lowerer<'a> {
             return Err(self.too_large(span, self.scalar_count));
         }
         Ok(())
+    }
+
+    /// The parameter and constant symbols in an order in which each comes
+    /// after the ones its declaration names (sizes, value, modifiers): the
+    /// strongly connected components of that dependency graph, dependencies
+    /// first (iterative Tarjan, linear in the size of the declarations).
+    /// Evaluated in this order, a parameter finds the ones it needs done,
+    /// so [`Self::evaluate_parameter`] recurses only inside a cycle (which
+    /// it reports). A name that only a branch not taken would need still
+    /// counts here; the on-demand evaluation sorts that out.
+    fn parameter_order(&self) -> Vec<usize> {
+        let params: Vec<usize> = (0..self.symbols.len())
+            .filter(|&s| self.symbols[s].kind != SymKind::Unknown)
+            .collect();
+        let mut node_of = vec![u32::MAX; self.symbols.len()];
+        for (k, &s) in params.iter().enumerate() {
+            node_of[s] = k as u32;
+        }
+        let mut adj_ptr = Vec::with_capacity(params.len() + 1);
+        adj_ptr.push(0);
+        let mut adj: Vec<u32> = Vec::new();
+        let mut stack: Vec<&ast::Expr> = Vec::new();
+        let mut deps: Vec<u32> = Vec::new();
+        for &s in &params {
+            let d = self.decl(s);
+            stack.extend(&d.dims);
+            stack.extend(&d.binding);
+            let mut mods: Vec<&Modifier> = d.modifiers.iter().collect();
+            while let Some(m) = mods.pop() {
+                stack.extend(&m.value);
+                mods.extend(&m.nested);
+            }
+            while let Some(e) = stack.pop() {
+                if let ExprKind::Name(parts) = &e.kind
+                    && let [id] = parts.as_slice()
+                    && let Some(&t) = self.by_name.get(id.name.as_str())
+                    && node_of[t] != u32::MAX
+                {
+                    deps.push(node_of[t]);
+                }
+                push_children(e, &mut stack);
+            }
+            deps.sort_unstable();
+            deps.dedup();
+            adj.append(&mut deps);
+            adj_ptr.push(adj.len());
+        }
+        daec_structure::strongly_connected_components(params.len(), &adj_ptr, &adj)
+            .into_iter()
+            .flatten()
+            .map(|k| params[k])
+            .collect()
     }
 
     /// Evaluates parameter/constant symbol `s` (dims and value), on demand
@@ -2454,6 +2504,52 @@ fn non_finite_attribute(key: &str, name: &str, x: f64, span: Span) -> Diagnostic
         d.with_note(
             "a value beyond ±1.8e308 (the largest double) or a division by zero gives an infinity",
         )
+    }
+}
+
+/// Pushes the direct subexpressions of `e` onto `stack`.
+fn push_children<'e>(e: &'e ast::Expr, stack: &mut Vec<&'e ast::Expr>) {
+    match &e.kind {
+        ExprKind::Index { base, indices } => {
+            stack.push(base);
+            stack.extend(indices);
+        }
+        ExprKind::Call {
+            args, named_args, ..
+        } => {
+            stack.extend(args);
+            stack.extend(named_args.iter().map(|(_, v)| v));
+        }
+        ExprKind::Binary { lhs, rhs, .. } => {
+            stack.push(lhs);
+            stack.push(rhs);
+        }
+        ExprKind::Unary { expr, .. } => stack.push(expr),
+        ExprKind::If {
+            branches,
+            else_value,
+        } => {
+            for (c, v) in branches {
+                stack.push(c);
+                stack.push(v);
+            }
+            stack.push(else_value);
+        }
+        ExprKind::Range { start, step, stop } => {
+            stack.push(start);
+            stack.extend(step.as_deref());
+            stack.push(stop);
+        }
+        ExprKind::Array(items) => stack.extend(items),
+        ExprKind::Matrix(rows) => stack.extend(rows.iter().flatten()),
+        ExprKind::Integer(_)
+        | ExprKind::Real(_)
+        | ExprKind::Bool(_)
+        | ExprKind::String(_)
+        | ExprKind::Name(_)
+        | ExprKind::Colon
+        | ExprKind::End
+        | ExprKind::Error => {}
     }
 }
 

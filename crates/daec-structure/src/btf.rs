@@ -54,8 +54,9 @@ impl Btf {
 
 /// Strongly connected components of a graph in compressed adjacency form, by an iterative
 /// Tarjan. Components are returned in reverse topological order of the edges (a component
-/// comes after every component it has an edge to), i.e. sinks first.
-pub(crate) fn tarjan_scc(n: usize, adj_ptr: &[usize], adj: &[u32]) -> Vec<Vec<usize>> {
+/// comes after every component it has an edge to), i.e. sinks first; each component's nodes
+/// are sorted. The edges of node `v` are `adj[adj_ptr[v]..adj_ptr[v + 1]]`.
+pub fn strongly_connected_components(n: usize, adj_ptr: &[usize], adj: &[u32]) -> Vec<Vec<usize>> {
     const UNVISITED: u32 = u32::MAX;
     let mut index = vec![UNVISITED; n];
     let mut low = vec![0u32; n];
@@ -138,7 +139,7 @@ fn btf_from_dependencies(
         adj_ptr.push(adj.len());
     }
     // Tarjan lists sinks first: exactly solution order for "depends on" edges.
-    let comps = tarjan_scc(n, &adj_ptr, &adj);
+    let comps = strongly_connected_components(n, &adj_ptr, &adj);
     let mut block_of_row = vec![0usize; n];
     let blocks = comps
         .into_iter()
@@ -182,7 +183,7 @@ mod tests {
         // 0 → 1 → 2 → 0, 3 → 0.
         let adj_ptr = [0, 1, 2, 3, 4];
         let adj = [1, 2, 0, 0];
-        let comps = tarjan_scc(4, &adj_ptr, &adj);
+        let comps = strongly_connected_components(4, &adj_ptr, &adj);
         assert_eq!(comps, vec![vec![0, 1, 2], vec![3]]);
     }
 

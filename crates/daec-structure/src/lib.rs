@@ -16,6 +16,8 @@
 //! * [`dulmage_mendelsohn`]: over-/under-determined parts of a structurally singular model.
 //! * [`pantelides`]: Pantelides' algorithm on the same data (its counts equal c).
 //! * [`solution_scheme`]: the stages of the reduced derivative array (Pryce's scheme).
+//! * [`strongly_connected_components`]: iterative Tarjan on any dependency graph (also the
+//!   evaluation order of a model's parameters).
 //!
 //! ```
 //! use daec_structure::{SigmaMatrix, analyze, pantelides};
@@ -49,7 +51,7 @@ mod sigma;
 
 pub use analysis::{SigmaAnalysis, analysis_from_offsets, analyze};
 pub use assignment::{Transversal, highest_value_transversal, max_weight_tight_transversal};
-pub use btf::{Block, Btf, coarse_btf, fine_btf};
+pub use btf::{Block, Btf, coarse_btf, fine_btf, strongly_connected_components};
 pub use dm::{DmDecomposition, StructuralSingularity, dulmage_mendelsohn, maximum_matching};
 pub use hvt::{HvtCount, HvtEnumeration, all_hvts, all_hvts_of_analysis};
 pub use offsets::{Offsets, OffsetsError, canonical_offsets, try_canonical_offsets};

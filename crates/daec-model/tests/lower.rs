@@ -1,0 +1,115 @@
+//! Lowering on models written for the test: the order parameters are
+//! evaluated in.
+
+use daec_diag::{Diagnostic, SourceMap, codes};
+use daec_model::{Dae, LowerOptions, lower};
+
+/// Parses and lowers `source` (named `m.dae` in the rendered diagnostics).
+fn lower_text(source: &str, options: &LowerOptions) -> (Option<Dae>, Vec<Diagnostic>, String) {
+    let mut map = SourceMap::new();
+    let file = map.add("m.dae", source);
+    let parsed = daec_syntax::parse(file, map.source(file));
+    assert!(
+        !parsed.has_errors(),
+        "{}",
+        map.render(&parsed.diagnostics, false)
+    );
+    let model = parsed.model.expect("a model");
+    let (dae, diags) = lower(&model, options);
+    let rendered = map.render(&diags, false);
+    (dae, diags, rendered)
+}
+
+fn lowered(source: &str) -> Dae {
+    let (dae, _, rendered) = lower_text(source, &LowerOptions::default());
+    dae.unwrap_or_else(|| panic!("lowering failed:\n{rendered}"))
+}
+
+fn errors(source: &str, options: &LowerOptions) -> (Vec<Diagnostic>, String) {
+    let (dae, diags, rendered) = lower_text(source, options);
+    assert!(dae.is_none(), "lowering succeeded");
+    (diags, rendered)
+}
+
+/// A model with the alias chain `p0 = 1`, `p_k = p_(k-1) + 1` of length
+/// `n`, declared in dependency order or in reverse.
+fn chain(n: usize, reverse: bool) -> String {
+    let mut decls: Vec<String> = vec!["  parameter Real p0 = 1;\n".into()];
+    decls.extend((1..=n).map(|k| format!("  parameter Real p{k} = p{} + 1;\n", k - 1)));
+    if reverse {
+        decls.reverse();
+    }
+    format!(
+        "model Chain\n{}  Real x(start = 0);\nequation\n  der(x) = p{n};\nend Chain;\n",
+        decls.concat()
+    )
+}
+
+fn value(dae: &Dae, name: &str) -> f64 {
+    dae.parameters
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no parameter {name}"))
+        .value
+}
+
+#[test]
+fn long_parameter_chains_evaluate_in_either_order() {
+    let n = 100_000;
+    for reverse in [false, true] {
+        let dae = lowered(&chain(n, reverse));
+        assert_eq!(dae.parameters.len(), n + 1);
+        assert_eq!(value(&dae, "p0"), 1.0);
+        assert_eq!(value(&dae, "p50000"), 50_001.0);
+        assert_eq!(value(&dae, &format!("p{n}")), (n + 1) as f64);
+        // Dependencies first, whatever the declaration order.
+        assert_eq!(dae.parameters[0].name, "p0");
+    }
+}
+
+#[test]
+fn integer_chains_size_arrays_in_reverse_order() {
+    let n = 30_000;
+    let mut src = String::from("model C\n  Real x[m0](each start = 0);\n");
+    for k in (1..=n).rev() {
+        src.push_str(&format!("  parameter Integer m{} = m{k};\n", k - 1));
+    }
+    src.push_str(&format!(
+        "  parameter Integer m{n} = 3;\nequation\n  der(x) = -x;\nend C;\n"
+    ));
+    let dae = lowered(&src);
+    assert_eq!(dae.unknowns.len(), 3);
+    assert_eq!(value(&dae, "m0"), 3.0);
+}
+
+#[test]
+fn a_cycle_at_the_end_of_a_long_chain_is_reported_with_its_members() {
+    let mut src = String::from("model C\n");
+    for k in (1..=30_000).rev() {
+        src.push_str(&format!("  parameter Real q{k} = q{} * 2;\n", k - 1));
+    }
+    src.push_str(
+        "  parameter Real q0 = a;\n  parameter Real a = b + 1;\n  parameter Real b = a;\n",
+    );
+    src.push_str("  Real x;\nequation\n  x = q30000;\nend C;\n");
+    let (diags, rendered) = errors(&src, &LowerOptions::default());
+    let cycles: Vec<&Diagnostic> = diags
+        .iter()
+        .filter(|d| d.code == codes::PARAMETER_CYCLE)
+        .collect();
+    assert_eq!(cycles.len(), 1, "{rendered}");
+    assert_eq!(
+        cycles[0].message,
+        "parameter values depend on each other in a cycle: `a` → `b` → `a`"
+    );
+    assert_eq!(diags.len(), 1, "only the cycle is reported:\n{rendered}");
+}
+
+#[test]
+fn a_branch_not_taken_does_not_make_a_cycle() {
+    let dae = lowered(
+        "model B\n  parameter Integer a = if false then b else 2;\n  parameter Integer b = a + 1;\n  Real x;\nequation\n  x = b;\nend B;\n",
+    );
+    assert_eq!(value(&dae, "a"), 2.0);
+    assert_eq!(value(&dae, "b"), 3.0);
+}
