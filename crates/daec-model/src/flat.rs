@@ -4,7 +4,7 @@
 //! same text. Arrays are declared as arrays and their elements referenced
 //! as `p[3]`, so no name needs quoting.
 
-use crate::{BaseType, Dae, Equation, Unknown};
+use crate::{BaseType, Dae, Equation};
 use daec_expr::{Names, ParamId, to_modelica};
 use std::fmt::Write;
 
@@ -91,13 +91,13 @@ fn dims_text(dims: &[usize]) -> String {
     }
 }
 
-/// An attribute of an array of unknowns: `each start = 1` when all equal,
-/// else `start = {…}`; `None` when no element has it.
-fn attribute(
-    group: &[Unknown],
+/// An attribute of an array of unknowns or parameters: `each start = 1`
+/// when all equal, else `start = {…}`; `None` when no element has it.
+fn attribute<T>(
+    group: &[T],
     dims: &[usize],
     name: &str,
-    get: impl Fn(&Unknown) -> Option<String>,
+    get: impl Fn(&T) -> Option<String>,
 ) -> Option<String> {
     let vals: Vec<Option<String>> = group.iter().map(&get).collect();
     if vals.iter().all(Option::is_none) {
@@ -120,6 +120,16 @@ fn attribute(
         })
         .collect();
     Some(format!("{name} = {}", array_literal(&defaults, dims)))
+}
+
+/// `(a = 1, b = 2)` of the attributes given, "" when none is.
+fn modification<const N: usize>(attrs: [Option<String>; N]) -> String {
+    let given: Vec<String> = attrs.into_iter().flatten().collect();
+    if given.is_empty() {
+        String::new()
+    } else {
+        format!("({})", given.join(", "))
+    }
 }
 
 /// Prints the flat model as `.dae` text.
@@ -156,15 +166,26 @@ pub fn to_dae_text(dae: &Dae) -> String {
             let vals: Vec<String> = group.iter().map(|q| value(q.value)).collect();
             array_literal(&vals, &dims)
         };
-        let unit = p
-            .unit
-            .as_ref()
-            .map_or(String::new(), |u| format!("(unit = {})", quoted(u)));
+        let attrs = [
+            attribute(group, &dims, "start", |q| q.start.map(number)),
+            attribute(group, &dims, "fixed", |q| q.fixed.map(|f| f.to_string())),
+            attribute(group, &dims, "nominal", |q| q.nominal.map(number)),
+            attribute(group, &dims, "min", |q| q.min.map(number)),
+            attribute(group, &dims, "max", |q| q.max.map(number)),
+            attribute(group, &dims, "unit", |q| q.unit.as_deref().map(quoted)),
+            attribute(group, &dims, "displayUnit", |q| {
+                q.display_unit.as_deref().map(quoted)
+            }),
+            attribute(group, &dims, "quantity", |q| {
+                q.quantity.as_deref().map(quoted)
+            }),
+        ];
         let _ = writeln!(
             out,
-            "  {kw} {ty} {}{}{unit} = {v}{};",
+            "  {kw} {ty} {}{}{} = {v}{};",
             base,
             dims_text(&dims),
+            modification(attrs),
             description(&p.description)
         );
         i = j;
@@ -180,32 +201,31 @@ pub fn to_dae_text(dae: &Dae) -> String {
         let group = &dae.unknowns[i..j];
         let subs: Vec<Vec<usize>> = group.iter().map(|u| u.subscripts.clone()).collect();
         let dims = dims_of(&subs);
-        let mut attrs = Vec::new();
-        attrs.extend(attribute(group, &dims, "start", |u| u.start.map(number)));
-        attrs.extend(attribute(group, &dims, "fixed", |u| {
-            u.fixed.then(|| "true".to_string())
-        }));
-        attrs.extend(attribute(group, &dims, "nominal", |u| {
-            u.nominal.map(number)
-        }));
-        attrs.extend(attribute(group, &dims, "min", |u| u.min.map(number)));
-        attrs.extend(attribute(group, &dims, "max", |u| u.max.map(number)));
-        attrs.extend(attribute(group, &dims, "unit", |u| {
-            u.unit.as_deref().map(quoted)
-        }));
         // A group where only some elements are fixed prints `fixed = {…}`
         // with `false` for the others; `each fixed = true` when all are.
-        let attrs = if attrs.is_empty() {
-            String::new()
-        } else {
-            format!("({})", attrs.join(", "))
-        };
+        let attrs = [
+            attribute(group, &dims, "start", |u| u.start.map(number)),
+            attribute(group, &dims, "fixed", |u| {
+                u.fixed.then(|| "true".to_string())
+            }),
+            attribute(group, &dims, "nominal", |u| u.nominal.map(number)),
+            attribute(group, &dims, "min", |u| u.min.map(number)),
+            attribute(group, &dims, "max", |u| u.max.map(number)),
+            attribute(group, &dims, "unit", |u| u.unit.as_deref().map(quoted)),
+            attribute(group, &dims, "displayUnit", |u| {
+                u.display_unit.as_deref().map(quoted)
+            }),
+            attribute(group, &dims, "quantity", |u| {
+                u.quantity.as_deref().map(quoted)
+            }),
+        ];
         let _ = writeln!(
             out,
-            "  {} {}{}{attrs}{};",
+            "  {} {}{}{}{};",
             group[0].type_name,
             base,
             dims_text(&dims),
+            modification(attrs),
             description(&group[0].description)
         );
         i = j;

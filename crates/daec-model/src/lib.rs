@@ -60,6 +60,10 @@ pub struct Unknown {
     pub max: Option<f64>,
     /// `unit`.
     pub unit: Option<String>,
+    /// `displayUnit` (metadata).
+    pub display_unit: Option<String>,
+    /// `quantity` (metadata).
+    pub quantity: Option<String>,
     /// The declared type name as written (e.g. `Real`, `Modelica.Units.SI.Length`).
     pub type_name: String,
     /// The description string.
@@ -84,8 +88,22 @@ pub struct Parameter {
     /// Whether it stays symbolic in the equations (`Real` parameters) or
     /// was folded (structural: constants, `Integer`, `Boolean`).
     pub symbolic: bool,
+    /// `start` (kept as written; the value is the binding).
+    pub start: Option<f64>,
+    /// `fixed`, when given.
+    pub fixed: Option<bool>,
+    /// `nominal`.
+    pub nominal: Option<f64>,
+    /// `min` (a value below it is warned about).
+    pub min: Option<f64>,
+    /// `max` (a value above it is warned about).
+    pub max: Option<f64>,
     /// `unit`.
     pub unit: Option<String>,
+    /// `displayUnit` (metadata).
+    pub display_unit: Option<String>,
+    /// `quantity` (metadata).
+    pub quantity: Option<String>,
     /// The declared type name as written.
     pub type_name: String,
     /// The description string.

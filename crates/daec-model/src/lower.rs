@@ -43,6 +43,47 @@ pub fn lower(model: &ast::Model, options: &LowerOptions) -> (Option<Dae>, Vec<Di
     }
 }
 
+/// The value of an attribute modifier ([`Lowerer::attribute`]).
+enum Attr {
+    /// `unit`, `displayUnit`, `quantity`.
+    Text(String),
+    /// One value per element (`fixed` as 0/1).
+    Values(Vec<f64>),
+}
+
+/// The attributes of one parameter element while it is lowered.
+#[derive(Clone, Debug, Default)]
+struct ParameterAttributes {
+    start: Option<f64>,
+    fixed: Option<bool>,
+    nominal: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
+    unit: Option<String>,
+    display_unit: Option<String>,
+    quantity: Option<String>,
+}
+
+/// The warning for `value` (described by `what`, e.g. "start value 2 of
+/// `x`") outside `[min, max]`, pointing at `span`.
+fn bounds_warning(
+    what: &str,
+    value: f64,
+    min: Option<f64>,
+    max: Option<f64>,
+    span: Span,
+) -> Option<Diagnostic> {
+    let (bound, limit) = match (min, max) {
+        (Some(m), _) if value < m => ("min", m),
+        (_, Some(m)) if value > m => ("max", m),
+        _ => return None,
+    };
+    Some(
+        Diagnostic::warning(codes::BOUNDS, format!("{what} violates {bound} = {limit}"))
+            .with_primary(span, "declared here"),
+    )
+}
+
 /// A diagnostic has been pushed; the caller gives up on this part.
 #[derive(Debug)]
 struct Reported;
@@ -656,18 +697,27 @@ impl<'a> Lowerer<'a> {
         };
         let first = self.parameters.len();
         let constant = self.symbols[s].kind == SymKind::Constant;
-        let unit = self.string_modifier(&d.modifiers, "unit");
-        for (i, &value) in values.iter().enumerate() {
-            let subs = unravel(i, &dims);
+        let names: Vec<String> = (0..values.len())
+            .map(|i| format!("{name}{}", subscript_text(&unravel(i, &dims))))
+            .collect();
+        let attributes = self.parameter_attributes(d, &dims, &values, &names);
+        for (i, ((&value, flat_name), a)) in values.iter().zip(names).zip(attributes).enumerate() {
             self.parameters.push(Parameter {
-                name: format!("{name}{}", subscript_text(&subs)),
+                name: flat_name,
                 base: name.clone(),
-                subscripts: subs,
+                subscripts: unravel(i, &dims),
                 ty,
                 constant,
                 value,
                 symbolic: !constant && ty == BaseType::Real,
-                unit: unit.clone(),
+                start: a.start,
+                fixed: a.fixed,
+                nominal: a.nominal,
+                min: a.min,
+                max: a.max,
+                unit: a.unit,
+                display_unit: a.display_unit,
+                quantity: a.quantity,
                 type_name: d.type_name.dotted(),
                 description: d.description.clone(),
             });
@@ -750,6 +800,8 @@ impl<'a> Lowerer<'a> {
                     min: None,
                     max: None,
                     unit: None,
+                    display_unit: None,
+                    quantity: None,
                     type_name: type_name.clone(),
                     description: d.description.clone(),
                 });
@@ -760,16 +812,71 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn string_modifier(&self, mods: &[Modifier], key: &str) -> Option<String> {
-        mods.iter()
-            .find(|m| m.name.name == key)
-            .and_then(|m| match &m.value {
-                Some(ast::Expr {
-                    kind: ExprKind::String(s),
-                    ..
-                }) => Some(s.clone()),
-                _ => None,
-            })
+    /// Checks modifier `m` of a declaration of size `dims` as an attribute
+    /// of `UNKNOWN_ATTRS` and evaluates its value: the text of `unit`,
+    /// `displayUnit` and `quantity`, one number per element for the others
+    /// (`fixed` as 0/1). `None` for `stateSelect` (accepted, not used) and
+    /// after a diagnostic (a value that is not finite is one, named after
+    /// the declaration `decl`).
+    fn attribute(&mut self, m: &Modifier, decl: &str, dims: &[usize]) -> Option<Attr> {
+        let key = m.name.name.as_str();
+        if !UNKNOWN_ATTRS.contains(&key) {
+            let mut diag = Diagnostic::error(codes::MODIFIER, format!("unknown attribute `{key}`"))
+                .with_primary(m.name.span, "not an attribute of Real")
+                .with_note(format!("attributes of Real: {}", UNKNOWN_ATTRS.join(", ")));
+            if let Some(sug) = did_you_mean(key, UNKNOWN_ATTRS.iter().copied()) {
+                diag = diag.with_help(format!("did you mean `{sug}`?"));
+            }
+            self.diags.push(diag);
+            return None;
+        }
+        let Some(value) = &m.value else {
+            self.diags.push(
+                Diagnostic::error(codes::MODIFIER, format!("`{key}` needs a value"))
+                    .with_primary(m.span, format!("write `{key} = …`")),
+            );
+            return None;
+        };
+        match key {
+            "unit" | "displayUnit" | "quantity" => {
+                if let ExprKind::String(text) = &value.kind {
+                    return Some(Attr::Text(text.clone()));
+                }
+                self.diags.push(
+                    Diagnostic::error(codes::MODIFIER, format!("`{key}` must be a string"))
+                        .with_primary(value.span, "expected a string such as \"m\""),
+                );
+                None
+            }
+            "stateSelect" => None,
+            _ => {
+                let v = self.lower_expr(value, Mode::Const).ok()?;
+                let want_bool = key == "fixed";
+                if want_bool != (v.ty() == BaseType::Boolean) {
+                    let want = if want_bool {
+                        BaseType::Boolean
+                    } else {
+                        BaseType::Real
+                    };
+                    let _ = self.type_error(value.span, want, v.ty());
+                    return None;
+                }
+                let v = self
+                    .broadcast_to(v, dims, value.span, &format!("`{key}`"))
+                    .ok()?;
+                let values: Vec<f64> = v
+                    .elems()
+                    .iter()
+                    .map(|&e| self.const_value(e).unwrap_or(f64::NAN))
+                    .collect();
+                if let Some(x) = values.iter().find(|x| !x.is_finite()) {
+                    let diag = non_finite_attribute(key, decl, *x, value.span);
+                    self.diags.push(diag);
+                    return None;
+                }
+                Some(Attr::Values(values))
+            }
+        }
     }
 
     fn unknown_attributes(&mut self) {
@@ -783,77 +890,24 @@ impl<'a> Lowerer<'a> {
             let first = self.symbols[s].first;
             let n: usize = dims.iter().product();
             for m in &d.modifiers {
-                let key = m.name.name.as_str();
-                if !UNKNOWN_ATTRS.contains(&key) {
-                    let mut diag =
-                        Diagnostic::error(codes::MODIFIER, format!("unknown attribute `{key}`"))
-                            .with_primary(m.name.span, "not an attribute of Real")
-                            .with_note(format!("attributes of Real: {}", UNKNOWN_ATTRS.join(", ")));
-                    if let Some(sug) = did_you_mean(key, UNKNOWN_ATTRS.iter().copied()) {
-                        diag = diag.with_help(format!("did you mean `{sug}`?"));
-                    }
-                    self.diags.push(diag);
-                    continue;
-                }
-                let Some(value) = &m.value else {
-                    self.diags.push(
-                        Diagnostic::error(codes::MODIFIER, format!("`{key}` needs a value"))
-                            .with_primary(m.span, format!("write `{key} = …`")),
-                    );
+                let Some(attr) = self.attribute(m, &d.name.name, &dims) else {
                     continue;
                 };
-                match key {
-                    "unit" | "displayUnit" | "quantity" => {
-                        if let ExprKind::String(text) = &value.kind {
-                            if key == "unit" {
-                                for u in &mut self.unknowns[first..first + n] {
-                                    u.unit = Some(text.clone());
-                                }
-                            }
-                        } else {
-                            self.diags.push(
-                                Diagnostic::error(
-                                    codes::MODIFIER,
-                                    format!("`{key}` must be a string"),
-                                )
-                                .with_primary(value.span, "expected a string such as \"m\""),
-                            );
+                let key = m.name.name.as_str();
+                let group = &mut self.unknowns[first..first + n];
+                match attr {
+                    Attr::Text(text) => {
+                        for u in group {
+                            let slot = match key {
+                                "unit" => &mut u.unit,
+                                "displayUnit" => &mut u.display_unit,
+                                _ => &mut u.quantity,
+                            };
+                            *slot = Some(text.clone());
                         }
                     }
-                    "stateSelect" => {}
-                    _ => {
-                        let Ok(v) = self.lower_expr(value, Mode::Const) else {
-                            continue;
-                        };
-                        let want_bool = key == "fixed";
-                        if want_bool != (v.ty() == BaseType::Boolean) {
-                            let want = if want_bool {
-                                BaseType::Boolean
-                            } else {
-                                BaseType::Real
-                            };
-                            let _ = self.type_error(value.span, want, v.ty());
-                            continue;
-                        }
-                        let Ok(v) = self.broadcast_to(v, &dims, value.span, &format!("`{key}`"))
-                        else {
-                            continue;
-                        };
-                        let consts: Vec<f64> = v
-                            .elems()
-                            .iter()
-                            .map(|&e| self.const_value(e).unwrap_or(f64::NAN))
-                            .collect();
-                        if let Some(x) = consts.iter().find(|x| !x.is_finite()) {
-                            self.diags.push(non_finite_attribute(
-                                key,
-                                &d.name.name,
-                                *x,
-                                value.span,
-                            ));
-                            continue;
-                        }
-                        for (u, x) in self.unknowns[first..first + n].iter_mut().zip(consts) {
+                    Attr::Values(values) => {
+                        for (u, x) in group.iter_mut().zip(values) {
                             match key {
                                 "start" => u.start = Some(x),
                                 "fixed" => u.fixed = x != 0.0,
@@ -867,28 +921,74 @@ impl<'a> Lowerer<'a> {
             }
             for j in first..first + n {
                 let u = &self.unknowns[j];
-                if let Some(start) = u.start {
-                    let below = u.min.is_some_and(|m| start < m);
-                    let above = u.max.is_some_and(|m| start > m);
-                    if below || above {
-                        let (bound, val) = if below {
-                            ("min", u.min)
-                        } else {
-                            ("max", u.max)
+                if let Some(start) = u.start
+                    && let Some(w) = bounds_warning(
+                        &format!("start value {start} of `{}`", u.name),
+                        start,
+                        u.min,
+                        u.max,
+                        d.span,
+                    )
+                {
+                    self.diags.push(w);
+                }
+            }
+        }
+    }
+
+    /// The attributes of parameter symbol `s` (declaration `d`, `n`
+    /// elements of `dims`), with a warning for each value outside its
+    /// `min`/`max`.
+    fn parameter_attributes(
+        &mut self,
+        d: &Declaration,
+        dims: &[usize],
+        values: &[f64],
+        names: &[String],
+    ) -> Vec<ParameterAttributes> {
+        let n = values.len();
+        let mut out = vec![ParameterAttributes::default(); n];
+        for m in &d.modifiers {
+            let Some(attr) = self.attribute(m, &d.name.name, dims) else {
+                continue;
+            };
+            let key = m.name.name.as_str();
+            match attr {
+                Attr::Text(text) => {
+                    for a in &mut out {
+                        let slot = match key {
+                            "unit" => &mut a.unit,
+                            "displayUnit" => &mut a.display_unit,
+                            _ => &mut a.quantity,
                         };
-                        let msg = format!(
-                            "start value {start} of `{}` violates {bound} = {}",
-                            u.name,
-                            val.unwrap_or(f64::NAN)
-                        );
-                        self.diags.push(
-                            Diagnostic::warning(codes::BOUNDS, msg)
-                                .with_primary(d.span, "declared here"),
-                        );
+                        *slot = Some(text.clone());
+                    }
+                }
+                Attr::Values(xs) => {
+                    for (a, x) in out.iter_mut().zip(xs) {
+                        match key {
+                            "start" => a.start = Some(x),
+                            "fixed" => a.fixed = Some(x != 0.0),
+                            "nominal" => a.nominal = Some(x),
+                            "min" => a.min = Some(x),
+                            _ => a.max = Some(x),
+                        }
                     }
                 }
             }
         }
+        for ((a, &x), name) in out.iter().zip(values).zip(names) {
+            if let Some(w) = bounds_warning(
+                &format!("the value {x} of `{name}`"),
+                x,
+                a.min,
+                a.max,
+                d.span,
+            ) {
+                self.diags.push(w);
+            }
+        }
+        out
     }
 
     fn binding_equations(&mut self) {

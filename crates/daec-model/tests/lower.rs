@@ -1,8 +1,8 @@
 //! Lowering on models written for the test: the order parameters are
-//! evaluated in.
+//! evaluated in, and the attributes of parameters.
 
 use daec_diag::{Diagnostic, SourceMap, codes};
-use daec_model::{Dae, LowerOptions, lower};
+use daec_model::{Dae, LowerOptions, lower, to_dae_text};
 
 /// Parses and lowers `source` (named `m.dae` in the rendered diagnostics).
 fn lower_text(source: &str, options: &LowerOptions) -> (Option<Dae>, Vec<Diagnostic>, String) {
@@ -112,4 +112,70 @@ fn a_branch_not_taken_does_not_make_a_cycle() {
     );
     assert_eq!(value(&dae, "a"), 2.0);
     assert_eq!(value(&dae, "b"), 3.0);
+}
+
+#[test]
+fn parameter_attributes_are_kept_and_printed_back() {
+    let src = r#"model P
+  parameter Real m(unit = "kg", displayUnit = "g", quantity = "Mass", min = 0, max = 10, nominal = 2, start = 1, fixed = true) = 1 "mass";
+  parameter Real k[2](each min = -1, unit = "N/m") = {1, 2};
+  Real x(start = 1, displayUnit = "mm", quantity = "Length");
+equation
+  der(x) = -k[1] * x / m;
+end P;
+"#;
+    let dae = lowered(src);
+    let m = &dae.parameters[0];
+    assert_eq!(
+        (m.min, m.max, m.nominal, m.start, m.fixed),
+        (Some(0.0), Some(10.0), Some(2.0), Some(1.0), Some(true))
+    );
+    assert_eq!(m.display_unit.as_deref(), Some("g"));
+    assert_eq!(m.quantity.as_deref(), Some("Mass"));
+    assert_eq!(dae.unknowns[0].display_unit.as_deref(), Some("mm"));
+    let text = to_dae_text(&dae);
+    assert!(
+        text.contains(
+            r#"  parameter Real m(start = 1.0, fixed = true, nominal = 2.0, min = 0.0, max = 10.0, unit = "kg", displayUnit = "g", quantity = "Mass") = 1.0 "mass";"#
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"  parameter Real k[2](each min = -1.0, each unit = "N/m") = {1.0, 2.0};"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"  Real x(start = 1.0, displayUnit = "mm", quantity = "Length");"#),
+        "{text}"
+    );
+    let again = lowered(&text);
+    assert_eq!(to_dae_text(&again), text);
+    assert_eq!(again.parameters, dae.parameters);
+}
+
+#[test]
+fn a_parameter_outside_its_bounds_is_warned_about() {
+    let (dae, diags, rendered) = lower_text(
+        "model P\n  parameter Real m(min = 0) = -1;\n  Real x;\nequation\n  x = m;\nend P;\n",
+        &LowerOptions::default(),
+    );
+    assert!(dae.is_some());
+    assert_eq!(diags.len(), 1);
+    assert_eq!(diags[0].code, codes::BOUNDS);
+    assert!(
+        rendered.contains("the value -1 of `m` violates min = 0"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("m.dae:2:3"), "{rendered}");
+}
+
+#[test]
+fn unknown_parameter_attributes_are_errors() {
+    let (diags, rendered) = errors(
+        "model P\n  parameter Real m(mni = 0) = 1;\n  Real x;\nequation\n  x = m;\nend P;\n",
+        &LowerOptions::default(),
+    );
+    assert_eq!(diags[0].code, codes::MODIFIER);
+    assert!(rendered.contains("unknown attribute `mni`"), "{rendered}");
+    assert!(rendered.contains("did you mean `min`?"), "{rendered}");
 }

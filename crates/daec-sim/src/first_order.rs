@@ -140,6 +140,8 @@ fn new_unknown(u: &Unknown, k: u32) -> Unknown {
         min: None,
         max: None,
         unit: None,
+        display_unit: None,
+        quantity: None,
         type_name: "Real".into(),
         description: Some(format!(
             "derivative of order {k} of {} (first-order reduction)",

@@ -501,6 +501,8 @@ impl Formulation {
                         min: None,
                         max: None,
                         unit: None,
+                        display_unit: None,
+                        quantity: None,
                         type_name: "Real".to_string(),
                         description,
                     });
