@@ -182,3 +182,68 @@ fn count_mismatch_names_counts_and_unused_unknowns() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Writes `text` to a fresh file in the temporary directory.
+fn model_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("daec-cli-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn boolean_overrides_fit_the_parameter_type() {
+    let r = daec(&["flatten", "models/scale/pendulum_chain.dae", "-p", "N=true"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("`-p N=true`: `N` is not a Boolean parameter; give it a number"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty());
+    let model = model_file(
+        "flag.dae",
+        "model F\n  parameter Boolean on = false;\n  Real x;\nequation\n  x = if on then 1 else 0;\nend F;\n",
+    );
+    let r = daec(&["flatten", &model, "-p", "on=1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("`-p on=1`: `on` is a Boolean parameter; give it `true` or `false`"),
+        "{}",
+        r.stderr
+    );
+    let r = daec(&["flatten", &model, "-p", "on=true"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("parameter Boolean on = true;"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_model_too_large_to_expand_is_a_located_error() {
+    let r = daec(&[
+        "flatten",
+        "models/scale/pendulum_chain.dae",
+        "-p",
+        "N=1000000000",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    assert!(
+        r.stderr
+            .contains("error[E0115]: the model is too large: it has 7000000000 scalar unknowns"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("models/scale/pendulum_chain.dae:26:3"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("with -p N=1000000000"), "{}", r.stderr);
+}

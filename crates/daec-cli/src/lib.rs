@@ -9,6 +9,7 @@
 
 mod commands;
 mod files;
+mod memory;
 pub mod native;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -71,7 +72,24 @@ struct ModelArgs {
     model: PathBuf,
     /// Override a parameter: `-p NAME=VALUE` (repeatable), e.g. `-p N=100000`.
     #[arg(short = 'p', long = "param", value_name = "NAME=VALUE", value_parser = parse_override)]
-    params: Vec<(String, f64)>,
+    params: Vec<Override>,
+}
+
+/// One `-p NAME=VALUE`.
+#[derive(Clone, Debug)]
+struct Override {
+    name: String,
+    /// The value (`true`/`false` as 1/0).
+    value: f64,
+    /// The value as written.
+    text: String,
+}
+
+impl Override {
+    /// Written as `true` or `false`.
+    fn boolean(&self) -> bool {
+        matches!(self.text.as_str(), "true" | "false")
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -107,7 +125,7 @@ enum Command {
     Regularize(commands::RegularizeArgs),
 }
 
-fn parse_override(s: &str) -> Result<(String, f64), String> {
+fn parse_override(s: &str) -> Result<Override, String> {
     let (name, value) = s
         .split_once('=')
         .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
@@ -129,7 +147,44 @@ fn parse_override(s: &str) -> Result<(String, f64), String> {
             "`{value}` is not a finite number (in `-p {s}`): parameter values must be finite"
         ));
     }
-    Ok((name.to_string(), v))
+    Ok(Override {
+        name: name.to_string(),
+        value: v,
+        text: value.to_string(),
+    })
+}
+
+/// Checks that each `-p` gives a Boolean parameter `true` or `false` and
+/// any other parameter a number (`-p N=true` for an Integer `N` is a
+/// usage error, not 1); the parameters the model does not have are
+/// reported by lowering.
+fn check_override_types(
+    model: &daec_syntax::ast::Model,
+    params: &[Override],
+) -> Result<(), String> {
+    use daec_syntax::ast::Variability;
+    for o in params {
+        let base = o.name.split('[').next().unwrap_or(&o.name);
+        let Some(d) = model.declarations.iter().find(|d| {
+            d.name.name == base
+                && matches!(
+                    d.variability,
+                    Variability::Parameter | Variability::Constant
+                )
+        }) else {
+            continue;
+        };
+        let is_bool = d.type_name.parts == ["Boolean"];
+        if o.boolean() != is_bool {
+            let what = if is_bool {
+                "is a Boolean parameter; give it `true` or `false`"
+            } else {
+                "is not a Boolean parameter; give it a number"
+            };
+            return Err(format!("`-p {}={}`: `{base}` {what}", o.name, o.text));
+        }
+    }
+    Ok(())
 }
 
 /// Stack size of the thread `run` works on: lowering recurses over the
@@ -180,7 +235,17 @@ fn run_here(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         ColorChoice::Never => false,
         ColorChoice::Auto => io.stderr_is_terminal,
     };
-    let mut ctx = Ctx { io, color };
+    let bytes_per_unknown = match &cli.command {
+        Command::Flatten { .. } => memory::FLATTEN,
+        Command::Analyze { .. } => memory::ANALYZE,
+        Command::Simulate(_) => memory::SIMULATE,
+        Command::Regularize(_) => memory::REGULARIZE,
+    };
+    let mut ctx = Ctx {
+        io,
+        color,
+        bytes_per_unknown,
+    };
     let result = match cli.command {
         Command::Flatten {
             model,
@@ -205,6 +270,8 @@ fn run_here(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
 pub(crate) struct Ctx<'a, 'b> {
     pub(crate) io: &'a mut Io<'b>,
     pub(crate) color: bool,
+    /// What a scalar unknown costs through the command (its memory budget).
+    pub(crate) bytes_per_unknown: u64,
 }
 
 impl Ctx<'_, '_> {
@@ -240,6 +307,7 @@ pub(crate) fn load(ctx: &mut Ctx<'_, '_>, args: &ModelArgs) -> Result<Loaded, i3
         ctx.diagnostics(&map, &diags);
         return Err(EXIT_MODEL);
     };
+    check_override_types(&model, &args.params).map_err(|e| ctx.usage_error(&e))?;
     if diags.iter().any(Diagnostic::is_error) {
         // Report lowering errors too where the parse recovered, so that a
         // user sees every mistake at once — but not the ones that are only
@@ -252,7 +320,7 @@ pub(crate) fn load(ctx: &mut Ctx<'_, '_>, args: &ModelArgs) -> Result<Loaded, i3
             .filter_map(|d| d.primary_span())
             .map(|s| line_of(s.start))
             .collect();
-        let (_, more) = daec_model::lower(&model, &lower_options(args));
+        let (_, more) = daec_model::lower(&model, &lower_options(ctx, args));
         diags.extend(more.into_iter().filter(|d| {
             d.code != daec_diag::codes::COUNT_MISMATCH
                 && d.primary_span()
@@ -261,7 +329,7 @@ pub(crate) fn load(ctx: &mut Ctx<'_, '_>, args: &ModelArgs) -> Result<Loaded, i3
         ctx.diagnostics(&map, &diags);
         return Err(EXIT_MODEL);
     }
-    let (dae, more) = daec_model::lower(&model, &lower_options(args));
+    let (dae, more) = daec_model::lower(&model, &lower_options(ctx, args));
     diags.extend(more);
     ctx.diagnostics(&map, &diags);
     match dae {
@@ -270,9 +338,14 @@ pub(crate) fn load(ctx: &mut Ctx<'_, '_>, args: &ModelArgs) -> Result<Loaded, i3
     }
 }
 
-fn lower_options(args: &ModelArgs) -> LowerOptions {
+fn lower_options(ctx: &Ctx<'_, '_>, args: &ModelArgs) -> LowerOptions {
     LowerOptions {
-        overrides: args.params.clone(),
+        overrides: args
+            .params
+            .iter()
+            .map(|o| (o.name.clone(), o.value))
+            .collect(),
+        memory: memory::budget(ctx.bytes_per_unknown),
         ..LowerOptions::default()
     }
 }

@@ -17,10 +17,12 @@
 //!   element-wise; `der` of an expression is its total time derivative.
 //! - The IR keeps no spans: `SourceMap` side tables key spans by index.
 
+mod budget;
 mod flat;
 mod lower;
 mod suggest;
 
+pub use budget::MemoryBudget;
 pub use flat::{FlatNames, to_dae_text};
 pub use lower::{LowerOptions, lower};
 pub use suggest::did_you_mean;

@@ -1,5 +1,6 @@
 //! AST → flat scalar DAE.
 
+use crate::budget::{MAX_NODES, MemoryBudget, bytes_text, elements};
 use crate::suggest::did_you_mean;
 use crate::{BaseType, Dae, Equation, Event, Experiment, Parameter, SourceSpans, Unknown};
 use daec_diag::{Diagnostic, Span, codes};
@@ -15,9 +16,12 @@ pub struct LowerOptions {
     /// `-p NAME=VALUE` overrides: the parameter's binding is replaced by the
     /// value. Names are scalar parameters (`m`) or elements (`k[2]`).
     pub overrides: Vec<(String, f64)>,
-    /// The largest number of scalar unknowns + equations lowering will
-    /// create before reporting the model as too large.
+    /// The largest number of scalar unknowns, parameters and equations
+    /// lowering will create before reporting the model as too large.
     pub max_scalars: usize,
+    /// The memory the model may take (`None`: only the fixed limits); a
+    /// model whose estimate exceeds it is reported before it is expanded.
+    pub memory: Option<MemoryBudget>,
 }
 
 impl Default for LowerOptions {
@@ -25,7 +29,17 @@ impl Default for LowerOptions {
         LowerOptions {
             overrides: Vec::new(),
             max_scalars: 50_000_000,
+            memory: None,
         }
+    }
+}
+
+impl LowerOptions {
+    /// The most scalars lowering creates: [`Self::max_scalars`], or fewer
+    /// when the memory budget allows fewer.
+    fn scalar_limit(&self) -> usize {
+        let by_memory = self.memory.map_or(usize::MAX, |m| m.max_scalars());
+        self.max_scalars.min(by_memory)
     }
 }
 
@@ -176,6 +190,15 @@ fn shape_text(shape: &[usize]) -> String {
     }
 }
 
+/// "a Real", "an Integer", "a Boolean".
+fn article(t: BaseType) -> &'static str {
+    match t {
+        BaseType::Real => "a Real",
+        BaseType::Integer => "an Integer",
+        BaseType::Boolean => "a Boolean",
+    }
+}
+
 fn ty_name(t: BaseType) -> &'static str {
     match t {
         BaseType::Real => "Real",
@@ -209,6 +232,8 @@ struct Lowerer<'a> {
     depth: usize,
     scalar_count: usize,
     too_large_reported: bool,
+    /// The `for` loops being expanded: span and number of iterations.
+    loops: Vec<(Span, usize)>,
 }
 
 /// Deepest expression nesting lowering accepts (the lowering recurses over
@@ -284,6 +309,7 @@ impl<'a> Lowerer<'a> {
             depth: 0,
             scalar_count: 0,
             too_large_reported: false,
+            loops: Vec::new(),
         }
     }
 
@@ -510,7 +536,6 @@ impl<'a> Lowerer<'a> {
     fn evaluate_dims(&mut self, s: usize) -> R<Vec<usize>> {
         let d = self.decl(s);
         let mut dims = Vec::with_capacity(d.dims.len());
-        let mut total: usize = 1;
         for e in &d.dims {
             let n = self.const_int(e)?;
             if n < 0 {
@@ -519,40 +544,140 @@ impl<'a> Lowerer<'a> {
                         .with_primary(e.span, "must be ≥ 0"),
                 ));
             }
-            let n = n as usize;
-            total = total.saturating_mul(n);
-            dims.push(n);
-        }
-        if total > self.options.max_scalars {
-            return Err(self.too_large(d.span, total));
+            dims.push(n as usize);
         }
         Ok(dims)
     }
 
-    fn too_large(&mut self, span: Span, n: usize) -> Reported {
-        if !self.too_large_reported {
-            self.too_large_reported = true;
-            self.diags.push(
-                Diagnostic::error(
-                    codes::TOO_LARGE,
-                    format!("the model is too large to expand ({n} scalars here)"),
-                )
-                .with_primary(span, "expanding this exceeds the limit")
-                .with_note(format!(
-                    "daec expands at most {} scalar unknowns and equations",
-                    self.options.max_scalars
-                )),
-            );
+    /// Reports (once) that expanding the part at `span` makes the model
+    /// too large, with the counts so far, the budget or the limits, and
+    /// the `for` loops being expanded.
+    fn too_large(&mut self, span: Span) -> Reported {
+        if self.too_large_reported {
+            return Reported;
         }
+        self.too_large_reported = true;
+        let (scalars, nodes) = (self.scalar_count, self.pool.len());
+        let mut d = Diagnostic::error(
+            codes::TOO_LARGE,
+            format!(
+                "the model is too large: expanding it gives {scalars} scalar unknowns, parameters and equations and {nodes} expression nodes"
+            ),
+        )
+        .with_primary(span, "expanding this exceeds the limit");
+        for &(sp, n) in self.loops.iter().rev() {
+            d = d.with_secondary(sp, format!("in this loop of {n} iterations"));
+        }
+        d = d.with_note(self.limit_note(scalars, nodes, false));
+        self.diags.push(self.with_overrides(d));
         Reported
     }
 
+    /// What `scalars` scalars and `nodes` nodes exceed: the fixed limits,
+    /// else the memory budget; `whole` when they are the whole model's
+    /// (then the note gives the estimate), not the count so far.
+    fn limit_note(&self, scalars: usize, nodes: usize, whole: bool) -> String {
+        let fixed = format!(
+            "daec expands at most {} scalar unknowns, parameters and equations and {MAX_NODES} expression nodes",
+            self.options.max_scalars
+        );
+        let Some(m) = self.options.memory else {
+            return fixed;
+        };
+        if scalars > self.options.max_scalars || nodes > MAX_NODES {
+            return fixed;
+        }
+        let per = format!(
+            "estimated at {} per scalar unknown with its equation",
+            bytes_text(m.bytes_per_unknown)
+        );
+        if whole {
+            format!(
+                "this needs about {} of memory, more than the {} available ({per})",
+                bytes_text(m.estimate(scalars, nodes)),
+                bytes_text(m.available)
+            )
+        } else {
+            format!(
+                "this needs more than the {} of memory available ({per})",
+                bytes_text(m.available)
+            )
+        }
+    }
+
+    /// `d` with a note naming the `-p` overrides, which may be what made
+    /// the model large.
+    fn with_overrides(&self, d: Diagnostic) -> Diagnostic {
+        if self.options.overrides.is_empty() {
+            return d;
+        }
+        let list: Vec<String> = self
+            .options
+            .overrides
+            .iter()
+            .map(|(n, v)| format!("-p {n}={v}"))
+            .collect();
+        d.with_note(format!("with {}", list.join(" ")))
+    }
+
+    /// Whether `scalars` scalars and `nodes` expression nodes fit the
+    /// limits and the memory budget.
+    fn fits(&self, scalars: usize, nodes: usize) -> bool {
+        scalars <= self.options.scalar_limit()
+            && nodes <= MAX_NODES
+            && self
+                .options
+                .memory
+                .is_none_or(|m| m.estimate(scalars, nodes) <= m.available)
+    }
+
+    /// Counts `n` more scalars (unknowns, parameters, equations) before
+    /// they are created; reports the model as too large at `span` when
+    /// they do not fit.
     fn count_scalars(&mut self, n: usize, span: Span) -> R<()> {
         self.scalar_count = self.scalar_count.saturating_add(n);
-        if self.scalar_count > self.options.max_scalars {
-            return Err(self.too_large(span, self.scalar_count));
+        if self.fits(self.scalar_count, self.pool.len()) {
+            Ok(())
+        } else {
+            Err(self.too_large(span))
         }
-        Ok(())
+    }
+
+    /// Checks, before an operation at `span` builds up to `n` expression
+    /// nodes, that they fit.
+    fn reserve_nodes(&mut self, n: usize, span: Span) -> R<()> {
+        if self.fits(self.scalar_count, self.pool.len().saturating_add(n)) {
+            Ok(())
+        } else {
+            Err(self.too_large(span))
+        }
+    }
+
+    /// An empty vector with room for `n` elements, or a diagnostic at
+    /// `span` when the memory cannot be had (the estimate let through a
+    /// model that does not fit after all).
+    fn vec_with_capacity<T>(&mut self, n: usize, span: Span) -> R<Vec<T>> {
+        let mut v = Vec::new();
+        match v.try_reserve_exact(n) {
+            Ok(()) => Ok(v),
+            Err(_) => Err(self.no_memory(n, std::mem::size_of::<T>(), span)),
+        }
+    }
+
+    /// Reports that `n` more elements of `size` bytes for the part at
+    /// `span` could not be allocated.
+    fn no_memory(&mut self, n: usize, size: usize, span: Span) -> Reported {
+        let bytes = (n as u64).saturating_mul(size as u64);
+        let d = Diagnostic::error(
+            codes::TOO_LARGE,
+            format!(
+                "the model is too large: there is no memory for {n} more elements ({})",
+                bytes_text(bytes)
+            ),
+        )
+        .with_primary(span, "expanding this needs more memory than there is");
+        let d = self.with_overrides(d);
+        self.error(d)
     }
 
     /// The parameter and constant symbols in an order in which each comes
@@ -631,7 +756,7 @@ impl<'a> Lowerer<'a> {
     fn evaluate_parameter_inner(&mut self, s: usize) -> R<()> {
         let d = self.decl(s);
         let dims = self.evaluate_dims(s)?;
-        let n: usize = dims.iter().product();
+        let n = elements(&dims);
         self.count_scalars(n, d.span)?;
         let ty = self.symbols[s].ty;
         let name = d.name.name.clone();
@@ -639,6 +764,7 @@ impl<'a> Lowerer<'a> {
         let values: Vec<f64> = if let (true, Some(v)) =
             (dims.is_empty(), self.overrides.get(&name).copied())
         {
+            self.check_override(&name, v, ty, d.name.span)?;
             vec![v]
         } else {
             let Some(binding) = &d.binding else {
@@ -662,7 +788,7 @@ impl<'a> Lowerer<'a> {
             if ty == BaseType::Boolean && v.ty() != BaseType::Boolean {
                 return Err(self.type_error(binding.span, ty, v.ty()));
             }
-            let mut out = Vec::with_capacity(n);
+            let mut out = self.vec_with_capacity(n, binding.span)?;
             for &e in v.elems() {
                 let x = self.const_value(e).unwrap_or(f64::NAN);
                 if !x.is_finite() {
@@ -689,12 +815,16 @@ impl<'a> Lowerer<'a> {
             // Element overrides `-p k[2]=…`.
             for (i, x) in out.iter_mut().enumerate() {
                 let key = format!("{name}{}", subscript_text(&unravel(i, &dims)));
-                if let Some(v) = self.overrides.get(&key) {
-                    *x = *v;
+                if let Some(&v) = self.overrides.get(&key) {
+                    self.check_override(&key, v, ty, d.name.span)?;
+                    *x = v;
                 }
             }
             out
         };
+        if self.parameters.try_reserve(n).is_err() || self.param_values.try_reserve(n).is_err() {
+            return Err(self.no_memory(n, std::mem::size_of::<Parameter>(), d.span));
+        }
         let first = self.parameters.len();
         let constant = self.symbols[s].kind == SymKind::Constant;
         let names: Vec<String> = (0..values.len())
@@ -727,6 +857,36 @@ impl<'a> Lowerer<'a> {
         self.symbols[s].first = first;
         self.symbols[s].dims = dims;
         Ok(())
+    }
+
+    /// Checks that the override `-p key=v` is a value of type `ty` (an
+    /// integer for an Integer, 0 or 1 for a Boolean; finite); reports it at
+    /// the declaration `span` otherwise.
+    fn check_override(&mut self, key: &str, v: f64, ty: BaseType, span: Span) -> R<()> {
+        let ok = v.is_finite()
+            && match ty {
+                BaseType::Real => true,
+                BaseType::Integer => v.fract() == 0.0 && v.abs() < 9.0e15,
+                BaseType::Boolean => v == 0.0 || v == 1.0,
+            };
+        if ok {
+            return Ok(());
+        }
+        let want = match ty {
+            BaseType::Real => "a finite number",
+            BaseType::Integer => "an integer",
+            BaseType::Boolean => "true or false",
+        };
+        Err(self.error(
+            Diagnostic::error(
+                codes::PARAMETER_VALUE,
+                format!(
+                    "`-p {key}={v}`: `{key}` is {} parameter and needs {want}",
+                    article(ty)
+                ),
+            )
+            .with_primary(span, format!("declared {} here", ty_name(ty))),
+        ))
     }
 
     fn report_cycle(&mut self, s: usize) -> Reported {
@@ -768,7 +928,12 @@ impl<'a> Lowerer<'a> {
         self.error(d.with_help("give one of them a value that does not depend on the others"))
     }
 
+    /// Sizes every unknown declaration, checks that the model fits (all
+    /// its scalar unknowns with as many equations) before the first is
+    /// created, and creates them.
     fn create_unknowns(&mut self) {
+        let mut sized = Vec::new();
+        let mut total = 0usize;
         for s in 0..self.symbols.len() {
             if self.symbols[s].kind != SymKind::Unknown {
                 continue;
@@ -776,40 +941,91 @@ impl<'a> Lowerer<'a> {
             let Ok(dims) = self.evaluate_dims(s) else {
                 continue;
             };
-            let d = self.decl(s);
-            let n: usize = dims.iter().product();
-            if self.count_scalars(n, d.span).is_err() {
+            let n = elements(&dims);
+            total = total.saturating_add(n);
+            sized.push((s, dims, n));
+        }
+        let with_equations = self.scalar_count.saturating_add(total.saturating_mul(2));
+        if !self.fits(with_equations, self.pool.len()) {
+            let mut largest: Option<(usize, usize)> = None;
+            for &(s, _, n) in &sized {
+                if largest.is_none_or(|(_, m)| n > m) {
+                    largest = Some((s, n));
+                }
+            }
+            self.unknowns_too_large(total, with_equations, largest);
+            return;
+        }
+        for (s, dims, n) in sized {
+            if self.create_unknown(s, dims, n).is_err() {
                 return;
             }
-            self.symbols[s].first = self.unknowns.len();
-            let name = &d.name.name;
-            let type_name = d.type_name.dotted();
-            self.unknowns.reserve(n);
-            for i in 0..n {
-                let subs = unravel(i, &dims);
-                let mut flat_name = String::with_capacity(name.len() + 2 + 8 * subs.len());
-                flat_name.push_str(name);
-                push_subscripts(&mut flat_name, &subs);
-                self.unknowns.push(Unknown {
-                    name: flat_name,
-                    base: name.clone(),
-                    subscripts: subs,
-                    start: None,
-                    fixed: false,
-                    nominal: None,
-                    min: None,
-                    max: None,
-                    unit: None,
-                    display_unit: None,
-                    quantity: None,
-                    type_name: type_name.clone(),
-                    description: d.description.clone(),
-                });
-                self.spans.unknowns.push(d.span);
-            }
-            self.symbols[s].dims = dims;
-            self.symbols[s].state = EvalState::Done;
         }
+    }
+
+    /// Reports that the `total` scalar unknowns (`scalars` with their
+    /// equations and the parameters) do not fit; `largest` is the largest
+    /// declaration and its size.
+    fn unknowns_too_large(
+        &mut self,
+        total: usize,
+        scalars: usize,
+        largest: Option<(usize, usize)>,
+    ) {
+        self.too_large_reported = true;
+        let mut d = Diagnostic::error(
+            codes::TOO_LARGE,
+            format!("the model is too large: it has {total} scalar unknowns"),
+        );
+        if let Some((s, n)) = largest {
+            let decl = self.decl(s);
+            d = d.with_primary(
+                decl.span,
+                format!("`{}` declared here has {n} elements", decl.name.name),
+            );
+        }
+        d = d.with_note(self.limit_note(scalars, self.pool.len(), true));
+        let d = self.with_overrides(d).with_help(
+            "make the arrays smaller (a parameter that sizes them can be set with `-p NAME=VALUE`)",
+        );
+        self.diags.push(d);
+    }
+
+    /// Creates the `n` scalar unknowns of symbol `s`, an array of `dims`.
+    fn create_unknown(&mut self, s: usize, dims: Vec<usize>, n: usize) -> R<()> {
+        let d = self.decl(s);
+        self.count_scalars(n, d.span)?;
+        if self.unknowns.try_reserve(n).is_err() || self.spans.unknowns.try_reserve(n).is_err() {
+            return Err(self.no_memory(n, std::mem::size_of::<Unknown>(), d.span));
+        }
+        self.symbols[s].first = self.unknowns.len();
+        let name = &d.name.name;
+        let type_name = d.type_name.dotted();
+        for i in 0..n {
+            let subs = unravel(i, &dims);
+            let mut flat_name = String::with_capacity(name.len() + 2 + 8 * subs.len());
+            flat_name.push_str(name);
+            push_subscripts(&mut flat_name, &subs);
+            self.unknowns.push(Unknown {
+                name: flat_name,
+                base: name.clone(),
+                subscripts: subs,
+                start: None,
+                fixed: false,
+                nominal: None,
+                min: None,
+                max: None,
+                unit: None,
+                display_unit: None,
+                quantity: None,
+                type_name: type_name.clone(),
+                description: d.description.clone(),
+            });
+            self.spans.unknowns.push(d.span);
+        }
+        self.symbols[s].dims = dims;
+        self.symbols[s].state = EvalState::Done;
+        Ok(())
     }
 
     /// Checks modifier `m` of a declaration of size `dims` as an attribute
@@ -1188,6 +1404,7 @@ impl<'a> Lowerer<'a> {
                     );
                 }
                 let mut ok = true;
+                self.loops.push((eq.span, values.len()));
                 for v in values {
                     self.loop_vars.push((name, v));
                     let before = self.diags.len();
@@ -1200,6 +1417,7 @@ impl<'a> Lowerer<'a> {
                         break;
                     }
                 }
+                self.loops.pop();
                 if ok { Ok(()) } else { Err(Reported) }
             }
             EquationKind::If {
@@ -1560,10 +1778,24 @@ impl<'a> Lowerer<'a> {
         } else {
             (stop.abs_diff(start) / step.unsigned_abs()) as u128 + 1
         };
-        if count > self.options.max_scalars as u128 {
-            return Err(self.too_large(range.span, usize::try_from(count).unwrap_or(usize::MAX)));
+        let limit = self.options.scalar_limit();
+        if count > limit as u128 {
+            let d = Diagnostic::error(
+                codes::TOO_LARGE,
+                format!("this range has {count} values, more than the model can have scalars"),
+            )
+            .with_primary(range.span, "too many values")
+            .with_note(self.limit_note(
+                usize::try_from(count).unwrap_or(usize::MAX),
+                self.pool.len(),
+                false,
+            ));
+            let d = self.with_overrides(d);
+            return Err(self.error(d));
         }
-        Ok((0..count as i64).map(|k| start + k * step).collect())
+        let mut values = self.vec_with_capacity(count as usize, range.span)?;
+        values.extend((0..count as i64).map(|k| start + k * step));
+        Ok(values)
     }
 
     // ------------------------------------------------------------ expressions
@@ -1606,8 +1838,10 @@ impl<'a> Lowerer<'a> {
             return Ok(v);
         }
         if let Val::Scalar(t, e) = v {
-            let n: usize = dims.iter().product();
-            return Ok(Val::from_parts(t, dims.to_vec(), vec![e; n]));
+            let n = elements(dims);
+            let mut elems = self.vec_with_capacity(n, span)?;
+            elems.resize(n, e);
+            return Ok(Val::from_parts(t, dims.to_vec(), elems));
         }
         Err(self.error(
             Diagnostic::error(
@@ -1678,11 +1912,11 @@ impl<'a> Lowerer<'a> {
                     }
                     UnOp::Neg => {
                         self.require_numeric(&v, expr.span)?;
-                        Ok(self.map(v, |p, x| p.neg(x)))
+                        self.map(v, e.span, |p, x| p.neg(x))
                     }
                     UnOp::Not => {
                         self.require_bool(&v, expr.span)?;
-                        Ok(self.map(v, |p, x| p.not(x)))
+                        self.map(v, e.span, |p, x| p.not(x))
                     }
                 }
             }
@@ -1807,11 +2041,18 @@ impl<'a> Lowerer<'a> {
         Ok(Val::Array(ty, full, elems))
     }
 
-    fn map(&mut self, v: Val, f: impl Fn(&mut ExprPool, ExprId) -> ExprId) -> Val {
+    /// `f` of each element (`span`: the expression, where a model too
+    /// large is reported).
+    fn map(&mut self, v: Val, span: Span, f: impl Fn(&mut ExprPool, ExprId) -> ExprId) -> R<Val> {
         match v {
-            Val::Scalar(t, e) => Val::Scalar(t, f(&mut self.pool, e)),
+            Val::Scalar(t, e) => Ok(Val::Scalar(t, f(&mut self.pool, e))),
             Val::Array(t, s, es) => {
-                Val::Array(t, s, es.into_iter().map(|e| f(&mut self.pool, e)).collect())
+                self.reserve_nodes(es.len(), span)?;
+                Ok(Val::Array(
+                    t,
+                    s,
+                    es.into_iter().map(|e| f(&mut self.pool, e)).collect(),
+                ))
             }
         }
     }
@@ -1950,6 +2191,7 @@ impl<'a> Lowerer<'a> {
         if let (Val::Scalar(_, x), Val::Scalar(_, y)) = (&a, &b) {
             return Ok(Val::Scalar(ty, f(&mut self.pool, *x, *y)));
         }
+        self.reserve_nodes(a.elems().len().max(b.elems().len()), span)?;
         let (sa, sb) = (a.shape().to_vec(), b.shape().to_vec());
         if sa == sb {
             let elems = a
@@ -1990,6 +2232,10 @@ impl<'a> Lowerer<'a> {
         if sa.is_empty() || sb.is_empty() {
             return self.zip(a, b, span, ty, |p, x, y| p.mul(x, y));
         }
+        // A product over the shared dimension `sb[0]` for each pair of a
+        // row of `a` and a column of `b`.
+        let products = (a.elems().len() as u128 * b.elems().len() as u128) / sb[0].max(1) as u128;
+        self.reserve_nodes(usize::try_from(products).unwrap_or(usize::MAX), span)?;
         let (ea, eb) = (a.elems().to_vec(), b.elems().to_vec());
         let dot = |p: &mut ExprPool, xs: &[ExprId], ys: Vec<ExprId>| {
             let terms: Vec<ExprId> = xs.iter().zip(ys).map(|(&x, y)| p.mul(x, y)).collect();
@@ -2427,7 +2673,7 @@ impl<'a> Lowerer<'a> {
             } else {
                 BaseType::Real
             };
-            let v = self.map(v, |p, x| p.func(f, x));
+            let v = self.map(v, span, |p, x| p.func(f, x))?;
             return Ok(match v {
                 Val::Scalar(_, e) => Val::Scalar(ty, e),
                 Val::Array(_, s, e) => Val::Array(ty, s, e),
@@ -2516,7 +2762,7 @@ impl<'a> Lowerer<'a> {
                         ));
                     }
                 }
-                Ok(self.map(v, |p, x| p.dt(x)))
+                self.map(v, span, |p, x| p.dt(x))
             }
             "sum" => {
                 if args.len() != 1 {

@@ -1,8 +1,9 @@
 //! Lowering on models written for the test: the order parameters are
-//! evaluated in, and the attributes of parameters.
+//! evaluated in, the attributes of parameters, and the limits on a
+//! model's size.
 
 use daec_diag::{Diagnostic, SourceMap, codes};
-use daec_model::{Dae, LowerOptions, lower, to_dae_text};
+use daec_model::{Dae, LowerOptions, MemoryBudget, lower, to_dae_text};
 
 /// Parses and lowers `source` (named `m.dae` in the rendered diagnostics).
 fn lower_text(source: &str, options: &LowerOptions) -> (Option<Dae>, Vec<Diagnostic>, String) {
@@ -178,4 +179,153 @@ fn unknown_parameter_attributes_are_errors() {
     assert_eq!(diags[0].code, codes::MODIFIER);
     assert!(rendered.contains("unknown attribute `mni`"), "{rendered}");
     assert!(rendered.contains("did you mean `min`?"), "{rendered}");
+}
+
+#[test]
+fn an_array_too_large_for_the_limits_is_refused_before_it_is_built() {
+    let (diags, rendered) = errors(
+        "model H\n  Real x[3000000000](each start = 0);\nequation\n  der(x) = -x;\nend H;\n",
+        &LowerOptions::default(),
+    );
+    assert_eq!(diags.len(), 1, "{rendered}");
+    assert_eq!(diags[0].code, codes::TOO_LARGE);
+    assert_eq!(
+        diags[0].message,
+        "the model is too large: it has 3000000000 scalar unknowns"
+    );
+    assert!(rendered.contains("m.dae:2:3"), "{rendered}");
+    assert!(
+        rendered.contains("`x` declared here has 3000000000 elements"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("daec expands at most 50000000 scalar unknowns"),
+        "{rendered}"
+    );
+}
+
+fn budget(available: u64) -> LowerOptions {
+    LowerOptions {
+        memory: Some(MemoryBudget {
+            available,
+            bytes_per_unknown: 1000,
+        }),
+        ..LowerOptions::default()
+    }
+}
+
+#[test]
+fn a_model_over_the_memory_budget_is_refused_with_its_size() {
+    let src = "model M\n  parameter Integer N = 3000;\n  Real x[N](each start = 0);\n  Real y;\nequation\n  der(x) = -x;\n  y = 1;\nend M;\n";
+    // 3001 unknowns with their equations at 1 kB: about 3 MB.
+    let (diags, rendered) = errors(src, &budget(1_000_000));
+    assert_eq!(diags.len(), 1, "{rendered}");
+    assert_eq!(
+        diags[0].message,
+        "the model is too large: it has 3001 scalar unknowns"
+    );
+    assert!(
+        rendered.contains("`x` declared here has 3000 elements"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("this needs about 3.0 MB of memory, more than the 1.0 MB available"),
+        "{rendered}"
+    );
+    // The same model with a budget of 6 MB.
+    assert_eq!(lowered(src).unknowns.len(), 3001);
+    let (dae, _, _) = lower_text(src, &budget(6_000_000));
+    assert_eq!(dae.map(|d| d.equations.len()), Some(3001));
+    // An override that makes it too large is named.
+    let mut options = budget(6_000_000);
+    options.overrides = vec![("N".into(), 100_000.0)];
+    let (_, rendered) = errors(src, &options);
+    assert!(
+        rendered.contains("it has 100001 scalar unknowns"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("with -p N=100000"), "{rendered}");
+}
+
+#[test]
+fn equations_from_a_loop_over_the_budget_are_refused_at_the_loop() {
+    let src = "model L\n  Real x;\nequation\n  for i in 1:100 loop\n    for j in 1:100 loop\n      x = i + j;\n    end for;\n  end for;\nend L;\n";
+    // At most 2000 scalars of 500 bytes: the 10 000 equations do not fit.
+    let (diags, rendered) = errors(src, &budget(1_000_000));
+    assert_eq!(diags.len(), 1, "{rendered}");
+    assert_eq!(diags[0].code, codes::TOO_LARGE);
+    assert!(
+        diags[0]
+            .message
+            .starts_with("the model is too large: expanding it gives"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("m.dae:6:7"), "{rendered}");
+    assert!(
+        rendered.contains("in this loop of 100 iterations"),
+        "{rendered}"
+    );
+    assert_eq!(
+        rendered.matches("in this loop of 100 iterations").count(),
+        2,
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("this needs more than the 1.0 MB of memory available (estimated at 1.0 kB per scalar unknown with its equation)"),
+        "{rendered}"
+    );
+    // A single loop longer than the budget allows is refused at its range.
+    let src =
+        "model L\n  Real x;\nequation\n  for i in 1:100000 loop\n    x = i;\n  end for;\nend L;\n";
+    let (diags, rendered) = errors(src, &budget(1_000_000));
+    assert_eq!(
+        diags[0].message,
+        "this range has 100000 values, more than the model can have scalars"
+    );
+    assert!(rendered.contains("m.dae:4:12"), "{rendered}");
+}
+
+#[test]
+fn a_range_longer_than_the_limit_is_refused() {
+    let src = "model L\n  Real x;\nequation\n  for i in 1:1000000000000 loop\n    x = i;\n  end for;\nend L;\n";
+    let (diags, rendered) = errors(src, &LowerOptions::default());
+    assert_eq!(diags.len(), 1, "{rendered}");
+    assert_eq!(
+        diags[0].message,
+        "this range has 1000000000000 values, more than the model can have scalars"
+    );
+}
+
+#[test]
+fn a_matrix_product_over_the_budget_is_refused_before_it_is_built() {
+    let src = "model P\n  Real A[100, 100](each start = 1);\n  Real B[100, 100];\nequation\n  der(A) = -A;\n  B = A * A;\nend P;\n";
+    // 20000 unknowns fit in 25 MB; the 1 000 000 products do not.
+    let (diags, rendered) = errors(src, &budget(25_000_000));
+    assert_eq!(diags.len(), 1, "{rendered}");
+    assert_eq!(diags[0].code, codes::TOO_LARGE);
+    assert!(rendered.contains("m.dae:6:7"), "{rendered}");
+}
+
+#[test]
+fn overrides_must_fit_the_parameter_type() {
+    let src = "model O\n  parameter Integer N = 2;\n  parameter Boolean b = true;\n  Real x[N];\nequation\n  x = if b then {1, 2} else {0, 0};\nend O;\n";
+    for (name, v, message) in [
+        (
+            "N",
+            2.5,
+            "`-p N=2.5`: `N` is an Integer parameter and needs an integer",
+        ),
+        (
+            "b",
+            2.0,
+            "`-p b=2`: `b` is a Boolean parameter and needs true or false",
+        ),
+    ] {
+        let options = LowerOptions {
+            overrides: vec![(name.into(), v)],
+            ..LowerOptions::default()
+        };
+        let (diags, rendered) = errors(src, &options);
+        assert_eq!(diags[0].message, message, "{rendered}");
+    }
 }

@@ -22,6 +22,7 @@ fn load(n: usize) -> Dae {
     let options = LowerOptions {
         overrides: vec![("N".into(), n as f64)],
         max_scalars: usize::MAX,
+        memory: None,
     };
     let (dae, _) = daec_model::lower(parsed.model.as_ref().expect("parses"), &options);
     dae.expect("lowers")
