@@ -247,3 +247,35 @@ fn a_model_too_large_to_expand_is_a_located_error() {
     );
     assert!(r.stderr.contains("with -p N=1000000000"), "{}", r.stderr);
 }
+
+#[test]
+fn a_bad_experiment_annotation_is_a_model_error_also_with_a_command_line_value() {
+    let model = model_file(
+        "experiment.dae",
+        "model E\n  Real x(start = 1);\nequation\n  der(x) = -x;\n  annotation(experiment(StopTime = -5, Tolerance = 0));\nend E;\n",
+    );
+    for extra in [&[][..], &["--t-end", "1", "--rtol", "1e-6"][..]] {
+        let mut args = vec!["simulate", model.as_str()];
+        args.extend_from_slice(extra);
+        let r = daec(&args);
+        assert_eq!(r.code, 1, "{extra:?}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("`StopTime` (-5) must be after `StartTime` (0)"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("experiment.dae:5:36"), "{}", r.stderr);
+        assert!(
+            r.stderr.contains("`Tolerance` must be positive (it is 0)"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("experiment.dae:5:52"), "{}", r.stderr);
+        assert!(
+            !r.stderr.contains("invalid simulation options"),
+            "{}",
+            r.stderr
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! Lowering on models written for the test: the order parameters are
-//! evaluated in, the attributes of parameters, and the limits on a
-//! model's size.
+//! evaluated in, the attributes of parameters, the limits on a model's
+//! size, and the `experiment` annotation.
 
 use daec_diag::{Diagnostic, SourceMap, codes};
 use daec_model::{Dae, LowerOptions, MemoryBudget, lower, to_dae_text};
@@ -328,4 +328,63 @@ fn overrides_must_fit_the_parameter_type() {
         let (diags, rendered) = errors(src, &options);
         assert_eq!(diags[0].message, message, "{rendered}");
     }
+}
+
+fn with_experiment(args: &str) -> String {
+    format!(
+        "model E\n  Real x(start = 1);\nequation\n  der(x) = -x;\n  annotation(experiment({args}));\nend E;\n"
+    )
+}
+
+#[test]
+fn bad_experiment_settings_are_located_errors() {
+    let cases = [
+        (
+            "Tolerance = 0",
+            "`Tolerance` must be positive (it is 0)",
+            "m.dae:5:37",
+        ),
+        (
+            "Interval = -0.5",
+            "`Interval` must be positive (it is -0.5)",
+            "m.dae:5:36",
+        ),
+        (
+            "StopTime = -5",
+            "`StopTime` (-5) must be after `StartTime` (0)",
+            "m.dae:5:36",
+        ),
+        (
+            "StartTime = 2, StopTime = 1",
+            "`StopTime` (1) must be after `StartTime` (2)",
+            "m.dae:5:51",
+        ),
+        (
+            "StopTime = 0/0",
+            "`StopTime` must be a number",
+            "m.dae:5:36",
+        ),
+        (
+            "Tolerance = true",
+            "`Tolerance` must be a number",
+            "m.dae:5:37",
+        ),
+    ];
+    for (args, message, at) in cases {
+        let (diags, rendered) = errors(&with_experiment(args), &LowerOptions::default());
+        assert_eq!(diags.len(), 1, "{args}: {rendered}");
+        assert_eq!(diags[0].code, codes::MODIFIER, "{args}");
+        assert_eq!(diags[0].message, message, "{args}");
+        assert!(rendered.contains(at), "{args}: {rendered}");
+    }
+    let (_, rendered) = errors(
+        &with_experiment("StartTime = 2, StopTime = 1"),
+        &LowerOptions::default(),
+    );
+    assert!(rendered.contains("the start time"), "{rendered}");
+    let dae = lowered(&with_experiment(
+        "StartTime = 1, StopTime = 3, Tolerance = 1e-8, Interval = 0.5",
+    ));
+    assert_eq!(dae.experiment.stop_time, Some(3.0));
+    assert_eq!(dae.experiment.tolerance, Some(1e-8));
 }
