@@ -279,3 +279,31 @@ fn a_bad_experiment_annotation_is_a_model_error_also_with_a_command_line_value()
         );
     }
 }
+
+#[test]
+fn quoted_names_are_printed_as_quoted_identifiers() {
+    let model = model_file(
+        "quoted.dae",
+        "model 'q m'\n  parameter Real 'k\\n1' = 2;\n  Real 'a b'[2](each start = 1);\n  Real 'end';\nequation\n  der('a b') = -'k\\n1' * 'a b';\n  'end' = 'a b'[1];\nend 'q m';\n",
+    );
+    let r = daec(&["flatten", &model]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("  parameter Real 'k\\n1' = 2.0;\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("  'end' = 'a b'[1];\n"), "{}", r.stdout);
+    let again = daec(&["flatten", &model_file("quoted_flat.dae", &r.stdout)]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(again.stdout, r.stdout);
+    // The formulations print the same names.
+    let r = daec(&["regularize", &model, "--form", "dd", "--emit", "modelica"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let emitted = daec(&["flatten", &model_file("quoted_dd.dae", &r.stdout)]);
+    assert_eq!(emitted.code, 0, "{}\n{}", r.stdout, emitted.stderr);
+    let r = daec(&["regularize", &model, "--form", "hic", "--emit", "text"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("'k\\n1'"), "{}", r.stdout);
+    assert!(!r.stdout.contains("k\n1"), "{}", r.stdout);
+}

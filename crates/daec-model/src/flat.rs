@@ -2,27 +2,31 @@
 //!
 //! The output is a valid model: parsing and flattening it again gives the
 //! same text. Arrays are declared as arrays and their elements referenced
-//! as `p[3]`, so no name needs quoting.
+//! as `p[3]`; a name that is not a plain identifier (or is a keyword) is
+//! written as a quoted identifier with its escapes (`'a b'[3]`).
 
-use crate::{BaseType, Dae, Equation};
+use crate::{BaseType, Dae, Equation, Parameter, Unknown};
 use daec_expr::{Names, ParamId, to_modelica};
+use daec_syntax::lexer::{ident_source, string_literal};
 use std::fmt::Write;
 
 /// Names of a [`Dae`]'s unknowns and parameters for the printers.
 pub struct FlatNames<'a>(pub &'a Dae);
 
+/// The names are `.dae` source ([`crate::Unknown::source_name`]), so printed
+/// expressions parse again.
 impl Names for FlatNames<'_> {
     fn unknown(&self, j: u32) -> String {
         self.0
             .unknowns
             .get(j as usize)
-            .map_or_else(|| format!("z{j}"), |u| u.name.clone())
+            .map_or_else(|| format!("z{j}"), Unknown::source_name)
     }
     fn param(&self, p: ParamId) -> String {
         self.0
             .parameters
             .get(p.0 as usize)
-            .map_or_else(|| format!("p{}", p.0), |q| q.name.clone())
+            .map_or_else(|| format!("p{}", p.0), Parameter::source_name)
     }
 }
 
@@ -40,18 +44,7 @@ pub(crate) fn number(x: f64) -> String {
 }
 
 fn quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            _ => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    string_literal(s)
 }
 
 fn description(d: &Option<String>) -> String {
@@ -136,7 +129,8 @@ fn modification<const N: usize>(attrs: [Option<String>; N]) -> String {
 pub fn to_dae_text(dae: &Dae) -> String {
     let names = FlatNames(dae);
     let mut out = String::new();
-    let _ = writeln!(out, "model {}{}", dae.name, description(&dae.description));
+    let model_name = ident_source(&dae.name);
+    let _ = writeln!(out, "model {model_name}{}", description(&dae.description));
     // Parameters, grouped by array.
     let mut i = 0;
     while i < dae.parameters.len() {
@@ -183,7 +177,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
         let _ = writeln!(
             out,
             "  {kw} {ty} {}{}{} = {v}{};",
-            base,
+            ident_source(base),
             dims_text(&dims),
             modification(attrs),
             description(&p.description)
@@ -223,7 +217,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
             out,
             "  {} {}{}{}{};",
             group[0].type_name,
-            base,
+            ident_source(base),
             dims_text(&dims),
             modification(attrs),
             description(&group[0].description)
@@ -279,6 +273,6 @@ pub fn to_dae_text(dae: &Dae) -> String {
     if !exp.is_empty() {
         let _ = writeln!(out, "  annotation(experiment({}));", exp.join(", "));
     }
-    let _ = writeln!(out, "end {};", dae.name);
+    let _ = writeln!(out, "end {model_name};");
     out
 }

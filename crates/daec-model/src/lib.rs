@@ -23,6 +23,7 @@ mod lower;
 mod suggest;
 
 pub use budget::MemoryBudget;
+pub use daec_syntax::lexer::ident_source;
 pub use flat::{FlatNames, to_dae_text};
 pub use lower::{LowerOptions, lower};
 pub use suggest::did_you_mean;
@@ -66,7 +67,7 @@ pub struct Unknown {
     pub display_unit: Option<String>,
     /// `quantity` (metadata).
     pub quantity: Option<String>,
-    /// The declared type name as written (e.g. `Real`, `Modelica.Units.SI.Length`).
+    /// The declared type name as `.dae` source (e.g. `Real`, `Modelica.Units.SI.Length`).
     pub type_name: String,
     /// The description string.
     pub description: Option<String>,
@@ -106,7 +107,7 @@ pub struct Parameter {
     pub display_unit: Option<String>,
     /// `quantity` (metadata).
     pub quantity: Option<String>,
-    /// The declared type name as written.
+    /// The declared type name as `.dae` source.
     pub type_name: String,
     /// The description string.
     pub description: Option<String>,
@@ -189,6 +190,34 @@ pub struct Dae {
     pub experiment: Experiment,
     /// Where each part came from.
     pub spans: SourceSpans,
+}
+
+/// A flat name as `.dae` source: `base` as an identifier (quoted when it
+/// is not a plain one) followed by the `subscripts`; `name` itself (quoted
+/// as needed) when there are none.
+fn source_name(name: &str, base: &str, subscripts: &[usize]) -> String {
+    use daec_syntax::lexer::ident_source;
+    if subscripts.is_empty() {
+        return ident_source(name).into_owned();
+    }
+    let mut out = ident_source(base).into_owned();
+    lower::push_subscripts(&mut out, subscripts);
+    out
+}
+
+impl Unknown {
+    /// The flat name as `.dae` source (`'a b'[2]` for element 2 of the
+    /// quoted array `'a b'`), as the printers write it.
+    pub fn source_name(&self) -> String {
+        source_name(&self.name, &self.base, &self.subscripts)
+    }
+}
+
+impl Parameter {
+    /// The flat name as `.dae` source, as [`Unknown::source_name`].
+    pub fn source_name(&self) -> String {
+        source_name(&self.name, &self.base, &self.subscripts)
+    }
 }
 
 impl Dae {

@@ -848,7 +848,7 @@ impl<'a> Lowerer<'a> {
                 unit: a.unit,
                 display_unit: a.display_unit,
                 quantity: a.quantity,
-                type_name: d.type_name.dotted(),
+                type_name: type_source(&d.type_name),
                 description: d.description.clone(),
             });
             self.param_values.push(value);
@@ -1000,7 +1000,7 @@ impl<'a> Lowerer<'a> {
         }
         self.symbols[s].first = self.unknowns.len();
         let name = &d.name.name;
-        let type_name = d.type_name.dotted();
+        let type_name = type_source(&d.type_name);
         for i in 0..n {
             let subs = unravel(i, &dims);
             let mut flat_name = String::with_capacity(name.len() + 2 + 8 * subs.len());
@@ -2963,6 +2963,16 @@ impl daec_expr::Env for NoLeaves {
     }
 }
 
+/// A declaration's type name as `.dae` source (each part quoted as needed).
+fn type_source(t: &ast::TypeName) -> String {
+    let parts: Vec<_> = t
+        .parts
+        .iter()
+        .map(|p| daec_syntax::lexer::ident_source(p))
+        .collect();
+    parts.join(".")
+}
+
 /// Row-major flat position → 1-based subscripts.
 fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
     let mut subs = vec![0; dims.len()];
@@ -2982,7 +2992,7 @@ fn subscript_text(subs: &[usize]) -> String {
 }
 
 /// Appends `[i,j,…]` (nothing for a scalar) to `out`.
-fn push_subscripts(out: &mut String, subs: &[usize]) {
+pub(crate) fn push_subscripts(out: &mut String, subs: &[usize]) {
     use std::fmt::Write;
     for (k, s) in subs.iter().enumerate() {
         out.push(if k == 0 { '[' } else { ',' });

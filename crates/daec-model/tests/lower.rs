@@ -1,6 +1,7 @@
 //! Lowering on models written for the test: the order parameters are
-//! evaluated in, the attributes of parameters, the limits on a model's
-//! size, and the `experiment` annotation.
+//! evaluated in, the attributes of parameters, the `experiment`
+//! annotation, the limits on a model's size, and flat text that reads
+//! back as the same model (quoted identifiers included).
 
 use daec_diag::{Diagnostic, SourceMap, codes};
 use daec_model::{Dae, LowerOptions, MemoryBudget, lower, to_dae_text};
@@ -387,4 +388,70 @@ fn bad_experiment_settings_are_located_errors() {
     ));
     assert_eq!(dae.experiment.stop_time, Some(3.0));
     assert_eq!(dae.experiment.tolerance, Some(1e-8));
+}
+
+#[test]
+fn quoted_identifiers_print_back_as_the_same_model() {
+    let src = r#"model 'my model'
+  parameter Real 'k 1'(unit = "1/s") = 2;
+  parameter Integer 'end' = 2;
+  Real 'a b'['end'](each start = 1);
+  Real 'it\'s';
+  Real 'back\\slash';
+  Real 'new\nline\r\t\a\b\f\v';
+  Real 'φBIDI';
+  Real '1x';
+  Real model_;
+equation
+  der('a b') = -'k 1' * 'a b';
+  'it\'s' = 'a b'[1];
+  'back\\slash' = 'it\'s' + 1;
+  'new\nline\r\t\a\b\f\v' = time;
+  'φBIDI' = 2 * 'new\nline\r\t\a\b\f\v';
+  '1x' = 'φBIDI';
+  model_ = '1x';
+  when 'a b'[2] < 0.5 then
+    reinit('a b'[2], 1);
+  end when;
+end 'my model';
+"#
+    .replace("BIDI", "\u{202e}");
+    let dae = lowered(&src);
+    let names: Vec<&str> = dae.unknowns.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "a b[1]",
+            "a b[2]",
+            "it's",
+            "back\\slash",
+            "new\nline\r\t\u{7}\u{8}\u{c}\u{b}",
+            "φ\u{202e}",
+            "1x",
+            "model_"
+        ]
+    );
+    let text = to_dae_text(&dae);
+    assert!(text.starts_with("model 'my model'\n"), "{text}");
+    assert!(
+        text.contains("  Real 'a b'[2](each start = 1.0);\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  Real 'new\\nline\\r\\t\\a\\b\\f\\v';\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  der('a b'[1]) = -'a b'[1] * 'k 1';\n"),
+        "{text}"
+    );
+    assert!(text.contains("    reinit('a b'[2], 1);\n"), "{text}");
+    // One line per declaration and equation: no name breaks a line.
+    assert_eq!(text.lines().count(), 23, "{text}");
+    let again = lowered(&text);
+    assert_eq!(to_dae_text(&again), text);
+    let again_names: Vec<&str> = again.unknowns.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(again_names, names);
+    assert_eq!(again.name, "my model");
+    assert_eq!(again.parameters, dae.parameters);
 }

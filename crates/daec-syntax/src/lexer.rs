@@ -13,6 +13,7 @@
 
 use daec_diag::{Diagnostic, FileId, Span, codes};
 use logos::{FilterResult, Lexer, Logos};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Why `logos` could not produce a token.
@@ -372,6 +373,58 @@ fn quoted_ident(lex: &mut Lexer<'_, Tok>) -> Result<String, LexError> {
     Err(LexError::UnterminatedQuotedIdent)
 }
 
+/// `name` as `.dae` source text: as it is when it reads back as this one
+/// plain identifier (`IDENT`, not a keyword), else as a quoted identifier
+/// `'…'` (MLS 2.3.1 `Q-IDENT`) with `'`, `\\` and control characters
+/// escaped, so that the lexer reads back exactly `name`.
+pub fn ident_source(name: &str) -> Cow<'_, str> {
+    let mut chars = name.chars();
+    let plain = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && matches!(Tok::lexer(name).next(), Some(Ok(Tok::Ident(_))));
+    if plain {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(escaped(name, '\''))
+    }
+}
+
+/// `text` as a string literal `"…"` that the lexer reads back as `text`.
+pub fn string_literal(text: &str) -> String {
+    escaped(text, '"')
+}
+
+/// `text` between `quote`s, with the quote, `\\` and the control
+/// characters that have an `S-ESCAPE` escaped (the inverse of
+/// [`unescape`]; the other characters stand for themselves).
+fn escaped(text: &str, quote: char) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push(quote);
+    for c in text.chars() {
+        let e = match c {
+            '\\' => '\\',
+            '\n' => 'n',
+            '\r' => 'r',
+            '\t' => 't',
+            '\u{7}' => 'a',
+            '\u{8}' => 'b',
+            '\u{b}' => 'v',
+            '\u{c}' => 'f',
+            c if c == quote => c,
+            c => {
+                out.push(c);
+                continue;
+            }
+        };
+        out.push('\\');
+        out.push(e);
+    }
+    out.push(quote);
+    out
+}
+
 fn unescape(e: char) -> char {
     match e {
         'a' => '\u{7}',
@@ -608,6 +661,45 @@ mod tests {
         let (t, d) = lex(FileId(0), src);
         assert!(d.is_empty(), "unexpected diagnostics for {src:?}: {d:?}");
         t.into_iter().map(|(_, t, _)| t).collect()
+    }
+
+    #[test]
+    fn identifiers_print_back_as_source() {
+        assert_eq!(ident_source("x_1"), "x_1");
+        assert_eq!(ident_source("a b"), "'a b'");
+        assert_eq!(ident_source("end"), "'end'");
+        assert_eq!(ident_source("algorithm"), "'algorithm'");
+        assert_eq!(ident_source("1x"), "'1x'");
+        assert_eq!(ident_source(""), "''");
+        assert_eq!(ident_source("it's"), "'it\\'s'");
+        assert_eq!(ident_source("a\\b"), "'a\\\\b'");
+        assert_eq!(ident_source("a\nb"), "'a\\nb'");
+        assert_eq!(ident_source("φ"), "'φ'");
+        assert_eq!(string_literal("say \"hi\"\n"), "\"say \\\"hi\\\"\\n\"");
+        for name in [
+            "a b",
+            "end",
+            "it's",
+            "a\\b",
+            "x\ny",
+            "tab\there",
+            "\u{7}\u{8}\u{b}\u{c}\r",
+            "φ\u{202e}",
+        ] {
+            assert_eq!(
+                toks(&ident_source(name)),
+                vec![Tok::Ident(name.into())],
+                "{name:?}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_name_and_string_reads_back(text in "(?s).*|[ -~\n\r\t\u{7}\u{8}\u{b}\u{c}'\"\\\\]*") {
+            proptest::prop_assert_eq!(toks(&ident_source(&text)), vec![Tok::Ident(text.clone())]);
+            proptest::prop_assert_eq!(toks(&string_literal(&text)), vec![Tok::Str(text.clone())]);
+        }
     }
 
     #[test]

@@ -38,7 +38,7 @@ use crate::formulation::{
 };
 use crate::{Analysis, Regular};
 use daec_expr::{ExprId, ExprPool, Leaf, Names, ParamId, to_modelica};
-use daec_model::{Dae, Equation, Unknown};
+use daec_model::{Dae, Equation, Parameter, Unknown};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::fmt::Write;
 
@@ -551,18 +551,33 @@ pub struct FormulationNames<'a> {
     pub dae: &'a Dae,
 }
 
+/// The names are `.dae` source ([`Formulation::source_name`]).
 impl Names for FormulationNames<'_> {
     fn unknown(&self, j: u32) -> String {
-        self.form
-            .unknowns
-            .get(j as usize)
-            .map_or_else(|| format!("z{j}"), |u| u.name.clone())
+        self.form.source_name(self.dae, j as usize)
     }
     fn param(&self, p: ParamId) -> String {
         self.dae
             .parameters
             .get(p.0 as usize)
-            .map_or_else(|| format!("p{}", p.0), |q| q.name.clone())
+            .map_or_else(|| format!("p{}", p.0), Parameter::source_name)
+    }
+}
+
+impl Formulation {
+    /// The name of unknown `j` as `.dae` source: an original unknown's
+    /// [`daec_model::Unknown::source_name`], another name quoted when it is
+    /// not a plain identifier.
+    pub fn source_name(&self, dae: &Dae, j: usize) -> String {
+        let Some(u) = self.unknowns.get(j) else {
+            return format!("z{j}");
+        };
+        match u.kind {
+            UnknownKind::Original(i) if dae.unknowns.get(i).is_some_and(|v| v.name == u.name) => {
+                dae.unknowns[i].source_name()
+            }
+            _ => daec_model::ident_source(&u.name).into_owned(),
+        }
     }
 }
 
@@ -591,19 +606,13 @@ impl Formulation {
             out,
             "{} formulation of {}: {m} equations, {n} unknowns ({shape})",
             self.form.name().to_ascii_uppercase(),
-            dae.name
+            daec_model::ident_source(&dae.name)
         );
         if let Some(hvt) = &self.hvt {
             let pairs: Vec<String> = hvt
                 .iter()
                 .enumerate()
-                .map(|(j, &i)| {
-                    format!(
-                        "{}→F{}",
-                        self.unknowns.get(j).map_or("?", |u| u.name.as_str()),
-                        i + 1
-                    )
-                })
+                .map(|(j, &i)| format!("{}→F{}", self.source_name(dae, j), i + 1))
                 .collect();
             let _ = writeln!(out, "HVT T*: {}", pairs.join(", "));
         }
@@ -612,7 +621,7 @@ impl Formulation {
             let what = match u.kind {
                 UnknownKind::Original(_) => String::new(),
                 UnknownKind::Derivative { unknown, order } => {
-                    let x = self.unknowns.get(unknown).map_or("?", |v| v.name.as_str());
+                    let x = self.source_name(dae, unknown);
                     if order == 1 {
                         format!("  (der({x}))")
                     } else {
@@ -622,12 +631,11 @@ impl Formulation {
                 UnknownKind::Multiplier { constraint } => {
                     format!("  (multiplier of equation {})", constraint + 1)
                 }
-                UnknownKind::Velocity { unknown } => format!(
-                    "  (der({}))",
-                    self.unknowns.get(unknown).map_or("?", |v| v.name.as_str())
-                ),
+                UnknownKind::Velocity { unknown } => {
+                    format!("  (der({}))", self.source_name(dae, unknown))
+                }
             };
-            let _ = writeln!(out, "  {:>3} {}{what}", k + 1, u.name);
+            let _ = writeln!(out, "  {:>3} {}{what}", k + 1, self.source_name(dae, k));
         }
         out.push_str("equations:\n");
         let dups: FxHashSet<usize> = self.duplicate_rows().into_iter().collect();
