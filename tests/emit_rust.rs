@@ -27,11 +27,57 @@ use std::process::Command;
 
 fn load(path: &str) -> Option<Dae> {
     let text = std::fs::read_to_string(common::root().join(path)).ok()?;
+    load_text(path, text)
+}
+
+fn load_text(path: &str, text: String) -> Option<Dae> {
     let mut map = SourceMap::new();
     let file = map.add(path, text);
     let parsed = daec_syntax::parse(file, map.source(file));
     let model = parsed.model?;
     daec_model::lower(&model, &LowerOptions::default()).0
+}
+
+/// Models whose names could break generated Rust: names of the prelude and
+/// of the module's own items, a keyword, and quoted names with line
+/// breaks, comment delimiters, quotes, bidirectional overrides and other
+/// invisible characters — as model, parameter and unknown names and in
+/// descriptions.
+fn odd_models() -> Vec<(String, Dae)> {
+    let names = [
+        "Default",
+        "Vec",
+        "Option",
+        "Self",
+        "Some",
+        "String",
+        "Box",
+        "Result",
+        "QuasiLinearDae",
+        "UNKNOWNS",
+        "f64",
+        "type",
+        "a\u{202e}b\u{2066}c\u{2069}",
+        "*/ x /*",
+        "line\nbreak\r",
+        "say \"hi\" \\ 'there'",
+        "zero\u{200b}width\u{2028}sep",
+    ];
+    names
+        .iter()
+        .map(|name| {
+            let q = daec_model::ident_source(name);
+            let text = format!(
+                "model {q} {d}\n  parameter Real {p} = 2 {d};\n  parameter Real k = 3;\n  Real {x}(start = 1, fixed = true) {d};\n  Real y;\nequation\n  der({x}) = -{p} * {x} + k * y;\n  0 = y - sin(time) * {x};\nend {q};\n",
+                d = daec_syntax::lexer::string_literal(name),
+                p = daec_model::ident_source(&format!("{name}p")),
+                x = daec_model::ident_source(&format!("x {name}")),
+            );
+            let dae = load_text(&format!("odd model {name:?}"), text.clone())
+                .unwrap_or_else(|| panic!("{text}"));
+            (format!("model named {name:?}"), dae)
+        })
+        .collect()
 }
 
 /// A deterministic pseudo-random number in `[0.2, 1.2)` (64-bit LCG).
@@ -195,10 +241,10 @@ fn every_emitted_module_compiles_and_matches_the_tape_evaluation() {
     let mut expect: Vec<Expected> = Vec::new();
     let mut main_body = String::new();
     let mut seed = 0x5eed_u64;
-    for model in common::valid_models() {
-        let Some(mut dae) = load(&model) else {
-            continue;
-        };
+    let library = common::valid_models()
+        .into_iter()
+        .filter_map(|model| load(&model).map(|dae| (model, dae)));
+    for (model, mut dae) in library.chain(odd_models()) {
         daec_sim::reduce_to_first_order(&mut dae);
         let analysis = analyze(&mut dae, &AnalyzeOptions::default());
         let params = dae.named_parameters();
@@ -223,7 +269,12 @@ fn every_emitted_module_compiles_and_matches_the_tape_evaluation() {
                 .collect();
             let label = format!("{model} --form {}", form.name());
             expect.push(expected(&mut dae.pool, &q, &pvals, &points, label));
-            let _ = writeln!(main_body, "    // {model} --form {}", form.name());
+            let _ = writeln!(
+                main_body,
+                "    // {} --form {}",
+                model.escape_default(),
+                form.name()
+            );
             let ty = type_name(&dae.name);
             let _ = writeln!(
                 main_body,
