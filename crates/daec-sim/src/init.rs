@@ -478,8 +478,10 @@ pub fn reinitialize(
     }
     let show = daec_solve::readable_number;
     // Held, the values cannot be made consistent. Projected with nothing
-    // held, a value that returns to where it was is one the constraints do
-    // not let change.
+    // held, a value goes back onto the constraints; if it cannot be held
+    // a little off that point either, the constraints do not let it
+    // change at all (it is determined, not a state); otherwise only the
+    // value asked for is out of reach.
     let free = consistent_point(
         &mut dae.pool,
         &eqs,
@@ -492,10 +494,32 @@ pub fn reinitialize(
         &opts,
     );
     if free.converged && free.z.iter().all(|x| x.is_finite()) {
-        let blocked: Vec<String> = (0..n)
+        let moved: Vec<usize> = (0..n)
             .filter(|&j| fixed.get(j).copied().unwrap_or(false))
             .filter(|&j| (free.z[j] - z[j]).abs() > 1e-6 * (1.0 + z[j].abs()))
-            .map(|j| {
+            .collect();
+        let mut nudged = free.z.clone();
+        let mut held = vec![false; n];
+        for &j in &moved {
+            nudged[j] += 1e-3 * (1.0 + nudged[j].abs());
+            held[j] = true;
+        }
+        let off = consistent_point(
+            &mut dae.pool,
+            &eqs,
+            &state,
+            &nudged,
+            &held,
+            &w,
+            &params,
+            t,
+            &opts,
+        );
+        let determined = !(off.converged && off.z.iter().all(|x| x.is_finite()));
+        let blocked: Vec<String> = moved
+            .iter()
+            .filter(|_| determined)
+            .map(|&j| {
                 let name = form.unknowns.get(j).map_or("?", |u| u.name.as_str());
                 format!(
                     "`{name}` (set to {}, put back to {})",
