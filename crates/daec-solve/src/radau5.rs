@@ -737,6 +737,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 &self.jg.entries,
                 n_g,
                 &self.mass.entries,
+                &self.jd.entries,
                 n_d,
             )
         } else {

@@ -40,13 +40,19 @@ const RANK_TOL: f64 = 1e-10;
 
 /// A row is pivoted on its preferred columns ([`PivotPreference`]) only if
 /// their largest entry is at least this fraction of the row's largest
-/// (numerically nonzero); otherwise it goes to the unrestricted pass. The
-/// floor is deliberately low: how large a row's preferred entries are
-/// relative to its others says little about the conditioning of the
-/// selected system (on Andrews' squeezer the velocity constraints' entries
-/// on the positions, `∂(Gv)/∂q`, exceed those on the velocities, `G`,
-/// by the angular velocities, ~10³).
-const PREFER_FLOOR: f64 = 1e-8;
+/// (numerically nonzero, not round-off); otherwise it goes to the
+/// unrestricted pass. The floor only tells a nonzero from round-off: how
+/// large a row's preferred entries are relative to its others says
+/// nothing about the conditioning of the selected system. On Andrews'
+/// squeezer the velocity constraints' entries on the positions, `∂(Gv)/∂q`,
+/// exceed those on the velocities, `G`, by the angular velocities, ~10³;
+/// on the slider crank of the IVP test set the elastic rod's equations of
+/// motion have stiffness entries on the elastic coordinates ~10⁹ times
+/// their mass entries on the accelerations, and a floor of 10⁻⁸ solved
+/// them for the coordinates: the coordinates then followed the forces
+/// algebraically, with round-off amplified by the stiffness into the
+/// accelerations, and Newton stalled at every step size below 10⁻⁷.
+const PREFER_FLOOR: f64 = 1e-14;
 
 /// Selects `n` rows from the dense row-major `e` (`n_d × n`) and `g`
 /// (`n_g × n`): first a maximal independent set of constraint rows, then
@@ -82,9 +88,22 @@ pub fn select_equations(
 /// those in no constraint of a lower level (positions at level 0,
 /// velocities at level 1, multipliers at level 2) — and a differential
 /// row for an unknown whose derivative it contains (a nonzero of its row
-/// of `E`). Rows whose preferred columns are exhausted or dependent fall
-/// back to complete pivoting over all free columns, so the selection is
-/// valid (rank `n`) whenever `[E; G]` has full rank, exactly as without
+/// of `E`). Among those (or among all of a row's unknowns when none
+/// first appears at its level) a constraint prefers the highest
+/// *derivative class*: algebraic unknowns before
+/// differential ones, and along kinematic chains `ṗ = v`, `v̇ = a` the
+/// derivative before what it is the derivative of — so a velocity
+/// constraint `G(p)v = c` (both `p` and `v` first appear at level 0) is
+/// solved for velocities, the equations of motion for accelerations and
+/// multipliers, and the positions stay states, as the dummy derivatives of
+/// the index-2 formulation would have them. The levels are pivoted from
+/// the highest down, as Mattsson & Söderlind select dummy derivatives
+/// from the most differentiated equations down: the level-1 constraints
+/// `G a = …` take their accelerations before the level-0 equations of
+/// motion, which then take the remaining accelerations and the
+/// multipliers. Rows whose preferred columns are exhausted or dependent
+/// fall back to complete pivoting over all free columns, so the selection
+/// is valid (rank `n`) whenever `[E; G]` has full rank, exactly as without
 /// preference.
 ///
 /// The large sparse path ([`select_equations_ordered`]) takes no
@@ -107,14 +126,16 @@ pub struct PivotPreference {
 
 impl PivotPreference {
     /// The preference from the constraint levels (`n_g` entries) and the
-    /// sparsity patterns `(row, col)` of `∂g/∂z` and of `E`. `None` when
-    /// `levels` does not have one entry per constraint row.
+    /// sparsity patterns `(row, col)` of `∂g/∂z`, of `E` and of
+    /// `∂(Eż − k)/∂z`. `None` when `levels` does not have one entry per
+    /// constraint row.
     pub fn new(
         n: usize,
         levels: &[u32],
         g_pattern: &[(usize, usize)],
         n_g: usize,
         e_pattern: &[(usize, usize)],
+        jd_pattern: &[(usize, usize)],
         n_d: usize,
     ) -> Option<Self> {
         if levels.len() != n_g {
@@ -142,18 +163,26 @@ impl PivotPreference {
                 first_level[c] = first_level[c].min(l);
             }
         }
+        let class = derivative_class(n, &diff, &rows_of(jd_pattern, n_d));
         let constraint = g_rows
             .iter()
             .zip(levels)
             .map(|(row, &l)| {
-                row.iter()
+                let first: Vec<usize> = row
+                    .iter()
                     .copied()
                     .filter(|&c| first_level[c] == l)
+                    .collect();
+                let base = if first.is_empty() { row } else { &first };
+                let top = base.iter().map(|&c| class[c]).max();
+                base.iter()
+                    .copied()
+                    .filter(|&c| Some(class[c]) == top)
                     .collect()
             })
             .collect();
         let mut distinct = levels.to_vec();
-        distinct.sort_unstable();
+        distinct.sort_unstable_by(|a, b| b.cmp(a));
         distinct.dedup();
         let groups = distinct
             .iter()
@@ -166,7 +195,7 @@ impl PivotPreference {
         })
     }
 
-    /// The row groups of the restricted passes, constraints (by ascending
+    /// The row groups of the restricted passes, constraints (by descending
     /// level) first, then the differential rows: `(rows of the work
     /// matrix, preferred columns of each)`, rows numbered as in the work
     /// matrix (constraints `0..n_g`, then differential rows).
@@ -188,8 +217,51 @@ impl PivotPreference {
     }
 }
 
+/// The derivative class of every unknown: `u32::MAX` for an unknown
+/// without an entry in `E` (algebraic: multipliers, accelerations of a
+/// first-order form), else its place in the chains of kinematic rows
+/// `ż_c = z_x` (a differential row with one column `c` in `E` and one
+/// other column `x` of `E`-type in `∂(Eż − k)/∂z`): `x` is one order
+/// above `c` (positions 0, velocities 1, …).
+fn derivative_class(n: usize, e_rows: &[Vec<usize>], jd_rows: &[Vec<usize>]) -> Vec<u32> {
+    let mut has_e = vec![false; n];
+    for row in e_rows {
+        for &c in row {
+            has_e[c] = true;
+        }
+    }
+    let chains: Vec<(usize, usize)> = e_rows
+        .iter()
+        .zip(jd_rows)
+        .filter_map(|(e, jd)| {
+            let others: Vec<usize> = jd.iter().copied().filter(|c| !e.contains(c)).collect();
+            match (e.as_slice(), others.as_slice()) {
+                (&[c], &[x]) if has_e[x] => Some((c, x)),
+                _ => None,
+            }
+        })
+        .collect();
+    let mut order = vec![0u32; n];
+    // longest chain from a root, at most n links (a cycle stops there)
+    for _ in 0..n {
+        let mut changed = false;
+        for &(c, x) in &chains {
+            if order[x] < order[c] + 1 && order[c] + 1 <= n as u32 {
+                order[x] = order[c] + 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (0..n)
+        .map(|c| if has_e[c] { order[c] } else { u32::MAX })
+        .collect()
+}
+
 /// [`select_equations`] pivoting each row on its preferred columns first
-/// (see [`PivotPreference`]): per constraint level, in ascending order,
+/// (see [`PivotPreference`]): per constraint level, in descending order,
 /// complete pivoting over the level's rows restricted to their preferred
 /// columns (each row measured against its largest preferred entry), then
 /// over all free columns for the level's remaining rows; the same for the
@@ -722,7 +794,10 @@ mod tests {
     #[test]
     fn preferred_pivots_keep_a_kinematic_and_a_dynamic_row_of_one_coordinate() {
         let (e, g, g_pattern, e_pattern) = swinging_pendulum();
-        let prefer = PivotPreference::new(5, &[0, 0, 1, 2], &g_pattern, 4, &e_pattern, 4).unwrap();
+        let jd_pattern = [(0, 2), (1, 3), (2, 0), (2, 4), (3, 1), (3, 4)];
+        let prefer =
+            PivotPreference::new(5, &[0, 0, 1, 2], &g_pattern, 4, &e_pattern, &jd_pattern, 4)
+                .unwrap();
         // level 0 prefers the positions, level 1 the velocities, level 2 λ
         assert_eq!(
             prefer.constraint,
@@ -751,16 +826,73 @@ mod tests {
         let e = [0.0, 1.0, 1.0, 0.0];
         let g = [1.0, 0.0, 1.0, 1.0];
         let pattern = [(0, 0), (0, 1), (1, 0), (1, 1)];
-        let prefer = PivotPreference::new(2, &[0, 1], &pattern, 2, &pattern, 2).unwrap();
-        assert_eq!(prefer.constraint, vec![vec![0, 1], vec![]]);
+        let prefer = PivotPreference::new(2, &[0, 1], &pattern, 2, &pattern, &pattern, 2).unwrap();
+        // (the level-1 row prefers all its columns: none first appears
+        // there, and both are of the same class)
+        assert_eq!(prefer.constraint, vec![vec![0, 1], vec![0, 1]]);
         let s = select_equations_preferring(2, &e, 2, &g, 2, Some(&prefer)).unwrap();
         assert_eq!(s.diff_rows.len() + s.constraint_rows.len(), 2);
         assert_eq!(s.constraint_rows, vec![0, 1]);
         // levels that do not match the constraint rows give no preference
         assert_eq!(
-            PivotPreference::new(2, &[0], &pattern, 2, &pattern, 2),
+            PivotPreference::new(2, &[0], &pattern, 2, &pattern, &pattern, 2),
             None
         );
+    }
+
+    #[test]
+    fn derivative_classes_follow_the_kinematic_chains() {
+        // z = (p, v, a, λ, q, w): ṗ = v, v̇ = a (a chain p → v → a, a
+        // algebraic), q̇ = w, m ẇ = −λq (not a kinematic row)
+        let e_rows = [vec![0], vec![1], vec![4], vec![5]];
+        let jd_rows = [vec![1], vec![2], vec![5], vec![3, 4]];
+        let class = derivative_class(6, &e_rows, &jd_rows);
+        assert_eq!(class, vec![0, 1, u32::MAX, u32::MAX, 0, 1]);
+    }
+
+    #[test]
+    fn a_stiff_equation_of_motion_is_solved_for_its_acceleration() {
+        // z = (q, v, a): q̇ = v, v̇ = a, and the equation of motion
+        // a + 10⁹ q = 0 (the HiC form lists it twice). Its preferred entry
+        // (on the algebraic a) is 10⁻⁹ of its largest; it must still be
+        // chosen, keeping both kinematic rows: solved for q, the
+        // coordinate would follow the force algebraically.
+        let e = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0];
+        let g = [1e9, 0.0, 1.0, 1e9, 0.0, 1.0];
+        let g_pattern = [(0, 0), (0, 2), (1, 0), (1, 2)];
+        let e_pattern = [(0, 0), (1, 1)];
+        let jd_pattern = [(0, 1), (1, 2)];
+        let prefer =
+            PivotPreference::new(3, &[0, 0], &g_pattern, 2, &e_pattern, &jd_pattern, 2).unwrap();
+        assert_eq!(prefer.constraint, vec![vec![2], vec![2]]);
+        let s = select_equations_preferring(3, &e, 2, &g, 2, Some(&prefer)).unwrap();
+        assert_eq!(s.diff_rows, vec![0, 1]);
+        assert_eq!(s.constraint_rows.len(), 1);
+    }
+
+    #[test]
+    fn a_velocity_constraint_is_solved_for_the_velocity() {
+        // z = (p, v, a): ṗ = v, v̇ = a, the velocity constraint
+        // 100·p·v − 1 = 0 at p = 1, v = 0.01 (entries 1 on p, 100 on v —
+        // here the velocity wins by magnitude too; at v = 1 the position
+        // would) and its derivative 100·v² + 100·p·a = 0 (level 1).
+        for v in [0.01, 1.0] {
+            let e = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0];
+            let g = [100.0 * v, 100.0, 0.0, 0.0, 200.0 * v, 100.0];
+            let g_pattern = [(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)];
+            let e_pattern = [(0, 0), (1, 1)];
+            let jd_pattern = [(0, 1), (1, 2)];
+            let prefer =
+                PivotPreference::new(3, &[0, 1], &g_pattern, 2, &e_pattern, &jd_pattern, 2)
+                    .unwrap();
+            // level 0: p and v first appear, v is the derivative; level 1:
+            // nothing first appears, a is algebraic
+            assert_eq!(prefer.constraint, vec![vec![1], vec![2]]);
+            let s = select_equations_preferring(3, &e, 2, &g, 2, Some(&prefer)).unwrap();
+            // the position stays a state: ṗ = v is kept, v̇ = a dropped
+            assert_eq!(s.diff_rows, vec![0], "v = {v}");
+            assert_eq!(s.constraint_rows, vec![0, 1], "v = {v}");
+        }
     }
 
     #[test]
