@@ -53,6 +53,60 @@ impl Matrix {
     }
 }
 
+/// Row and column scalings `R`, `C` (powers of two, so exact) that bring
+/// every row and column of `R A C` to a largest magnitude near 1 (Ruiz's
+/// iterative equilibration): a rank decision by relative pivot size is
+/// then independent of the units of the equations and unknowns. Returns
+/// `(R A C, R, C)` as diagonals; zero rows and columns keep the scale 1.
+pub fn equilibrate(a: &Matrix) -> (Matrix, Vec<f64>, Vec<f64>) {
+    let (m, n) = (a.rows, a.cols);
+    let mut s = a.clone();
+    let mut r = vec![1.0; m];
+    let mut c = vec![1.0; n];
+    // the power of two nearest to 1/sqrt(x): a step of Ruiz's iteration
+    let step = |x: f64| -> f64 {
+        if x > 0.0 && x.is_finite() {
+            (-0.5 * x.log2()).round().exp2()
+        } else {
+            1.0
+        }
+    };
+    for _ in 0..20 {
+        let mut changed = false;
+        for i in 0..m {
+            let f = step((0..n).fold(0.0f64, |acc, j| acc.max(s.get(i, j).abs())));
+            if f != 1.0 {
+                changed = true;
+                r[i] *= f;
+                (0..n).for_each(|j| s.set(i, j, s.get(i, j) * f));
+            }
+        }
+        for j in 0..n {
+            let f = step((0..m).fold(0.0f64, |acc, i| acc.max(s.get(i, j).abs())));
+            if f != 1.0 {
+                changed = true;
+                c[j] *= f;
+                (0..m).for_each(|i| s.set(i, j, s.get(i, j) * f));
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (s, r, c)
+}
+
+/// `x · 2^e`, exact unless the result over- or underflows (in steps the
+/// exponent range of `f64` allows, so an intermediate never does first).
+pub fn scale_by_power_of_two(mut x: f64, mut e: i64) -> f64 {
+    while e != 0 && x != 0.0 && x.is_finite() {
+        let k = e.clamp(-1000, 1000);
+        x *= 2f64.powi(k as i32);
+        e -= k;
+    }
+    x
+}
+
 /// LU factorisation with complete pivoting: `P A Q = L U`.
 #[derive(Clone, Debug)]
 pub struct FullPivLu {
