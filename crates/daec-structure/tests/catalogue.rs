@@ -137,7 +137,7 @@ fn s2_spring_chain_offsets_index_and_hvts() {
 
 #[test]
 fn b1_cv_loop_circuit() {
-    // bäse2017 (2.3): unknowns q1, q2, e1, e2, iV.
+    // baese2017 (2.3): unknowns q1, q2, e1, e2, iV.
     let s = sigma(&[
         &[1, -1, 0, -1, 0],
         &[1, 1, -1, 0, -1],
@@ -226,7 +226,7 @@ fn independent_pendulums_multiply_their_hvts() {
 
 #[test]
 fn overdetermined_pendulum_is_diagnosed() {
-    // bäse2017 (2.9): the pendulum plus its three constraint levels: 8 equations, 5 unknowns.
+    // baese2017 (2.9): the pendulum plus its three constraint levels: 8 equations, 5 unknowns.
     let s = sigma(&[
         &[1, -1, 0, -1, -1],
         &[-1, 1, -1, 0, -1],

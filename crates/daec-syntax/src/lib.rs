@@ -1,5 +1,5 @@
 //! Lexer (logos), parser (lalrpop) and spanned AST of the `.dae` model
-//! language (`shared/LANGUAGE.md`: flat Modelica).
+//! language (flat Modelica; the reference is `docs/language.md`).
 //!
 //! [`parse`] never fails and never panics: it returns the model it could
 //! recover plus every diagnostic it found.

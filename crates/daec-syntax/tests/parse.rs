@@ -518,7 +518,7 @@ fn chained_power_is_reported() {
     assert_eq!(sexpr(rhs), "(a ^ (b ^ c))");
 }
 
-/// Every model of the examples of `shared/LANGUAGE.md` style parses
+/// Models in the style of the examples of `docs/language.md` parse
 /// without a diagnostic.
 #[test]
 fn valid_models_parse_without_diagnostics() {
