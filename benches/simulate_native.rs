@@ -1,13 +1,14 @@
 //! `daec simulate --native` in-process (after compilation): Akzo Nobel
-//! (Baese 2017 §4.7) at rtol = atol = 1e-6 — the reference setting of
-//! Hairer's RADAU5 in issue 6 — and at 4e-7, with the model's residuals
-//! and Jacobians compiled by rustc (`daec_cli::native::RustcCompiler`,
-//! the code `daec_sim::native` generates) and the same driver
-//! (`daec_sim::integrate`: consistent start, output, statistics) as the
-//! tape runs of `crates/daec-sim/benches/simulate.rs`; and Andrews'
-//! squeezer on the HiC form at 1e-3, 1e-5 and 1e-6 (1e-5: the positions
-//! at t = 0.03 as accurate as RADAU5's at 1e-8). Needs
-//! `rustc` (the one building this benchmark will do).
+//! (baese2017 §4.7) at rtol = atol = 1e-6 — the setting of the comparison
+//! with Hairer's RADAU5, `benches/radau5-reference/README.md` — and at
+//! 4e-7, with the model's residuals and Jacobians compiled by rustc
+//! (`daec_cli::native::RustcCompiler`, the code `daec_sim::native`
+//! generates) and the same driver (`daec_sim::integrate`: consistent
+//! start, output, statistics) as the tape runs of
+//! `crates/daec-sim/benches/simulate.rs`; and Andrews' squeezer on the HiC
+//! form at 1e-3, 1e-5 and 1e-6 (1e-5: the positions at t = 0.03 as
+//! accurate as RADAU5's at 1e-8). Needs `rustc` (the one building this
+//! benchmark will do).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use daec_diag::SourceMap;

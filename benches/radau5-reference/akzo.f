@@ -1,6 +1,6 @@
-C     Akzo Nobel (IVP test set chemakzo) with Hairer's RADAU5: the
-C     reference figures of issue 6 on this machine. Not built by cargo;
-C     see README.md in this directory.
+C     Akzo Nobel (IVP test set chemakzo) with Hairer's RADAU5, the
+C     reference daec is compared with. Not built by cargo; see
+C     README.md in this directory.
 C     Usage: akzo TOL NREP   (NREP > 1 also prints microseconds per solve)
       PROGRAM AKZO
       IMPLICIT DOUBLE PRECISION (A-H,O-Z)

@@ -1,10 +1,11 @@
 //! Benchmarks of `daec simulate` in-process (after compilation): Akzo
-//! Nobel (Baese 2017 §4.7) at rtol = atol = 1e-6, the reference setting of
-//! Hairer's RADAU5 (issue 6), and at 4e-7 and 1e-7 where daec's errors are
-//! below RADAU5's at 1e-6 in both measures, each once with the tapes of
-//! `daec simulate` and once with the model compiled by rustc (the module of
-//! `daec regularize --emit rust`); the HiC pendulum of steinbrecher2016
-//! Ex. 5.1 over one period; Andrews' squeezer on the HiC form.
+//! Nobel (baese2017 §4.7) at rtol = atol = 1e-6, the setting of the
+//! comparison with Hairer's RADAU5 (`benches/radau5-reference/README.md`),
+//! and at 4e-7 and 1e-7 where daec's errors are below RADAU5's at 1e-6 in
+//! both measures, each once with the tapes of `daec simulate` and once
+//! with the model compiled by rustc (the module of `daec regularize
+//! --emit rust`); the HiC pendulum of steinbrecher2016 Ex. 5.1 over one
+//! period; Andrews' squeezer on the HiC form.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use daec_diag::SourceMap;
@@ -110,9 +111,8 @@ fn solve_emitted(
 fn bench(c: &mut Criterion) {
     // RADAU5 (Fortran, gfortran -O2, h0 = 1e-10) at rtol = atol = 1e-6:
     // 38 steps, 295 f-evaluations, 25 Jacobians, 38 LU, max relative
-    // error 1.51e-6, max absolute error 1.18e-8; 34 µs per solve on the
-    // machine of session 4, 47–53 µs on that of session 5
-    // (`benches/radau5-reference`: measure it next to this benchmark).
+    // error 1.51e-6, max absolute error 1.18e-8; its time is measured
+    // back to back with this benchmark (`benches/radau5-reference`).
     // daec at 1e-6 (the reference setting: 24 steps, 217 evaluations;
     // errors 1.33e-6 and 1.61e-8, the absolute one a little above
     // RADAU5's), at 4e-7 (26 steps, 234 evaluations, both errors below
@@ -189,11 +189,10 @@ fn bench(c: &mut Criterion) {
         b.iter(|| integrate(&mut dae, &mut prepared, &ro).expect("integrates"))
     });
     // Andrews' squeezer (IVP test set) over [0, 0.03] on the default HiC
-    // form, `--rtol` only as in the work-precision table of
-    // `benches/radau5-reference`: at 1e-3 101 steps, positions 4.0e-5 off
-    // the reference at t = 0.03; at 1e-4 125 steps, 3.6e-6; at 1e-6 201
-    // steps, 1.6e-7. Hairer's RADAU5 on the index-3 form: 9.1e-4 in 2.2 ms
-    // at 1e-6, 5.2e-6 in 3.3 ms at 1e-8 (session 10).
+    // form, `--rtol` only, the positions at t = 0.03 against the test
+    // set's reference; `benches/simulate_native.rs` runs the same with
+    // compiled functions for the comparison with RADAU5
+    // (`benches/radau5-reference`).
     for (name, tol) in [
         ("andrews_hic_tol_1e-3_solve", 1e-3),
         ("andrews_hic_tol_1e-4_solve", 1e-4),
@@ -254,8 +253,8 @@ fn pendulum_2000() {
     );
 }
 
-/// Issue 7: the pendulum of steinbrecher2016 Ex. 5.1 over [0, 200] with
-/// HERK (HEM4, Bäse 2017), Radau IIA on the HiC form and projected Radau
+/// The pendulum of steinbrecher2016 Ex. 5.1 over [0, 200] with
+/// HERK (HEM4, baese2017), Radau IIA on the HiC form and projected Radau
 /// IIA on the index-3 form (projected-rk-index3-daes) at matched accuracy
 /// (the state error at t = 200 against a Radau run at 1e-12, printed
 /// once): HERK at tolerance 1e-9, Radau/HiC at 1e-8 and projected Radau at
@@ -311,7 +310,7 @@ fn herk_vs_radau_pendulum_200(c: &mut Criterion) {
     group.finish();
 }
 
-/// The large case of issue 6: the HiC form of the pendulum chain
+/// A large model: the HiC form of the pendulum chain
 /// (`models/scale/pendulum_chain.dae`, `-p N=…`) over a short interval,
 /// the Radau IIA integration alone (the compiled problem from its
 /// consistent initial point) with the dense and with the sparse linear
