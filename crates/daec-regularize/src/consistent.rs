@@ -231,7 +231,8 @@ pub fn consistent_point(
 }
 
 /// Unknowns from which [`consistent_point`] solves its Gauss–Newton steps
-/// with the sparse normal equations instead of the dense QR.
+/// with the sparse augmented system
+/// (`daec_solve::linalg::min_norm_solve_sparse`) instead of the dense QR.
 const SPARSE_MIN_NORM_FROM: usize = 100;
 
 /// The dense Gauss–Newton step of [`consistent_point`]: `y` of least norm

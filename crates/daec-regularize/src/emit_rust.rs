@@ -1,5 +1,5 @@
 //! The Rust emitter: a [`QuasiLinearForm`] as a self-contained Rust module
-//! implementing `daec_solve::QuasiLinearDae` (issue 5, `--emit rust`).
+//! implementing `daec_solve::QuasiLinearDae` (`--emit rust`).
 //!
 //! The module has `daec-solve` as its only dependency. It contains
 //!

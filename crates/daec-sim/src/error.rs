@@ -6,10 +6,16 @@ use std::fmt;
 /// Why a simulation could not be set up or could not continue.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SimError {
-    /// The model cannot be brought into the HiC form (steinbrecher2016
-    /// §3.3): structurally singular, constraints not extractable,
-    /// not quasi-linear, or of order > 1. The message names the
-    /// equations/variables involved.
+    /// The model cannot be simulated with the formulation or method
+    /// asked for: the formulation does not apply to it (the reason of
+    /// `daec_regularize::regularize` or of its quasi-linear split, e.g. a
+    /// structurally singular model or constraints that cannot be
+    /// extracted), the method does not fit the formulation or the model
+    /// (projected Radau IIA without the index-3 formulation, half-explicit
+    /// Runge–Kutta on it, `--method radau-2nd` on a first-order model or
+    /// one with events), or a `when` condition or `reinit` value depends
+    /// on a derivative. The message names the equations or variables
+    /// involved and what to use instead.
     Unsupported(String),
     /// The initial conditions are inconsistent or underdetermined; the
     /// message names the variables involved.

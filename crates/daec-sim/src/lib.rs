@@ -1,6 +1,6 @@
 //! Simulation of flat DAEs: `daec simulate` outside the integrator.
 //!
-//! The pipeline (issue 6):
+//! The pipeline:
 //!
 //! 0. [`first_order`] — the reduction of higher-order (and
 //!    non-quasi-linear) models to first-order quasi-linear ones;

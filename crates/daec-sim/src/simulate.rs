@@ -229,7 +229,7 @@ fn compile_native(
         .map_err(SimError::Native)
 }
 
-/// The StE variants of dynamic state selection (issue 6 point 5): the
+/// The StE variants of dynamic state selection: the
 /// analysis the HVTs and `κ_T` come from and the variants on other HVTs,
 /// built when first needed and kept for switching back.
 #[derive(Debug)]

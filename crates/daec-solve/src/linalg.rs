@@ -40,11 +40,10 @@ pub struct Singular(pub usize);
 /// below `faer` ([`FAER_THRESHOLD`]) — are factorised and solved by code
 /// specialised to the order (const generics: the loops are unrolled and the
 /// bounds checks vanish), the small systems of chemical kinetics and
-/// mechanics. Same operations in the same order as the general loops (kept
-/// as the reference the tests compare with), so the results are identical
-/// bit for bit. (It was 12: orders 13–24 — Andrews' squeezer
-/// on the HiC form has 20 unknowns — ran the general loops, 7–15 %
-/// slower over a whole run, `benches/simulate_native.rs`.)
+/// mechanics (Andrews' squeezer on the HiC form has 20 unknowns). Same
+/// operations in the same order as the general loops (kept as the
+/// reference the tests compare with), so the results are identical bit
+/// for bit.
 pub const FIXED_MAX: usize = 24;
 const _: () = assert!(
     FIXED_MAX == FAER_THRESHOLD,

@@ -10,9 +10,13 @@
 //!
 //! (the collocation conditions; for constant `E` this is exactly RADAU5's
 //! `M (A^{-1}⊗I) Z / h = F(Z)`). The simplified Newton method freezes
-//! `M = E(t_n, z_n)` and `J = [∂k/∂z − (∂E/∂z)ż; ∂g/∂z]` at the step start
-//! and, after the transformation with `T` (IV.8, (8.15)–(8.17)), solves one
-//! real and one complex `n × n` system per iteration. Convergence is
+//! `M = E` and `J = [∂k/∂z − (∂E/∂z)ż; ∂g/∂z]` at one point per step —
+//! by default the step's midpoint `t_n + h/2`, at the value the last
+//! step's collocation polynomial predicts there
+//! ([`Options::jacobian_at_midpoint`]; RADAU5 and the first step take the
+//! step start `(t_n, z_n)`) — and, after the transformation with `T`
+//! (IV.8, (8.15)–(8.17)), solves one real and one complex `n × n` system
+//! per iteration. Convergence is
 //! monitored with the contraction estimate `θ` and stopped with
 //! `η·‖ΔW‖ ≤ κ·Tol` (IV.8, (8.10)–(8.14)); the error is estimated with the
 //! embedded formula filtered by `(γ0 h M − J)^{-1}` (IV.8, (8.19)–(8.20));
@@ -104,16 +108,13 @@ pub struct Options {
 /// in RADAU5, the same matrix; but a midpoint Jacobian sits at a point
 /// extrapolated half the failed step ahead, which after a sharp turn of
 /// the solution may be far from it and from every stage of the smaller
-/// steps. Kept, it made Andrews' squeezer at TOL 1e-3 fail 15 times in a
-/// row down to h = 8e-7 from 7.7e-4 (θ growing as h shrank); taken at the
-/// start from the second failure, the work falls monotonically with the
-/// tolerance (1e-3 … 3e-5: 1063, 1148, 1471, 1570 evaluations, against
-/// 1417, 1219, 1694, 1993), the largest position error along the run
-/// equal at 3e-4 and 1e-4, 2.9e-4 against 1.0e-4 at 1e-3 and 1.3e-5
-/// against 8.9e-6 at 3e-5 (each within its tolerance; from 1e-5 on
-/// nothing changes). The first failure keeps the midpoint: most steps
-/// then converge with the smaller `h` (taking the start at once cost
-/// 3–21 % more evaluations from 1e-3 to 1e-8).
+/// steps, so that the retries fail again while `h` collapses (Andrews'
+/// squeezer near t = 0.02: θ grows as `h` shrinks). From the second
+/// failure the start is used, and the work falls monotonically as the
+/// tolerance loosens (`tests/simulate_projected.rs`,
+/// `andrews_work_falls_as_the_tolerance_loosens`). The first failure keeps
+/// the midpoint: most steps then converge with the smaller `h`, and
+/// switching at the first failure costs more evaluations.
 pub const MIDPOINT_FAILURES: usize = 2;
 
 /// The linear algebra of the simplified Newton iteration.

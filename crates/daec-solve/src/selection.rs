@@ -404,8 +404,8 @@ pub fn select_equations_preferring(
 /// to a large fraction of the dense matrix (50 links: 62 000 of 157 500
 /// entries), so for such models the selection, not the LU, dominates the
 /// cost of a Jacobian evaluation. Neither a Markowitz column choice with
-/// threshold 0.1 nor a fewest-rows tie-break reduced that fill (tried):
-/// the row order matters, which [`select_equations_ordered`] keeps — that
+/// threshold 0.1 nor a fewest-rows tie-break reduces that fill: the row
+/// order matters, which [`select_equations_ordered`] keeps — that
 /// is the selection [`crate::Radau5`]'s sparse path uses (this one remains
 /// its fallback and the reference the tests compare against).
 pub fn select_equations_sparse(

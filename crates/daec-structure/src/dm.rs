@@ -1,5 +1,5 @@
 //! Maximum matchings (Hopcroft–Karp) and the Dulmage–Mendelsohn decomposition of the
-//! sparsity pattern of Σ, for diagnosing structurally singular models (issue 4, item 4).
+//! sparsity pattern of Σ, for diagnosing structurally singular models.
 //!
 //! Dulmage & Mendelsohn (1958); Pothen & Fan (1990) §2: with a maximum matching M,
 //! * the **over-determined** part is everything reachable by M-alternating paths from the
