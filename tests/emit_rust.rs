@@ -1,4 +1,4 @@
-//! Every emitted Rust module compiles and evaluates right (issue 5): for
+//! Every emitted Rust module compiles and evaluates right: for
 //! every model in `models/` and every formulation that applies to it, the
 //! module of `daec_regularize::emit_rust` is written into one temporary
 //! cargo project (path dependency on `crates/daec-solve`, the workspace's
@@ -405,7 +405,7 @@ fn every_emitted_module_compiles_and_matches_the_tape_evaluation() {
 }
 
 /// The compile time of the emitted HiC module of the pendulum chain with
-/// N = 1000 (issue 5, performance; run with `--ignored --nocapture`).
+/// N = 1000 (a measurement; run with `--ignored --nocapture`).
 #[test]
 #[ignore = "measurement: builds a module of several MB"]
 fn pendulum_chain_1000_compile_time() {

@@ -776,7 +776,7 @@ fn pendulum_di1_form_of_the_original_model_drifts() {
 
 #[test]
 fn every_form_of_every_model_simulates_or_is_refused_with_a_reason() {
-    // issue 6: all formulations run through the same Radau IIA; a form that
+    // All formulations run through the same Radau IIA; a form that
     // does not apply is refused (exit 1) with the reason, never a panic.
     let mut runs = 0;
     for m in valid_models() {

@@ -73,12 +73,10 @@ fn same_as_tapes(args: &[&str], tag: &str, tol: f64) -> (serde_json::Value, Stri
 
 #[test]
 fn akzo_nobel_native_gives_the_tape_run() {
-    // Baese 2017 §4.7 at the reference setting of issue 6 (rtol = atol =
-    // 1e-6): an index-1 model with one algebraic constraint. The tapes
-    // take 24 steps and 217 residual evaluations (29 and 236 from
-    // RADAU5's starting step 1e-6 instead of the one chosen from the
-    // initial derivative; 30 and 279 with the Jacobians at the step
-    // start too); rustc's code gives the same run.
+    // baese2017 §4.7 at the setting of the RADAU5 comparison (rtol = atol
+    // = 1e-6, `benches/radau5-reference`): an index-1 model with one
+    // algebraic constraint. The tapes take 24 steps and 217 residual
+    // evaluations; rustc's code gives the same run.
     let args = [
         "models/baese/akzo_nobel.dae",
         "--rtol",

@@ -180,15 +180,13 @@ fn andrews_position_error(method: &str, tol: &str) -> f64 {
 fn projecting_andrews_velocities_in_the_mass_metric_keeps_the_accuracy() {
     // Eq. (2.8) moves the velocities along ∂k/∂λ = −M⁻¹Gᵀ. Andrews' mass
     // matrix is far from the identity (inertias 1e-7 … 1e-5), and a
-    // Euclidean projection there turned the velocity error normal to the
-    // manifold into one along it: the positions at t = 0.03 were off by
-    // 5.2e-2 at 1e-6, 100× worse than without projecting, where Theorem
-    // 2.1 says the projection leaves the accuracy untouched. Measured
-    // now (largest position error): 1.1e-3 and 5.3e-5 projected (60 and
-    // 113 steps), 1.2e-3 and 6.1e-5 without; Hairer's RADAU5 on the
-    // 27-variable index-3 form: 9.1e-4 and 5.2e-6 (99 and 147 steps).
-    // (With the Jacobians at the step start, where Newton's convergence
-    // limited the step size: 2.0e-4 and 3.2e-5 in 68 and 121 steps.)
+    // Euclidean projection there turns the velocity error normal to the
+    // manifold into one along it (positions at t = 0.03 off by 5.2e-2 at
+    // 1e-6, 100× worse than without projecting), where Theorem 2.1 says
+    // the projection leaves the accuracy untouched. In the mass metric
+    // the projected and the plain run are about equally accurate (largest
+    // position errors near 1e-3 at 1e-6 and 5e-5 at 1e-8; Hairer's RADAU5
+    // on the 27-variable index-3 form: 9.1e-4 and 5.2e-6).
     for (tol, bound) in [("1e-6", 3e-3), ("1e-8", 2e-4)] {
         let projected = andrews_position_error("radau5-projected", tol);
         let plain = andrews_position_error("radau5", tol);
@@ -217,23 +215,16 @@ const ANDREWS_MULTIPLIERS: [f64; 6] = [
 fn andrews_on_the_default_hic_form_is_accurate_in_positions_and_multipliers() {
     // The default path (HiC, overdetermined Radau IIA). The equation
     // selection pivots each constraint on the unknowns of its own level
-    // (dummy derivatives): before, complete pivoting by magnitude solved
-    // the velocity constraints G(q)v = 0 for positions (their entries
-    // there, ∂(Gv)/∂q, are ~10³ × those on v), so positions followed the
-    // velocities' direction instead of q̇ = v: 232 steps and a position
-    // error of 1.1e-6 at 1e-6, 3.2e-4 at 1e-3. Measured now: 5.8e-7
-    // (169 steps) and 1.6e-4 (75 steps); multipliers (relative to
-    // max(1, |λ|)) 2.3e-6 and 3.4e-4. (With the Jacobians at the step
-    // start, where Newton's convergence limited the step size below what
-    // the error asked: 1.6e-7 in 203 steps and 4.0e-5 in 101.) At 1e-3
-    // the error at t = 0.03 moves with any change to the iteration: it
-    // was 7.1e-6 in 86 steps while a midpoint Jacobian was kept through
-    // a cascade of Newton failures (see
-    // `andrews_work_falls_as_the_tolerance_loosens`), the step size
-    // collapsing to 8e-7 near t = 0.02; the largest error along the run
-    // was 1.0e-4 then and is 2.9e-4 now, both within the tolerance. So
-    // that bound only guards against gross errors. Hairer's RADAU5 on the
-    // index-3 form: positions 9.1e-4 at 1e-6.
+    // (dummy derivatives). Complete pivoting by magnitude would solve the
+    // velocity constraints G(q)v = 0 for positions (their entries there,
+    // ∂(Gv)/∂q, are ~10³ × those on v), so that the positions follow the
+    // velocities' direction instead of q̇ = v, with a position error of
+    // 1.1e-6 at 1e-6 in 232 steps. With the level pivots: 5.8e-7 at 1e-6
+    // and 1.6e-4 at 1e-3; multipliers (relative to max(1, |λ|)) 2.3e-6
+    // and 3.4e-4. At 1e-3 the error at t = 0.03 moves with any change to
+    // the iteration while the largest error along the run stays within
+    // the tolerance, so that bound only guards against gross errors.
+    // Hairer's RADAU5 on the index-3 form: positions 9.1e-4 at 1e-6.
     for (tol, pos_bound, lambda_bound) in [("1e-6", 1.5e-6, 1e-5), ("1e-3", 1e-3, 1e-3)] {
         let end = andrews_at_end(&["--rtol", tol]);
         let pos = andrews_position_error_of(&end);
@@ -266,14 +257,12 @@ fn andrews_work_falls_as_the_tolerance_loosens() {
     // A Newton failure retries the step with a smaller h and the same
     // matrix (RADAU5). With the Jacobians at the predicted midpoint that
     // matrix sits at a point extrapolated half the failed step ahead;
-    // near t = 0.02, where the squeezer turns sharply, keeping it made
-    // the Newton iteration fail 15 times in a row (θ growing as h shrank,
-    // from h = 7.7e-4 down to 8e-7), and looser tolerances cost more:
-    // 1417, 1219, 1694, 1993 and 1727 residual evaluations at 1e-3,
-    // 3e-4, 1e-4, 3e-5 and 1e-5. From the second failure of a step the
-    // Jacobians are now taken at the step start: 1063, 1148, 1471, 1570,
-    // 1727 (1108, 1151, 1430, 1602, 1720 from the starting step the
-    // initial derivative gives).
+    // near t = 0.02, where the squeezer turns sharply, keeping it makes
+    // the Newton iteration fail again and again (θ growing as h shrinks,
+    // down to h ≈ 1e-6), and looser tolerances cost more work than
+    // tighter ones. From the second failure of a step the Jacobians are
+    // taken at the step start (`daec_solve::radau5::MIDPOINT_FAILURES`),
+    // and the work falls monotonically as the tolerance loosens.
     let tols = ["1e-3", "3e-4", "1e-4", "3e-5", "1e-5"];
     let work: Vec<u64> = tols
         .iter()
@@ -296,10 +285,10 @@ fn andrews_work_falls_as_the_tolerance_loosens() {
 fn andrews_structural_extension_takes_dummies_whose_constraint_block_is_regular() {
     // The HVT of largest κ_T = Π|𝔍_ij| (Steinbrecher 2016, §3.1) makes
     // β, Θ, γ, Φ, Ω, ε dummies, but the four position constraints that
-    // fix β, Θ, γ, Φ are dependent in them at the start: StE was refused.
-    // The HVT is now chosen among those whose dummies' blocks Gaussian
-    // elimination finds regular; StE integrates (β free) and matches the
-    // test-set reference (measured 2.5e-9 at the model's 1e-8).
+    // fix β, Θ, γ, Φ are dependent in them at the start, so that StE on
+    // it fails. The HVT is chosen among those whose dummies' blocks
+    // Gaussian elimination finds regular; StE integrates (β free) and
+    // matches the test-set reference (2.5e-9 at the model's 1e-8).
     let end = andrews_at_end(&["--form", "ste"]);
     let pos = andrews_position_error_of(&end);
     assert!(pos < 1e-7, "position error {pos:e}");

@@ -1,8 +1,8 @@
 //! The DAE test set in `models/testset/` (Test Set for IVP Solvers,
-//! release 2.4, Univ. of Bari; issue 22): every problem's reference file
+//! release 2.4, Univ. of Bari; mazzia-magherini2008): every problem's reference file
 //! parses and names the model's unknowns, every model flattens with the
 //! test set's dimension and analyzes with its stated index, and the problems
-//! that daec integrates today reach the published solution at `t_end`
+//! that daec integrates reach the published solution at `t_end`
 //! within the accuracy the solver attains at the tolerance used (bounds
 //! about ten times the observed error; the reference files are the truth,
 //! `models/README.md`).
@@ -15,7 +15,7 @@ use serde_json::Value;
 /// One problem of the test set: file stem in `models/testset/`, the
 /// dimension and index the test set states, the auxiliary unknowns the
 /// model adds (the wheelset's forces, see its header), and whether
-/// `daec analyze` succeeds on it today: the water tube and the charge pump
+/// `daec analyze` succeeds on it: the water tube and the charge pump
 /// stop with a singular Σ-Jacobian at the consistent point (their Σ-matrix
 /// counts branches of `if` expressions that are not active there), the
 /// two-bit adder too (nodes without a capacitance to ground: the charges at

@@ -1,4 +1,4 @@
-//! The compiled path of issue 6's Akzo Nobel benchmark: the Rust module
+//! The compiled path of the Akzo Nobel benchmark: the Rust module
 //! `daec regularize models/baese/akzo_nobel.dae --form hic --emit rust`
 //! writes, checked in as `benches/emitted/akzo_nobel_hic.rs` (the
 //! benchmark compiles it), is the emitter's current output, and
