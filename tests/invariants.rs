@@ -115,3 +115,84 @@ fn analysis_output_is_deterministic() {
         assert_eq!(a.stdout, b.stdout, "{model}");
     }
 }
+
+/// The daec crates a crate of the workspace lists under `[dependencies]`
+/// in its `Cargo.toml` (not its dev-dependencies).
+fn daec_dependencies(krate: &str) -> Vec<String> {
+    let manifest = common::root().join("crates").join(krate).join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let mut deps = Vec::new();
+    let mut in_dependencies = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_dependencies = line == "[dependencies]";
+        } else if in_dependencies && line.starts_with("daec-") {
+            let name = line.split(['.', ' ', '=']).next().unwrap_or(line);
+            deps.push(name.to_owned());
+        }
+    }
+    deps
+}
+
+/// The layering of ARCHITECTURE.md: the symbolic core, the structural
+/// analysis and the integrators depend on no other daec crate, so each
+/// is tested on its own.
+#[test]
+fn the_core_crates_depend_on_no_daec_crate() {
+    for krate in ["daec-expr", "daec-structure", "daec-solve"] {
+        let deps = daec_dependencies(krate);
+        assert!(deps.is_empty(), "{krate} depends on {deps:?}");
+    }
+    // (the scan reads the manifests it should)
+    assert!(daec_dependencies("daec-model").contains(&"daec-syntax".to_owned()));
+}
+
+/// Invariant 3: semantic IRs keep no spans. `daec_diag::Span` is reachable
+/// only from the crates that depend on `daec-diag` — the parser, the
+/// lowering and the CLI — so the expression pool, the structural
+/// analysis, the formulations, the integrators and the simulation cannot
+/// hold one; and the lowering's `Dae` keeps its spans in the `SourceSpans`
+/// side table, keyed by index, and in no other type of `daec-model`'s
+/// `lib.rs`.
+#[test]
+fn spans_stay_out_of_the_semantic_representations() {
+    for krate in [
+        "daec-expr",
+        "daec-structure",
+        "daec-regularize",
+        "daec-solve",
+        "daec-sim",
+    ] {
+        let deps = daec_dependencies(krate);
+        assert!(
+            !deps.iter().any(|d| d == "daec-diag"),
+            "{krate} depends on daec-diag: {deps:?}"
+        );
+    }
+    let path = common::root().join("crates/daec-model/src/lib.rs");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut in_side_table = false;
+    let mut side_table_found = false;
+    let mut offenders = Vec::new();
+    for (lineno, line) in text.lines().enumerate() {
+        if line.starts_with("pub struct SourceSpans") {
+            in_side_table = true;
+            side_table_found = true;
+        } else if in_side_table && line.starts_with('}') {
+            in_side_table = false;
+        }
+        let code = line.trim_start();
+        if in_side_table || code.starts_with("//") || code.starts_with("use ") {
+            continue;
+        }
+        if code.replace("SourceSpans", "").contains("Span") {
+            offenders.push(format!("lib.rs:{}: {code}", lineno + 1));
+        }
+    }
+    assert!(side_table_found, "the scan finds SourceSpans");
+    assert!(
+        offenders.is_empty(),
+        "spans outside the SourceSpans side table:\n{}",
+        offenders.join("\n")
+    );
+}
