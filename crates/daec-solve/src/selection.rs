@@ -246,7 +246,7 @@ fn derivative_class(n: usize, e_rows: &[Vec<usize>], jd_rows: &[Vec<usize>]) -> 
     for _ in 0..n {
         let mut changed = false;
         for &(c, x) in &chains {
-            if order[x] < order[c] + 1 && order[c] + 1 <= n as u32 {
+            if order[x] <= order[c] && order[c] < n as u32 {
                 order[x] = order[c] + 1;
                 changed = true;
             }
