@@ -7,8 +7,11 @@
 //! start, output, statistics) as the tape runs of
 //! `crates/daec-sim/benches/simulate.rs`; and Andrews' squeezer on the HiC
 //! form at 1e-3, 1e-5 and 1e-6 (1e-5: the positions at t = 0.03 as
-//! accurate as RADAU5's at 1e-8). Needs `rustc` (the one building this
-//! benchmark will do).
+//! accurate as RADAU5's at 1e-8); and the start-up `--native` adds
+//! (`native_startup`: a cached library's generation and load, a first
+//! build). Needs `rustc` (the one building this benchmark will do).
+//! `cargo bench --bench simulate_native -- native_startup` runs the
+//! start-up group alone.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use daec_diag::SourceMap;
@@ -115,7 +118,7 @@ fn reference_of(model: &str, t: &str) -> Vec<f64> {
 }
 
 fn bench(c: &mut Criterion) {
-    let compiler = Arc::new(daec_cli::native::RustcCompiler::new(None, None).expect("rustc"));
+    let compiler = Arc::new(daec_cli::native::RustcCompiler::new(None, None));
     // the IVP test set's reference solution at t = 180
     let reference = reference_of(MODEL, "180");
     assert_eq!(reference.len(), 6, "the model's reference line");
@@ -160,5 +163,46 @@ fn bench(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench);
+/// The start-up `--native` adds to a run, on test-set problems of
+/// growing size: generating the source and loading the cached library
+/// (`native_cached_start_<problem>`, a run whose library is in the cache),
+/// and the first build into an empty cache (`native_first_build_<problem>`).
+fn startup(c: &mut Criterion) {
+    let cache = std::env::temp_dir().join(format!("daec-bench-native-{}", std::process::id()));
+    let compiler = Arc::new(daec_cli::native::RustcCompiler::new(
+        None,
+        Some(cache.join("warm")),
+    ));
+    let mut group = c.benchmark_group("native_startup");
+    group.sample_size(10);
+    for problem in ["akzo_nobel", "andrews", "fekete"] {
+        let model = format!("models/testset/{problem}.dae");
+        let path = format!("{}/{model}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("model file");
+        // fills the cache
+        let (dae, mut prepared, _) = load_native(&model, &text, &SimOptions::default(), &compiler);
+        group.bench_function(format!("native_cached_start_{problem}"), |b| {
+            b.iter(|| {
+                prepared
+                    .compile_native(&dae, compiler.clone())
+                    .expect("native code")
+            })
+        });
+        let mut fresh = 0u32;
+        group.bench_function(format!("native_first_build_{problem}"), |b| {
+            b.iter(|| {
+                fresh += 1;
+                let cold = Arc::new(daec_cli::native::RustcCompiler::new(
+                    None,
+                    Some(cache.join(format!("cold-{fresh}"))),
+                ));
+                prepared.compile_native(&dae, cold).expect("native code")
+            })
+        });
+    }
+    group.finish();
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+criterion_group!(benches, bench, startup);
 criterion_main!(benches);

@@ -186,12 +186,15 @@ fn parameters_are_passed_at_run_time_not_compiled_in() {
 
 #[test]
 fn native_without_a_compiler_is_a_usage_error() {
+    let cache = fresh_cache("no-compiler");
     let r = daec(&[
         "simulate",
         "models/baese/akzo_nobel.dae",
         "--native",
         "--rustc",
         "/nonexistent/bin/rustc",
+        "--cache-dir",
+        cache.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
@@ -228,6 +231,41 @@ fn native_needs_a_first_order_formulation() {
     ]);
     assert_eq!(r.code, 2, "--rustc without --native: {}", r.stderr);
     assert!(r.stderr.contains("--native"), "{}", r.stderr);
+}
+
+#[test]
+fn a_cached_library_is_loaded_without_running_the_compiler() {
+    // The compiler runs only to build: a run whose library is cached
+    // needs none (and does not spend a process start on `rustc -vV`).
+    let cache = fresh_cache("no-compiler-cached");
+    let cache_arg = cache.to_str().unwrap();
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let with = |rustc: &str| -> Vec<String> {
+        let args = [
+            "models/baese/akzo_nobel.dae",
+            "--interval",
+            "60",
+            "--native",
+            "--verbose",
+            "--cache-dir",
+            cache_arg,
+            "--rustc",
+            rustc,
+        ];
+        args.iter().map(|a| a.to_string()).collect()
+    };
+    let (a, b) = (with(&rustc), with("/nonexistent/bin/rustc"));
+    let (first, _, stderr) = run(
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+        "cached-1",
+    );
+    let lib = library_of(&stderr, "compiled");
+    let (again, _, stderr) = run(
+        &b.iter().map(String::as_str).collect::<Vec<_>>(),
+        "cached-2",
+    );
+    assert_eq!(library_of(&stderr, "cached"), lib);
+    assert_eq!(again, first);
 }
 
 /// A fresh cache directory for one test (0755: private enough).

@@ -17,10 +17,15 @@
 //! daec creates there are private (0700), and a library is loaded only
 //! from a directory owned by the user that no other user may write
 //! (`private_dir`). A library is keyed by a hash of its source, the
-//! compiler's version and the flags, and reused only when the source kept
-//! beside it is the same text and the library's bytes have the SHA-256
-//! recorded when daec built it (`<stem>.sha256`); otherwise it is built
-//! again. The bytes that are checked are the bytes that are loaded: the
+//! flags and daec's version, and reused only when the source kept beside
+//! it is the same text and the library's bytes have the SHA-256 recorded
+//! when daec built it (`<stem>.sha256`); otherwise it is built again. The
+//! compiler is run only to build: a cached library is loaded without it,
+//! and one built by an older compiler is kept (the library's behaviour is
+//! its source's, and its interface is checked at load); delete the cache
+//! directory to rebuild everything with a new compiler. Libraries are
+//! stripped of symbols, which makes them about a tenth of the size and
+//! their loading (read, hash, copy, `dlopen`) a few milliseconds. The bytes that are checked are the bytes that are loaded: the
 //! library is read into memory, hashed, written to a fresh file created
 //! exclusively (0600) in the private directory, loaded from there and
 //! unlinked (`load_bytes`), so no file can be swapped between the check
@@ -28,10 +33,10 @@
 //! place, so concurrent runs never load a half-written library.
 #![allow(unsafe_code)]
 
+use daec_sim::NativeCompiler;
 use daec_sim::native::{
     NATIVE_LAYOUT_SYMBOL, NATIVE_SYMBOLS, NativeCode, NativeFn, NativeLayout, NativeSource,
 };
-use daec_sim::{NativeCompiler, SimError};
 use sha2::{Digest, Sha256};
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::Write;
@@ -49,6 +54,7 @@ const RUSTC_FLAGS: &[&str] = &[
     "-Copt-level=3",
     "-Cpanic=abort",
     "-Cdebuginfo=0",
+    "-Cstrip=symbols",
 ];
 
 /// Compiles native code with `rustc` (`$RUSTC`, else `rustc` on the
@@ -56,7 +62,6 @@ const RUSTC_FLAGS: &[&str] = &[
 #[derive(Debug)]
 pub struct RustcCompiler {
     rustc: PathBuf,
-    version: String,
     cache: Option<PathBuf>,
     /// What the last [`NativeCompiler::compile`] did (for `--verbose`).
     log: std::sync::Mutex<Vec<String>>,
@@ -168,10 +173,11 @@ fn unique(path: &Path, what: &str) -> PathBuf {
 
 impl RustcCompiler {
     /// The compiler `rustc` (else `$RUSTC`, else `rustc` on the `PATH`)
-    /// and its version, and the cache `cache` (else from the environment,
-    /// see the module documentation); an error says what to install or
-    /// set.
-    pub fn new(rustc: Option<PathBuf>, cache: Option<PathBuf>) -> Result<Self, SimError> {
+    /// and the cache `cache` (else from the environment, see the module
+    /// documentation). The compiler is run only when a library is not in
+    /// the cache; its absence is then an error that says what to install
+    /// or set.
+    pub fn new(rustc: Option<PathBuf>, cache: Option<PathBuf>) -> Self {
         let rustc = rustc
             .or_else(|| {
                 std::env::var_os("RUSTC")
@@ -179,26 +185,31 @@ impl RustcCompiler {
                     .map(PathBuf::from)
             })
             .unwrap_or_else(|| PathBuf::from("rustc"));
-        let out = Command::new(&rustc).arg("-vV").output().map_err(|e| {
-            SimError::Native(format!(
-                "cannot run `{}` ({e}); --native needs a Rust compiler: install one (https://rustup.rs), or give its path with --rustc or RUSTC",
-                rustc.display()
-            ))
-        })?;
-        if !out.status.success() {
-            return Err(SimError::Native(format!(
-                "`{} -vV` failed ({}): {}",
-                rustc.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(Self {
+        Self {
             rustc,
-            version: String::from_utf8_lossy(&out.stdout).into_owned(),
             cache: cache_dir(cache),
             log: std::sync::Mutex::default(),
-        })
+        }
+    }
+
+    /// The compiler's version (`rustc -vV`), or an error that says what
+    /// to install or set.
+    fn version(&self) -> Result<String, String> {
+        let out = Command::new(&self.rustc).arg("-vV").output().map_err(|e| {
+            format!(
+                "cannot run `{}` ({e}); --native needs a Rust compiler: install one (https://rustup.rs), or give its path with --rustc or RUSTC",
+                self.rustc.display()
+            )
+        })?;
+        if !out.status.success() {
+            return Err(format!(
+                "`{} -vV` failed ({}): {}",
+                self.rustc.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// What the compilations so far did, one line each (and clears it).
@@ -225,8 +236,8 @@ impl RustcCompiler {
         let flags = RUSTC_FLAGS.join(" ");
         let key = fnv1a(&[
             source.text.as_bytes(),
-            self.version.as_bytes(),
             flags.as_bytes(),
+            env!("CARGO_PKG_VERSION").as_bytes(),
         ]);
         let stem = format!("daec_native_{key:016x}");
         let files = CacheFiles {
@@ -276,6 +287,7 @@ impl RustcCompiler {
         source: &NativeSource,
     ) -> Result<Vec<u8>, String> {
         let clock = std::time::Instant::now();
+        let version = self.version()?;
         let tmp_src = unique(&files.src, "rs");
         fs::write(&tmp_src, &source.text)
             .map_err(|e| format!("cannot write `{}`: {e}", tmp_src.display()))?;
@@ -323,7 +335,7 @@ impl RustcCompiler {
         self.note(format!(
             "native code: compiled `{}` with {} in {:.2} s",
             files.lib.display(),
-            self.version.lines().next().unwrap_or("rustc"),
+            version.lines().next().unwrap_or("rustc"),
             clock.elapsed().as_secs_f64()
         ));
         Ok(bytes)

@@ -261,10 +261,10 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     prepared.set_outputs(outputs);
     let mut native_log = None;
     if args.native {
-        let compiler = Arc::new(
-            RustcCompiler::new(args.rustc.clone(), args.cache_dir.clone())
-                .map_err(|e| ctx.usage_error(&e.to_string()))?,
-        );
+        let compiler = Arc::new(RustcCompiler::new(
+            args.rustc.clone(),
+            args.cache_dir.clone(),
+        ));
         let compiled = prepared.compile_native(&dae, compiler.clone());
         if args.verbose {
             print_native_log(ctx, &compiler);
