@@ -96,12 +96,14 @@ pub fn select_equations(
 /// constraint `G(p)v = c` (both `p` and `v` first appear at level 0) is
 /// solved for velocities, the equations of motion for accelerations and
 /// multipliers, and the positions stay states, as the dummy derivatives of
-/// the index-2 formulation would have them. The levels are pivoted from
-/// the highest down, as Mattsson & Söderlind select dummy derivatives
-/// from the most differentiated equations down: the level-1 constraints
-/// `G a = …` take their accelerations before the level-0 equations of
-/// motion, which then take the remaining accelerations and the
-/// multipliers. Rows whose preferred columns are exhausted or dependent
+/// the index-2 formulation would have them. The constraint levels are
+/// pivoted from the lowest up, each before the equations of motion: a
+/// level's constraints take the unknowns that first appear there before a
+/// higher level's constraints can. (Pivoting from the highest level down,
+/// as Mattsson & Söderlind select dummy derivatives, lets the
+/// acceleration-level constraints of Andrews' squeezer take unknowns its
+/// velocity level needs: the selected system is then ill-conditioned and
+/// the Newton iteration fails for rtol ≤ 1e-7.) Rows whose preferred columns are exhausted or dependent
 /// fall back to complete pivoting over all free columns, so the selection
 /// is valid (rank `n`) whenever `[E; G]` has full rank, exactly as without
 /// preference.
@@ -182,7 +184,7 @@ impl PivotPreference {
             })
             .collect();
         let mut distinct = levels.to_vec();
-        distinct.sort_unstable_by(|a, b| b.cmp(a));
+        distinct.sort_unstable();
         distinct.dedup();
         let groups = distinct
             .iter()
@@ -195,7 +197,7 @@ impl PivotPreference {
         })
     }
 
-    /// The row groups of the restricted passes, constraints (by descending
+    /// The row groups of the restricted passes, constraints (by ascending
     /// level) first, then the differential rows: `(rows of the work
     /// matrix, preferred columns of each)`, rows numbered as in the work
     /// matrix (constraints `0..n_g`, then differential rows).
@@ -261,7 +263,7 @@ fn derivative_class(n: usize, e_rows: &[Vec<usize>], jd_rows: &[Vec<usize>]) -> 
 }
 
 /// [`select_equations`] pivoting each row on its preferred columns first
-/// (see [`PivotPreference`]): per constraint level, in descending order,
+/// (see [`PivotPreference`]): per constraint level, in ascending order,
 /// complete pivoting over the level's rows restricted to their preferred
 /// columns (each row measured against its largest preferred entry), then
 /// over all free columns for the level's remaining rows; the same for the
