@@ -49,13 +49,13 @@ pub mod simulate;
 pub use bounds::{BoundViolation, BoundsCheck};
 pub use error::SimError;
 pub use first_order::reduce_to_first_order;
-pub use hic::{HicForm, SimForm, hic_form, sim_form};
+pub use hic::{SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
 pub use method::Method;
 pub use native::{NativeCode, NativeCompiler, NativeSource};
 pub use output::{OutputTimes, Plot, Results, SimStats, log_grid, output_grid, to_csv, to_svg};
 pub use outputs::{Outputs, split_outputs};
-pub use problem::{FormProblem, HicProblem};
+pub use problem::FormProblem;
 pub use simulate::{
     MAX_STEPS, Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form,
     integrate, integrate_with_progress, prepare, prepare_form, resolve_options, simulate,
