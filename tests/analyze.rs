@@ -10,18 +10,6 @@ use daec::expr::{Env, ExprId, ParamId};
 use daec::model::{Dae, LowerOptions};
 use daec::regularize::{Analysis, AnalyzeOptions, analyze};
 
-macro_rules! snapshot {
-    ($name:expr, $value:expr) => {
-        insta::with_settings!({
-            snapshot_path => "../snapshots",
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!($name, $value);
-        })
-    };
-}
-
 fn load_with(path: &str, overrides: &[(&str, f64)]) -> Dae {
     let text = std::fs::read_to_string(common::root().join(path)).unwrap();
     let mut map = SourceMap::new();
@@ -426,7 +414,7 @@ fn every_model_meets_its_expect_line_and_is_pinned() {
                 r.stdout
             );
             assert!(r.stderr.contains("error[E0202]"), "{model}: {}", r.stderr);
-            snapshot!(snapshot_name("analyze", &model), r.stderr);
+            assert_workspace_snapshot!(snapshot_name("analyze", &model), r.stderr);
             continue;
         }
         assert_eq!(r.code, 0, "{model}: exit {}\n{}", r.code, r.stderr);
@@ -496,7 +484,7 @@ fn every_model_meets_its_expect_line_and_is_pinned() {
         assert_eq!(v["pantelides"]["equals_c"], true, "{model}: Pantelides ≠ c");
         let text = daec(&["analyze", &model]);
         assert_eq!(text.code, 0);
-        snapshot!(snapshot_name("analyze", &model), text.stdout);
+        assert_workspace_snapshot!(snapshot_name("analyze", &model), text.stdout);
     }
 }
 

@@ -6,18 +6,6 @@ mod common;
 
 use common::{daec, models_under, snapshot_name, valid_models};
 
-macro_rules! snapshot {
-    ($name:expr, $value:expr) => {
-        insta::with_settings!({
-            snapshot_path => "../snapshots",
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!($name, $value);
-        })
-    };
-}
-
 #[test]
 fn the_library_has_the_papers_models() {
     let models = valid_models();
@@ -48,7 +36,7 @@ fn every_model_flattens_and_is_pinned() {
             "{model} printed errors:\n{}",
             r.stderr
         );
-        snapshot!(snapshot_name("flatten", &model), r.stdout);
+        assert_workspace_snapshot!(snapshot_name("flatten", &model), r.stdout);
     }
 }
 
@@ -92,6 +80,6 @@ fn every_invalid_model_is_diagnosed_and_pinned() {
             "{model}: diagnostics must name file:line:col:\n{}",
             r.stderr
         );
-        snapshot!(snapshot_name("diagnostics", &model), r.stderr);
+        assert_workspace_snapshot!(snapshot_name("diagnostics", &model), r.stderr);
     }
 }

@@ -7,18 +7,6 @@ mod common;
 
 use common::{daec, snapshot_name, valid_models};
 
-macro_rules! snapshot {
-    ($name:expr, $value:expr) => {
-        insta::with_settings!({
-            snapshot_path => "../snapshots",
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!($name, $value);
-        })
-    };
-}
-
 const FORMS: [&str; 6] = ["hic", "ada", "ste", "dd", "ggl", "di1"];
 
 /// Scalable models are pinned at a small size.
@@ -53,7 +41,7 @@ fn formulations_of_every_model() {
             }
             text.push('\n');
         }
-        snapshot!(snapshot_name("regularize", &model), text);
+        assert_workspace_snapshot!(snapshot_name("regularize", &model), text);
     }
 }
 

@@ -559,13 +559,10 @@ fn every_model_in_the_library_simulates_or_is_refused_with_a_reason() {
                 assert_eq!(csv.rows.last().map(|r| r[0]), Some(stop.min(2.0)), "{m}");
                 assert!(csv.rows.iter().flatten().all(|v| v.is_finite()), "{m}");
                 let s = stats(&stats_path);
-                insta::with_settings!({
-                    snapshot_path => "../snapshots",
-                    prepend_module_to_snapshot => false,
-                    omit_expression => true,
-                }, {
-                    insta::assert_snapshot!(snapshot_name("simulate", m), stats_snapshot(m, &s, &csv));
-                });
+                assert_workspace_snapshot!(
+                    snapshot_name("simulate", m),
+                    stats_snapshot(m, &s, &csv)
+                );
             }
             // The Σ-method fails on this branch (a documented singular
             // Σ-Jacobian at the start values).

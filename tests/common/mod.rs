@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+mod snapshot;
+
 /// What one run of `daec` produced.
 pub struct Run {
     pub code: i32,

@@ -9,7 +9,8 @@
 //! parameters to 0; the chain rule gives `d/dt f = Σ ∂f/∂z_j^(k) · z_j^(k+1)
 //! + ∂f/∂t`.
 
-use crate::pool::{CmpOp, ExprId, ExprPool, Func, Func2, Leaf, Node};
+use crate::node::{CmpOp, ExprId, Func, Func2, Leaf, Node};
+use crate::pool::ExprPool;
 
 /// Marks an absent entry of the dense total-derivative memo.
 pub(crate) const NO_MEMO: u32 = u32::MAX;

@@ -19,12 +19,16 @@
 
 pub mod deriv;
 pub mod eval;
+pub mod node;
 pub mod pool;
 pub mod print;
 pub mod query;
+pub mod scalar;
 pub mod tape;
 
-pub use eval::{Env, apply_cmp, apply_func, apply_func2, powi};
-pub use pool::{Children, CmpOp, ExprId, ExprPool, Func, Func2, Leaf, Node, ParamId};
+pub use eval::Env;
+pub use node::{Children, CmpOp, ExprId, Func, Func2, Leaf, Node, ParamId};
+pub use pool::ExprPool;
 pub use print::{Names, RustNames, modelica_number, to_latex, to_modelica, to_rust};
+pub use scalar::{apply_cmp, apply_func, apply_func2, powi};
 pub use tape::{Tape, TapeError, TapeFrame, TapeLanes};

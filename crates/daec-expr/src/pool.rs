@@ -48,284 +48,12 @@ use std::hash::{Hash, Hasher};
 
 use rustc_hash::{FxHashMap, FxHasher};
 
-/// Identifier of an expression node in an [`ExprPool`].
-///
-/// Ids are dense 32-bit indices; the children of a node always have smaller
-/// ids than the node itself.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub struct ExprId(u32);
+use crate::node::{CmpOp, ExprId, Func, Func2, Leaf, Node, ParamId};
+use crate::scalar::{apply_cmp, apply_func, apply_func2};
 
-impl ExprId {
-    /// The position of this node in the pool (0-based).
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-/// Identifier of a symbolic parameter; its value is held outside the pool
-/// (for instance in the `params` slice given to [`crate::Tape::eval`]).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub struct ParamId(pub u32);
-
-/// A symbolic leaf: something whose value comes from the environment.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub enum Leaf {
-    /// The independent variable `time`.
-    Time,
-    /// A parameter.
-    Param(ParamId),
-    /// `z_unknown^(order)`: the `order`-th time derivative of an unknown
-    /// (order 0 is the unknown itself).
-    Var {
-        /// Index of the unknown.
-        unknown: u32,
-        /// Derivative order.
-        order: u32,
-    },
-}
-
-/// Unary functions of the model language.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub enum Func {
-    /// `sin`
-    Sin,
-    /// `cos`
-    Cos,
-    /// `tan`
-    Tan,
-    /// `asin`
-    Asin,
-    /// `acos`
-    Acos,
-    /// `atan`
-    Atan,
-    /// `sinh`
-    Sinh,
-    /// `cosh`
-    Cosh,
-    /// `tanh`
-    Tanh,
-    /// `exp`
-    Exp,
-    /// `log` (natural logarithm)
-    Log,
-    /// `log10`
-    Log10,
-    /// `sqrt`
-    Sqrt,
-    /// `abs`
-    Abs,
-    /// `sign` (−1, 0 or 1; NaN for NaN)
-    Sign,
-    /// `floor`
-    Floor,
-    /// `ceil`
-    Ceil,
-}
-
-impl Func {
-    /// Every unary function, in declaration order.
-    pub const ALL: [Func; 17] = [
-        Func::Sin,
-        Func::Cos,
-        Func::Tan,
-        Func::Asin,
-        Func::Acos,
-        Func::Atan,
-        Func::Sinh,
-        Func::Cosh,
-        Func::Tanh,
-        Func::Exp,
-        Func::Log,
-        Func::Log10,
-        Func::Sqrt,
-        Func::Abs,
-        Func::Sign,
-        Func::Floor,
-        Func::Ceil,
-    ];
-
-    /// The name of the function in the model language (and in Modelica).
-    pub fn name(self) -> &'static str {
-        match self {
-            Func::Sin => "sin",
-            Func::Cos => "cos",
-            Func::Tan => "tan",
-            Func::Asin => "asin",
-            Func::Acos => "acos",
-            Func::Atan => "atan",
-            Func::Sinh => "sinh",
-            Func::Cosh => "cosh",
-            Func::Tanh => "tanh",
-            Func::Exp => "exp",
-            Func::Log => "log",
-            Func::Log10 => "log10",
-            Func::Sqrt => "sqrt",
-            Func::Abs => "abs",
-            Func::Sign => "sign",
-            Func::Floor => "floor",
-            Func::Ceil => "ceil",
-        }
-    }
-
-    /// Looks a function up by its model-language name.
-    pub fn from_name(name: &str) -> Option<Func> {
-        Func::ALL.into_iter().find(|f| f.name() == name)
-    }
-}
-
-/// Binary functions of the model language.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub enum Func2 {
-    /// `atan2(y, x)`
-    Atan2,
-    /// `min(a, b)` (NaN if either operand is NaN)
-    Min,
-    /// `max(a, b)` (NaN if either operand is NaN)
-    Max,
-}
-
-impl Func2 {
-    /// The name of the function in the model language.
-    pub fn name(self) -> &'static str {
-        match self {
-            Func2::Atan2 => "atan2",
-            Func2::Min => "min",
-            Func2::Max => "max",
-        }
-    }
-
-    /// Looks a binary function up by its model-language name.
-    pub fn from_name(name: &str) -> Option<Func2> {
-        [Func2::Atan2, Func2::Min, Func2::Max]
-            .into_iter()
-            .find(|f| f.name() == name)
-    }
-}
-
-/// Comparison operators; a comparison evaluates to 1.0 (true) or 0.0 (false).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub enum CmpOp {
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-    /// `==`
-    Eq,
-    /// `<>`
-    Ne,
-}
-
-impl CmpOp {
-    /// The operator in Modelica syntax.
-    pub fn modelica(self) -> &'static str {
-        match self {
-            CmpOp::Lt => "<",
-            CmpOp::Le => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::Ge => ">=",
-            CmpOp::Eq => "==",
-            CmpOp::Ne => "<>",
-        }
-    }
-}
-
-/// One node of the DAG. Children are [`ExprId`]s with smaller indices.
-#[derive(Clone, PartialEq, Debug)]
-pub enum Node {
-    /// A numeric constant.
-    Const(f64),
-    /// A symbolic leaf (`time`, parameter, unknown or derivative of one).
-    Leaf(Leaf),
-    /// An n-ary sum (at least two terms; a constant term, if any, first; no
-    /// term is itself a sum).
-    Add(Box<[ExprId]>),
-    /// An n-ary product (at least two factors; a constant coefficient, if any,
-    /// first and never 0 or 1; no factor is itself a product).
-    Mul(Box<[ExprId]>),
-    /// An integer power `base^n`, `n ∉ {0, 1}`; `n = -1` is a reciprocal.
-    Powi(ExprId, i32),
-    /// A real power `base^exponent` (the exponent is not an integer constant).
-    Pow(ExprId, ExprId),
-    /// A unary function application.
-    Func(Func, ExprId),
-    /// A binary function application.
-    Func2(Func2, ExprId, ExprId),
-    /// A comparison (1.0 if true, 0.0 if false); `>` and `>=` are stored with
-    /// swapped operands as `<` and `<=`.
-    Cmp(CmpOp, ExprId, ExprId),
-    /// Logical and (operands are true when non-zero).
-    And(ExprId, ExprId),
-    /// Logical or.
-    Or(ExprId, ExprId),
-    /// Logical negation.
-    Not(ExprId),
-    /// `if cond then a else b` (cond is true when non-zero).
-    Select(ExprId, ExprId, ExprId),
-}
-
-/// Iterator over the children of a [`Node`], from [`Node::children`].
-#[derive(Clone, Debug)]
-pub struct Children<'a> {
-    slice: &'a [ExprId],
-    fixed: [ExprId; 3],
-    len: u8,
-    pos: u8,
-}
-
-impl Iterator for Children<'_> {
-    type Item = ExprId;
-    fn next(&mut self) -> Option<ExprId> {
-        if let Some((first, rest)) = self.slice.split_first() {
-            self.slice = rest;
-            return Some(*first);
-        }
-        if self.pos < self.len {
-            let c = self.fixed[self.pos as usize];
-            self.pos += 1;
-            Some(c)
-        } else {
-            None
-        }
-    }
-}
-
+/// Interning of nodes: bitwise equality (so `0.0` and `-0.0` differ) and
+/// the hash of the interning table.
 impl Node {
-    /// The children of this node, in operand order.
-    pub fn children(&self) -> Children<'_> {
-        let z = ExprId(0);
-        let (slice, fixed, len): (&[ExprId], [ExprId; 3], u8) = match self {
-            Node::Const(_) | Node::Leaf(_) => (&[], [z; 3], 0),
-            Node::Add(c) | Node::Mul(c) => (c, [z; 3], 0),
-            Node::Powi(a, _) | Node::Func(_, a) | Node::Not(a) => (&[], [*a, z, z], 1),
-            Node::Pow(a, b)
-            | Node::Func2(_, a, b)
-            | Node::Cmp(_, a, b)
-            | Node::And(a, b)
-            | Node::Or(a, b) => (&[], [*a, *b, z], 2),
-            Node::Select(c, a, b) => (&[], [*c, *a, *b], 3),
-        };
-        Children {
-            slice,
-            fixed,
-            len,
-            pos: 0,
-        }
-    }
-
-    /// True for nodes whose value is always 0.0 or 1.0 (comparisons and
-    /// logical operations).
-    pub fn is_boolean(&self) -> bool {
-        matches!(
-            self,
-            Node::Cmp(..) | Node::And(..) | Node::Or(..) | Node::Not(_)
-        )
-    }
-
     fn same(&self, other: &Node) -> bool {
         match (self, other) {
             (Node::Const(a), Node::Const(b)) => a.to_bits() == b.to_bits(),
@@ -1247,7 +975,7 @@ impl ExprPool {
     /// A unary function application (constant arguments are folded).
     pub fn func(&mut self, f: Func, a: ExprId) -> ExprId {
         if let Some(v) = self.as_constant(a) {
-            return self.constant(crate::eval::apply_func(f, v));
+            return self.constant(apply_func(f, v));
         }
         match (f, &self.nodes[a.index()]) {
             // abs(abs(x)) = abs(x), abs(sign(x))… keep simple and exact.
@@ -1262,7 +990,7 @@ impl ExprPool {
     /// `min`/`max` operands are ordered, `min(a, a)` → `a`).
     pub fn func2(&mut self, f: Func2, a: ExprId, b: ExprId) -> ExprId {
         if let (Some(x), Some(y)) = (self.as_constant(a), self.as_constant(b)) {
-            return self.constant(crate::eval::apply_func2(f, x, y));
+            return self.constant(apply_func2(f, x, y));
         }
         let (a, b) = match f {
             Func2::Min | Func2::Max => {
@@ -1279,7 +1007,7 @@ impl ExprPool {
     /// A comparison, 1.0 when true and 0.0 when false.
     pub fn cmp(&mut self, op: CmpOp, a: ExprId, b: ExprId) -> ExprId {
         if let (Some(x), Some(y)) = (self.as_constant(a), self.as_constant(b)) {
-            return self.constant(crate::eval::apply_cmp(op, x, y));
+            return self.constant(apply_cmp(op, x, y));
         }
         let (op, a, b) = match op {
             CmpOp::Gt => (CmpOp::Lt, b, a),

@@ -8,7 +8,8 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::pool::{CmpOp, ExprId, ExprPool, Func, Func2, Leaf, Node, ParamId};
+use crate::node::{CmpOp, ExprId, Func, Func2, Leaf, Node, ParamId};
+use crate::pool::ExprPool;
 
 /// Names of unknowns and parameters for the Modelica and LaTeX printers.
 pub trait Names {

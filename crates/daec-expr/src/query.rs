@@ -6,7 +6,8 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::pool::{ExprId, ExprPool, Leaf, Node};
+use crate::node::{ExprId, Leaf, Node};
+use crate::pool::ExprPool;
 
 /// A set of visited node ids: a hash set while small, switching to a bit set
 /// over the whole pool once it holds more than 1/64 of the pool.

@@ -7,9 +7,10 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::eval::{apply_cmp, apply_func, apply_func2, powi};
-use crate::pool::{CmpOp, ExprId, ExprPool, Func, Func2, Leaf, Node};
+use crate::node::{CmpOp, ExprId, Func, Func2, Leaf, Node};
+use crate::pool::ExprPool;
 use crate::query::IdMap;
+use crate::scalar::{apply_cmp, apply_func, apply_func2, powi};
 
 /// Why a tape could not be compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,6 +2,8 @@
 //! derivatives of constraints from the papers.
 
 mod common;
+#[path = "../../../tests/common/snapshot.rs"]
+mod snapshot;
 
 use common::{TestEnv, TestNames, names};
 use daec_expr::{CmpOp, ExprId, ExprPool, Func, Func2, ParamId, to_latex, to_modelica};
@@ -187,12 +189,7 @@ fn spring_chain_path_constraint_fourth_derivative() {
         "d⁴/dt⁴ (p2 − sin t) = p2'''' − sin t"
     );
     let table = derivative_table(&mut p, g, 4, &spring_names());
-    insta::with_settings!({
-        snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/../../snapshots"),
-        prepend_module_to_snapshot => false,
-    }, {
-        insta::assert_snapshot!("expr__spring_chain_path_constraint_dt4", table);
-    });
+    assert_workspace_snapshot!("expr__spring_chain_path_constraint_dt4", table);
 }
 
 #[test]
@@ -219,10 +216,5 @@ fn pendulum_constraint_second_derivative() {
     assert!((p.eval(d2, &e) - expected).abs() < 1e-12);
     assert_eq!(p.max_orders(d2), vec![(0, 2), (1, 2)]);
     let table = derivative_table(&mut p, g, 2, &names());
-    insta::with_settings!({
-        snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/../../snapshots"),
-        prepend_module_to_snapshot => false,
-    }, {
-        insta::assert_snapshot!("expr__pendulum_constraint_dt2", table);
-    });
+    assert_workspace_snapshot!("expr__pendulum_constraint_dt2", table);
 }

@@ -8,7 +8,7 @@
 //! The report lists which values moved and by how much.
 
 use crate::error::SimError;
-use crate::hic::SimForm;
+use crate::formulation::SimForm;
 use crate::places;
 use daec_diag::Label;
 use daec_expr::{Env, ExprId, Leaf, ParamId, to_modelica};

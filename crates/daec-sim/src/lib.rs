@@ -4,7 +4,7 @@
 //!
 //! 0. [`first_order`] — the reduction of higher-order (and
 //!    non-quasi-linear) models to first-order quasi-linear ones;
-//! 1. [`hic`] — the formulation: HiC (steinbrecher2016 §3.3, eq. (37),
+//! 1. [`formulation`] — the formulation: HiC (steinbrecher2016 §3.3, eq. (37),
 //!    the default), ADA, StE, DD, GGL or DI1 from `daec-regularize`, split
 //!    symbolically into `E(t,z)ż = k(t,z)`, `0 = g(t,z)`;
 //!    [`projected`] — the index-3 formulation (the DAE as written) of
@@ -33,7 +33,7 @@ pub mod bounds;
 pub mod error;
 pub mod events;
 pub mod first_order;
-pub mod hic;
+pub mod formulation;
 pub mod init;
 pub mod method;
 pub mod native;
@@ -49,13 +49,13 @@ pub mod simulate;
 pub use bounds::{BoundViolation, BoundsCheck};
 pub use error::SimError;
 pub use first_order::reduce_to_first_order;
-pub use hic::{HicForm, SimForm, hic_form, sim_form};
+pub use formulation::{SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
 pub use method::Method;
 pub use native::{NativeCode, NativeCompiler, NativeSource};
 pub use output::{OutputTimes, Plot, Results, SimStats, log_grid, output_grid, to_csv, to_svg};
 pub use outputs::{Outputs, split_outputs};
-pub use problem::{FormProblem, HicProblem};
+pub use problem::FormProblem;
 pub use simulate::{
     MAX_STEPS, Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form,
     integrate, integrate_with_progress, prepare, prepare_form, resolve_options, simulate,

@@ -135,10 +135,6 @@ fn compile(
         .map_err(|e| SimError::Unsupported(format!("cannot compile the equations: {e}")))
 }
 
-/// The HiC problem of earlier versions: a [`FormProblem`] over the HiC
-/// form.
-pub type HicProblem = FormProblem;
-
 impl FormProblem {
     /// Differentiates and compiles `form` (whose expressions live in
     /// `pool`); `params` are the parameter values indexed by `ParamId`.

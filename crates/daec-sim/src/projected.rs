@@ -15,7 +15,7 @@
 //! index 3: `index_j = max d − d_j + 1`.
 
 use crate::error::SimError;
-use crate::hic::{SimForm, sim_form};
+use crate::formulation::{SimForm, sim_form};
 use crate::places;
 use daec_expr::Leaf;
 use daec_model::Dae;

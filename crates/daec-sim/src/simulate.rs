@@ -9,7 +9,7 @@ use crate::events::{
     DEFAULT_MAX_EVENTS, EventTracker, WhenEvents, discontinuities, reinit_diagnostics,
     time_conditions,
 };
-use crate::hic::{SimForm, sim_form};
+use crate::formulation::{SimForm, sim_form};
 use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
 use crate::method::{Method, Solver};
 use crate::native::NativeCompiler;

@@ -6,7 +6,7 @@ use daec_regularize::formulation::UnknownKind;
 use daec_regularize::{AnalyzeOptions, analyze};
 use daec_sim::events::{discontinuities, time_conditions};
 use daec_sim::{
-    HicProblem, Results, SimError, SimOptions, SimStats, hic_form, output_grid, prepare,
+    FormProblem, Results, SimError, SimOptions, SimStats, hic_form, output_grid, prepare,
     reduce_to_first_order, resolve_options, simulate, to_csv,
 };
 use daec_solve::QuasiLinearDae;
@@ -47,7 +47,7 @@ fn hic_form_of_the_pendulum_has_four_differential_rows_and_three_levels() {
 
     let problem = {
         let params = dae.parameter_values();
-        HicProblem::new(&mut dae.pool, &form, params).unwrap()
+        FormProblem::new(&mut dae.pool, &form, params).unwrap()
     };
     assert_eq!(
         (problem.n_vars(), problem.n_diff(), problem.n_constraints()),
@@ -87,7 +87,7 @@ fn dense_output_projection_restores_the_constraints() {
     let form = hic_form(&mut dae, &analysis).unwrap();
     let problem = {
         let params = dae.parameter_values();
-        HicProblem::new(&mut dae.pool, &form, params).unwrap()
+        FormProblem::new(&mut dae.pool, &form, params).unwrap()
     };
     // a dense-output-sized perturbation of a consistent point
     let mut z = [1.0005, 0.001, 0.001, -0.002, -0.0068];
@@ -372,7 +372,7 @@ fn native_code_is_checked_against_the_problem_and_then_called_for_every_function
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());
     let form = hic_form(&mut dae, &analysis).unwrap();
     let params = dae.parameter_values();
-    let mut problem = HicProblem::new(&mut dae.pool, &form, params.clone()).unwrap();
+    let mut problem = FormProblem::new(&mut dae.pool, &form, params.clone()).unwrap();
     let layout = problem.native_layout();
     // HiC pendulum: 5 unknowns, 4 differential rows, 3 constraints, E =
     // diag(1, 1, m, m)

@@ -2,9 +2,9 @@
 //! Definition 2.3): HVT, canonical offsets, Σ-Jacobian pattern, structural index ν_Σ,
 //! degrees of freedom Val(Σ), number of hidden constraints m_c, block triangular forms.
 
-use crate::assignment::{Transversal, highest_value_transversal};
 use crate::btf::{Btf, coarse_btf, fine_btf};
 use crate::dm::StructuralSingularity;
+use crate::hvt::{Transversal, highest_value_transversal};
 use crate::offsets::{Offsets, try_canonical_offsets};
 use crate::sigma::SigmaMatrix;
 

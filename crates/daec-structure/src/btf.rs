@@ -13,7 +13,7 @@
 //! The strongly connected components come from an iterative Tarjan (no recursion, so
 //! 10^6-equation models do not overflow the stack).
 
-use crate::assignment::Transversal;
+use crate::hvt::Transversal;
 use crate::offsets::Offsets;
 use crate::sigma::SigmaMatrix;
 

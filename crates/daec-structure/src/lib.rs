@@ -39,21 +39,21 @@
 //! ```
 
 mod analysis;
-mod assignment;
 mod btf;
 mod dm;
 pub mod generators;
 mod hvt;
+mod hvt_enumeration;
 mod offsets;
 mod pantelides;
 mod scheme;
 mod sigma;
 
 pub use analysis::{SigmaAnalysis, analysis_from_offsets, analyze};
-pub use assignment::{Transversal, highest_value_transversal, max_weight_tight_transversal};
 pub use btf::{Block, Btf, coarse_btf, fine_btf, strongly_connected_components};
 pub use dm::{DmDecomposition, StructuralSingularity, dulmage_mendelsohn, maximum_matching};
-pub use hvt::{HvtCount, HvtEnumeration, all_hvts, all_hvts_of_analysis};
+pub use hvt::{Transversal, highest_value_transversal, max_weight_tight_transversal};
+pub use hvt_enumeration::{HvtCount, HvtEnumeration, all_hvts, all_hvts_of_analysis};
 pub use offsets::{Offsets, OffsetsError, canonical_offsets, try_canonical_offsets};
 pub use pantelides::{PantelidesError, PantelidesResult, pantelides};
 pub use scheme::{Stage, solution_scheme};

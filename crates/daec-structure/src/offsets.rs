@@ -18,7 +18,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::fmt;
 
-use crate::assignment::Transversal;
+use crate::hvt::Transversal;
 use crate::sigma::SigmaMatrix;
 
 /// Offset vectors: `c_i` per equation (how often `F_i` is differentiated), `d_j` per

@@ -12,15 +12,12 @@ fn render(name: &str, source: &str) -> String {
     map.render(&parsed.diagnostics, false)
 }
 
+#[path = "../../../tests/common/snapshot.rs"]
+mod snapshot;
+
 macro_rules! snapshot {
     ($name:literal, $source:expr) => {
-        insta::with_settings!({
-            snapshot_path => concat!(env!("CARGO_MANIFEST_DIR"), "/../../snapshots"),
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!($name, render("model.dae", $source));
-        });
+        assert_workspace_snapshot!($name, render("model.dae", $source))
     };
 }
 

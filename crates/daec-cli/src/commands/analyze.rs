@@ -206,11 +206,68 @@ fn hvt_count(reg: &Regular) -> String {
 }
 
 fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId]) -> String {
-    let names = FlatNames(dae);
     let sa = &reg.sigma;
     let n = dae.unknowns.len();
     let mut out = String::new();
     let _ = writeln!(out, "model {}: {} equations, {} unknowns", dae.name, n, n);
+    conversion_section(&mut out, analysis, n);
+    // Σ table.
+    if n <= TABLE_MAX {
+        sigma_table(&mut out, dae, analysis, sa);
+    } else {
+        let _ = writeln!(
+            out,
+            "\nSignature matrix Σ: {n}×{n} with {} finite entries (too large to print; use --format json)",
+            analysis.sigma.nnz()
+        );
+    }
+    structure_section(&mut out, dae, reg);
+    jacobian_section(&mut out, dae, reg);
+    pantelides_section(&mut out, reg);
+    constraints_section(&mut out, dae, reg, expanded);
+    success_section(&mut out, dae, reg);
+    let index = analysis.index().unwrap_or(sa.structural_index);
+    if analysis.conversions.is_empty() {
+        let _ = writeln!(out, "\nIndex: {index}");
+    } else {
+        let eff = analysis.effective_differentiations().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\nIndex: {index} (after conversion: original equations differentiated {} times; the structural index of the model as written is {})",
+            offsets_text(&eff),
+            analysis
+                .before_conversion
+                .as_ref()
+                .and_then(|b| b.regular().map(|r| r.sigma.structural_index))
+                .unwrap_or(sa.structural_index)
+        );
+    }
+    out
+}
+
+/// A vector of offsets or counts: `(1, 0, 2)`, or its length and maximum
+/// when it has more than 40 entries.
+fn offsets_text(v: &[u32]) -> String {
+    if v.len() <= 40 {
+        format!(
+            "({})",
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        format!(
+            "(… {} entries, max {})",
+            v.len(),
+            v.iter().max().unwrap_or(&0)
+        )
+    }
+}
+
+/// The linear-combination conversions applied, when the model as written
+/// fails the Σ-method (Tan, Nedialkov & Pryce 2017).
+fn conversion_section(out: &mut String, analysis: &Analysis, n: usize) {
     if let Some(before) = &analysis.before_conversion
         && let Some(b) = before.regular()
     {
@@ -249,37 +306,16 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
         }
         let _ = writeln!(out, "The report below is for the converted model.");
     }
-    // Σ table.
-    let c = &sa.offsets.c;
-    let d = &sa.offsets.d;
-    if n <= TABLE_MAX {
-        sigma_table(&mut out, dae, analysis, sa);
-    } else {
-        let _ = writeln!(
-            out,
-            "\nSignature matrix Σ: {n}×{n} with {} finite entries (too large to print; use --format json)",
-            analysis.sigma.nnz()
-        );
-    }
-    let fmt_vec = |v: &[u32]| {
-        if v.len() <= 40 {
-            format!(
-                "({})",
-                v.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        } else {
-            format!(
-                "(… {} entries, max {})",
-                v.len(),
-                v.iter().max().unwrap_or(&0)
-            )
-        }
-    };
-    let _ = writeln!(out, "\nOffsets: c = {}", fmt_vec(c));
-    let _ = writeln!(out, "         d = {}", fmt_vec(d));
+}
+
+/// Offsets, structural index, degrees of freedom, the size of the reduced
+/// derivative array and the highest-value transversals.
+fn structure_section(out: &mut String, dae: &Dae, reg: &Regular) {
+    let sa = &reg.sigma;
+    let n = dae.unknowns.len();
+    let (c, d) = (&sa.offsets.c, &sa.offsets.d);
+    let _ = writeln!(out, "\nOffsets: c = {}", offsets_text(c));
+    let _ = writeln!(out, "         d = {}", offsets_text(d));
     let _ = writeln!(out, "Structural index ν_Σ = {}", sa.structural_index);
     let _ = writeln!(out, "Degrees of freedom Val(Σ) = Σd − Σc = {}", sa.dof);
     if sa.n_lower_derivatives == 0 {
@@ -317,6 +353,13 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
             let _ = writeln!(out, "  T{} = {{{pairs}}}", k + 1);
         }
     }
+}
+
+/// The Σ-Jacobian and the block triangular forms.
+fn jacobian_section(out: &mut String, dae: &Dae, reg: &Regular) {
+    let names = FlatNames(dae);
+    let sa = &reg.sigma;
+    let n = dae.unknowns.len();
     // Σ-Jacobian.
     if n <= TABLE_MAX {
         let _ = writeln!(
@@ -363,6 +406,11 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
             let _ = writeln!(out, "    fine block {}: {{{rows}}} → {{{cols}}}", k + 1);
         }
     }
+}
+
+/// Pantelides' differentiations, compared with the offsets `c`.
+fn pantelides_section(out: &mut String, reg: &Regular) {
+    let c = &reg.sigma.offsets.c;
     // Pantelides.
     match &reg.pantelides {
         Ok(p) => {
@@ -370,7 +418,7 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
             let _ = writeln!(
                 out,
                 "\nPantelides: differentiations {} — {}",
-                fmt_vec(&p.differentiations),
+                offsets_text(&p.differentiations),
                 if agree {
                     "equal to c (Pryce 2001, Thm. 5.8)"
                 } else {
@@ -382,6 +430,11 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
             let _ = writeln!(out, "\nPantelides: {e}");
         }
     }
+}
+
+/// The constraints by level, each with the equation it comes from.
+fn constraints_section(out: &mut String, dae: &Dae, reg: &Regular, expanded: &[ExprId]) {
+    let names = FlatNames(dae);
     // Hidden constraints.
     if let Some(ca) = &reg.constraints {
         let _ = writeln!(
@@ -426,6 +479,12 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
             );
         }
     }
+}
+
+/// The success check (steinbrecher2016 Algorithm 2.1, step 6): the
+/// consistent point, the start values it moved, and 𝔍 there.
+fn success_section(out: &mut String, dae: &Dae, reg: &Regular) {
+    let n = dae.unknowns.len();
     // Success check.
     let _ = writeln!(out, "\nSuccess check (Algorithm 2.1, step 6):");
     let s = &reg.success;
@@ -496,23 +555,6 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
             }
         );
     }
-    let index = analysis.index().unwrap_or(sa.structural_index);
-    if analysis.conversions.is_empty() {
-        let _ = writeln!(out, "\nIndex: {index}");
-    } else {
-        let eff = analysis.effective_differentiations().unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "\nIndex: {index} (after conversion: original equations differentiated {} times; the structural index of the model as written is {})",
-            fmt_vec(&eff),
-            analysis
-                .before_conversion
-                .as_ref()
-                .and_then(|b| b.regular().map(|r| r.sigma.structural_index))
-                .unwrap_or(sa.structural_index)
-        );
-    }
-    out
 }
 
 /// Writes the Σ table of a small model: a column per unknown headed by

@@ -40,9 +40,6 @@ pub struct SimForm {
     pub rows: Vec<RowSource>,
 }
 
-/// The HiC form (the default of `daec simulate`).
-pub type HicForm = SimForm;
-
 impl std::ops::Deref for SimForm {
     type Target = QuasiLinearForm;
     fn deref(&self) -> &QuasiLinearForm {
@@ -119,6 +116,6 @@ pub fn sim_form(
 }
 
 /// Builds the HiC form (steinbrecher2016 §3.3, eq. (37)) of `dae`.
-pub fn hic_form(dae: &mut Dae, analysis: &Analysis) -> Result<HicForm, SimError> {
+pub fn hic_form(dae: &mut Dae, analysis: &Analysis) -> Result<SimForm, SimError> {
     sim_form(dae, analysis, Form::Hic, &RegularizeOptions::default())
 }

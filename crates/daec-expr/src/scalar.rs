@@ -1,0 +1,130 @@
+//! Scalar semantics of every node kind: the functions, powers and
+//! comparisons applied to numbers, and the value of a node from its
+//! children's (`eval_op`). Constant folding in the pool, direct
+//! evaluation and [`crate::Tape`] use these same functions in the same
+//! operation order, so they agree bit for bit. Undefined operations give
+//! NaN or ±inf (IEEE 754), never a panic.
+
+use crate::node::{CmpOp, ExprId, Func, Func2, Node};
+
+/// Applies a unary function. `sign` is −1, 0 or 1 (NaN for NaN), matching
+/// Modelica's `sign`.
+#[inline]
+pub fn apply_func(f: Func, x: f64) -> f64 {
+    match f {
+        Func::Sin => x.sin(),
+        Func::Cos => x.cos(),
+        Func::Tan => x.tan(),
+        Func::Asin => x.asin(),
+        Func::Acos => x.acos(),
+        Func::Atan => x.atan(),
+        Func::Sinh => x.sinh(),
+        Func::Cosh => x.cosh(),
+        Func::Tanh => x.tanh(),
+        Func::Exp => x.exp(),
+        Func::Log => x.ln(),
+        Func::Log10 => x.log10(),
+        Func::Sqrt => x.sqrt(),
+        Func::Abs => x.abs(),
+        Func::Sign => {
+            if x > 0.0 {
+                1.0
+            } else if x < 0.0 {
+                -1.0
+            } else if x == 0.0 {
+                0.0
+            } else {
+                f64::NAN
+            }
+        }
+        Func::Floor => x.floor(),
+        Func::Ceil => x.ceil(),
+    }
+}
+
+/// `x^n` by binary powering: the multiplications of `__powidf2` (LLVM's
+/// `f64::powi` for an exponent not known at compile time) in the same
+/// order, so the value is the same bit for bit, without the library call.
+#[inline]
+pub fn powi(mut x: f64, n: i32) -> f64 {
+    let mut r = 1.0;
+    let mut b = n;
+    loop {
+        if b & 1 != 0 {
+            r *= x;
+        }
+        b /= 2;
+        if b == 0 {
+            break;
+        }
+        x *= x;
+    }
+    if n < 0 { 1.0 / r } else { r }
+}
+
+/// Applies a binary function. `min`/`max` propagate NaN.
+pub fn apply_func2(f: Func2, a: f64, b: f64) -> f64 {
+    match f {
+        Func2::Atan2 => a.atan2(b),
+        Func2::Min => {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else {
+                a.min(b)
+            }
+        }
+        Func2::Max => {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else {
+                a.max(b)
+            }
+        }
+    }
+}
+
+/// Applies a comparison: 1.0 if it holds, 0.0 otherwise (IEEE semantics:
+/// every comparison with NaN is false except `<>`).
+pub fn apply_cmp(op: CmpOp, a: f64, b: f64) -> f64 {
+    let r = match op {
+        CmpOp::Lt => a < b,
+        CmpOp::Le => a <= b,
+        CmpOp::Gt => a > b,
+        CmpOp::Ge => a >= b,
+        CmpOp::Eq => a == b,
+        CmpOp::Ne => a != b,
+    };
+    f64::from(r)
+}
+
+/// Value of a non-leaf, non-constant node from the values of its children
+/// (`get` maps a child id to its value).
+#[inline]
+pub(crate) fn eval_op(node: &Node, get: impl Fn(ExprId) -> f64) -> f64 {
+    match node {
+        Node::Const(v) => *v,
+        Node::Leaf(_) => f64::NAN,
+        Node::Add(ts) => ts.iter().fold(-0.0, |s, &t| s + get(t)),
+        Node::Mul(fs) => fs.iter().fold(1.0, |p, &f| p * get(f)),
+        Node::Powi(a, 2) => {
+            let x = get(*a);
+            x * x
+        }
+        Node::Powi(a, -1) => 1.0 / get(*a),
+        Node::Powi(a, n) => powi(get(*a), *n),
+        Node::Pow(a, b) => get(*a).powf(get(*b)),
+        Node::Func(f, a) => apply_func(*f, get(*a)),
+        Node::Func2(f, a, b) => apply_func2(*f, get(*a), get(*b)),
+        Node::Cmp(op, a, b) => apply_cmp(*op, get(*a), get(*b)),
+        Node::And(a, b) => f64::from(get(*a) != 0.0 && get(*b) != 0.0),
+        Node::Or(a, b) => f64::from(get(*a) != 0.0 || get(*b) != 0.0),
+        Node::Not(a) => f64::from(get(*a) == 0.0),
+        Node::Select(c, a, b) => {
+            if get(*c) != 0.0 {
+                get(*a)
+            } else {
+                get(*b)
+            }
+        }
+    }
+}

@@ -1,0 +1,561 @@
+//! Equations: declaration bindings turned into equations, `for` loops
+//! expanded, if-equations, `when` clauses with their `reinit`s, and the
+//! count of equations against unknowns.
+
+use super::{EvalState, Lowerer, Mode, R, Reported, SymKind, Val, same_shape, shape_text, ty_name};
+use crate::{BaseType, Equation, Event};
+use daec_diag::{Diagnostic, Span, codes};
+use daec_expr::{ExprId, Leaf};
+use daec_syntax::ast::{self, EquationKind, ExprKind};
+
+impl<'a> Lowerer<'a> {
+    pub(super) fn binding_equations(&mut self) {
+        for s in 0..self.symbols.len() {
+            if self.symbols[s].kind != SymKind::Unknown || self.symbols[s].state != EvalState::Done
+            {
+                continue;
+            }
+            let d = self.decl(s);
+            let Some(binding) = &d.binding else { continue };
+            let lhs_expr = ast::Expr {
+                kind: ExprKind::Name(vec![d.name.clone()]),
+                span: d.name.span,
+            };
+            let Ok(lhs) = self.lower_expr(&lhs_expr, Mode::Equation) else {
+                continue;
+            };
+            let Ok(rhs) = self.lower_expr(binding, Mode::Equation) else {
+                continue;
+            };
+            let mut out = Vec::new();
+            let mut spans = Vec::new();
+            if self
+                .push_equation(
+                    lhs,
+                    rhs,
+                    d.span,
+                    d.description.clone(),
+                    &mut out,
+                    &mut spans,
+                )
+                .is_ok()
+            {
+                self.equations.extend(out);
+                self.spans.equations.extend(spans);
+            }
+        }
+    }
+
+    pub(super) fn check_counts(&mut self) {
+        let (ne, nu) = (self.equations.len(), self.unknowns.len());
+        if ne == nu {
+            return;
+        }
+        let mut used = vec![false; nu];
+        for eq in &self.equations {
+            for (j, _) in self.pool.max_orders(eq.residual) {
+                if let Some(u) = used.get_mut(j as usize) {
+                    *u = true;
+                }
+            }
+        }
+        let unused: Vec<usize> = (0..nu).filter(|&j| !used[j]).collect();
+        let s = |n: usize, w: &str| {
+            if n == 1 {
+                format!("{n} {w}")
+            } else {
+                format!("{n} {w}s")
+            }
+        };
+        let mut d = Diagnostic::error(
+            codes::COUNT_MISMATCH,
+            format!(
+                "the model has {} but {}",
+                s(ne, "equation"),
+                s(nu, "unknown")
+            ),
+        )
+        .with_primary(
+            self.model.name.span,
+            if ne > nu {
+                "too many equations"
+            } else {
+                "too few equations"
+            },
+        );
+        if !unused.is_empty() {
+            let names: Vec<String> = unused
+                .iter()
+                .take(20)
+                .map(|&j| format!("`{}`", self.unknowns[j].name))
+                .collect();
+            let more = if unused.len() > 20 {
+                format!(" and {} more", unused.len() - 20)
+            } else {
+                String::new()
+            };
+            let verb = if unused.len() == 1 {
+                "appears"
+            } else {
+                "appear"
+            };
+            d = d.with_note(format!(
+                "{} {verb} in no equation: {}{more}",
+                s(unused.len(), "unknown"),
+                names.join(", ")
+            ));
+            let mut seen = std::collections::BTreeSet::new();
+            for &j in unused.iter().take(20) {
+                let sp = self.spans.unknowns[j];
+                if seen.insert(sp) {
+                    d = d.with_secondary(
+                        sp,
+                        format!("`{}` appears in no equation", self.unknowns[j].base),
+                    );
+                }
+            }
+        }
+        if ne > nu {
+            d = d.with_help("remove the redundant equations, or declare the missing unknowns");
+        } else {
+            d = d.with_help(
+                "add the missing equations, or turn unknowns that are known into parameters",
+            );
+        }
+        self.diags.push(d);
+    }
+
+    // -------------------------------------------------------------- equations
+
+    pub(super) fn equation(
+        &mut self,
+        eq: &'a ast::Equation,
+        initial: bool,
+        out: &mut Vec<Equation>,
+        spans: &mut Vec<Span>,
+    ) -> R<()> {
+        match &eq.kind {
+            EquationKind::Error => Err(Reported),
+            EquationKind::Simple { lhs, rhs } => {
+                if self.in_when {
+                    return Err(self.error(
+                        Diagnostic::error(codes::WHEN, "only `reinit(…)` is allowed inside `when`")
+                            .with_primary(eq.span, "an equation inside `when`")
+                            .with_note("daec's events re-initialise unknowns; they do not switch equations")
+                            .with_help("use an if-expression on the condition instead"),
+                    ));
+                }
+                let l = self.lower_expr(lhs, Mode::Equation);
+                let r = self.lower_expr(rhs, Mode::Equation);
+                let (l, r) = (l?, r?);
+                self.push_equation(l, r, eq.span, eq.description.clone(), out, spans)
+            }
+            EquationKind::For { var, range, body } => {
+                let values = self.range_values(range)?;
+                let name = var.name.as_str();
+                if self.by_name.contains_key(name) {
+                    self.diags.push(
+                        Diagnostic::warning(
+                            codes::DUPLICATE,
+                            format!("loop variable `{name}` hides a declared name"),
+                        )
+                        .with_primary(var.span, "the loop variable wins inside the loop"),
+                    );
+                }
+                let mut ok = true;
+                self.loops.push((eq.span, values.len()));
+                for v in values {
+                    self.loop_vars.push((name, v));
+                    let before = self.diags.len();
+                    for e in body {
+                        ok &= self.equation(e, initial, out, spans).is_ok();
+                    }
+                    self.loop_vars.pop();
+                    if self.diags.len() > before {
+                        // Report a loop body's errors once, not per iteration.
+                        break;
+                    }
+                }
+                self.loops.pop();
+                if ok { Ok(()) } else { Err(Reported) }
+            }
+            EquationKind::If {
+                branches,
+                else_branch,
+            } => self.if_equation(eq, branches, else_branch, initial, out, spans),
+            EquationKind::When { branches } => {
+                if self.in_when {
+                    return Err(self.error(
+                        Diagnostic::error(codes::WHEN, "`when` cannot be nested")
+                            .with_primary(eq.span, "nested `when`"),
+                    ));
+                }
+                if initial {
+                    return Err(self.error(
+                        Diagnostic::error(
+                            codes::WHEN,
+                            "`when` is not allowed in `initial equation`",
+                        )
+                        .with_primary(eq.span, "move it to an `equation` section"),
+                    ));
+                }
+                let mut ok = true;
+                for (cond, body) in branches {
+                    let Ok(c) = self.condition(cond, Mode::Equation, "a `when` condition") else {
+                        ok = false;
+                        continue;
+                    };
+                    self.in_when = true;
+                    let mut reinits = Vec::new();
+                    let mut reinit_spans = Vec::new();
+                    for e in body {
+                        ok &= self.when_body(e, &mut reinits, &mut reinit_spans).is_ok();
+                    }
+                    self.in_when = false;
+                    self.events.push(Event {
+                        condition: c,
+                        reinits,
+                    });
+                    self.spans.events.push(eq.span);
+                    self.spans.reinits.push(reinit_spans);
+                }
+                if ok { Ok(()) } else { Err(Reported) }
+            }
+            EquationKind::Call { name, args } => {
+                if name.name == "reinit" {
+                    return Err(self.error(
+                        Diagnostic::error(codes::WHEN, "`reinit` is only allowed inside `when`")
+                            .with_primary(eq.span, "outside `when`")
+                            .with_help("write `when condition then reinit(x, value); end when;`"),
+                    ));
+                }
+                if name.name == "assert" {
+                    self.diags.push(
+                        Diagnostic::warning(
+                            codes::UNSUPPORTED,
+                            "`assert` is not checked by daec; it is ignored",
+                        )
+                        .with_primary(eq.span, "ignored"),
+                    );
+                    return Ok(());
+                }
+                let _ = args;
+                Err(self.error(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED,
+                        format!("`{}(…)` equations are not supported by daec", name.name),
+                    )
+                    .with_primary(eq.span, "not supported")
+                    .with_note(
+                        "daec reads flat models: write the equations that the connection implies",
+                    ),
+                ))
+            }
+        }
+    }
+
+    fn when_body(
+        &mut self,
+        e: &'a ast::Equation,
+        reinits: &mut Vec<(u32, ExprId)>,
+        spans: &mut Vec<Span>,
+    ) -> R<()> {
+        match &e.kind {
+            EquationKind::Call { name, args } if name.name == "reinit" => {
+                if args.len() != 2 {
+                    return Err(self.error(
+                        Diagnostic::error(
+                            codes::ARITY,
+                            format!("`reinit` takes 2 arguments, found {}", args.len()),
+                        )
+                        .with_primary(e.span, "write `reinit(variable, value)`"),
+                    ));
+                }
+                let target = self.lower_expr(&args[0], Mode::Equation)?;
+                let unknown = match target {
+                    Val::Scalar(_, id) => match self.pool.as_leaf(id) {
+                        Some(Leaf::Var { unknown, order: 0 }) => Some(unknown),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let Some(unknown) = unknown else {
+                    return Err(self.error(
+                        Diagnostic::error(
+                            codes::WHEN,
+                            "the first argument of `reinit` must be a scalar unknown",
+                        )
+                        .with_primary(args[0].span, "not an unknown"),
+                    ));
+                };
+                let v = self.lower_expr(&args[1], Mode::Equation)?;
+                let Val::Scalar(_, value) = v else {
+                    return Err(self.error(
+                        Diagnostic::error(codes::SHAPE, "the value of `reinit` must be a scalar")
+                            .with_primary(
+                                args[1].span,
+                                format!("this is {}", shape_text(v.shape())),
+                            ),
+                    ));
+                };
+                reinits.push((unknown, value));
+                spans.push(e.span);
+                Ok(())
+            }
+            EquationKind::For { var, range, body } => {
+                let values = self.range_values(range)?;
+                for v in values {
+                    self.loop_vars.push((var.name.as_str(), v));
+                    for b in body {
+                        let r = self.when_body(b, reinits, spans);
+                        if r.is_err() {
+                            self.loop_vars.pop();
+                            return r;
+                        }
+                    }
+                    self.loop_vars.pop();
+                }
+                Ok(())
+            }
+            _ => Err(self.error(
+                Diagnostic::error(codes::WHEN, "only `reinit(…)` is allowed inside `when`")
+                    .with_primary(e.span, "not a `reinit`")
+                    .with_note(
+                        "daec's events re-initialise unknowns; they do not switch equations",
+                    ),
+            )),
+        }
+    }
+
+    /// Lowers a condition, which must be a Boolean scalar (`what` names it
+    /// in the diagnostic).
+    pub(super) fn condition(&mut self, c: &ast::Expr, mode: Mode, what: &str) -> R<ExprId> {
+        let v = self.lower_expr(c, mode)?;
+        match v {
+            Val::Scalar(BaseType::Boolean, e) => Ok(e),
+            other => Err(self.error(
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!("{what} must be a Boolean scalar"),
+                )
+                .with_primary(
+                    c.span,
+                    format!(
+                        "this is {} {}",
+                        shape_text(other.shape()),
+                        ty_name(other.ty())
+                    ),
+                ),
+            )),
+        }
+    }
+
+    fn if_equation(
+        &mut self,
+        eq: &'a ast::Equation,
+        branches: &'a [(ast::Expr, Vec<ast::Equation>)],
+        else_branch: &'a [ast::Equation],
+        initial: bool,
+        out: &mut Vec<Equation>,
+        spans: &mut Vec<Span>,
+    ) -> R<()> {
+        // Conditions that are constant select a branch at compile time.
+        let mut conds = Vec::with_capacity(branches.len());
+        for (c, _) in branches {
+            let e = self.condition(c, Mode::Equation, "an `if` condition")?;
+            conds.push(e);
+        }
+        // Fold leading constant conditions.
+        let mut k = 0;
+        while k < conds.len() {
+            match self.const_value(conds[k]) {
+                Some(x) if x != 0.0 => {
+                    let mut ok = true;
+                    for e in &branches[k].1 {
+                        ok &= self.equation(e, initial, out, spans).is_ok();
+                    }
+                    return if ok { Ok(()) } else { Err(Reported) };
+                }
+                Some(_) => k += 1,
+                None => break,
+            }
+        }
+        if k == conds.len() {
+            let mut ok = true;
+            for e in else_branch {
+                ok &= self.equation(e, initial, out, spans).is_ok();
+            }
+            return if ok { Ok(()) } else { Err(Reported) };
+        }
+        // Non-constant: every branch must give the same number of scalar
+        // equations; they are merged into if-expressions row by row.
+        let mut lowered: Vec<Vec<Equation>> = Vec::new();
+        let mut counts = Vec::new();
+        let mut ok = true;
+        for (_, body) in &branches[k..] {
+            let mut o = Vec::new();
+            let mut sp = Vec::new();
+            for e in body {
+                ok &= self.equation(e, initial, &mut o, &mut sp).is_ok();
+            }
+            counts.push(o.len());
+            lowered.push(o);
+        }
+        let mut o = Vec::new();
+        let mut sp = Vec::new();
+        for e in else_branch {
+            ok &= self.equation(e, initial, &mut o, &mut sp).is_ok();
+        }
+        counts.push(o.len());
+        lowered.push(o);
+        if !ok {
+            return Err(Reported);
+        }
+        if counts.iter().any(|&c| c != counts[0]) {
+            let list: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
+            let mut d = Diagnostic::error(
+                codes::IF_EQUATION,
+                format!(
+                    "the branches of this if-equation have different numbers of equations ({})",
+                    list.join(", ")
+                ),
+            )
+            .with_primary(eq.span, "branches must have equally many equations")
+            .with_note("the condition is not a parameter expression, so every branch must keep the model balanced");
+            if else_branch.is_empty() {
+                d = d.with_help("add an `else` branch with as many equations as the others");
+            }
+            return Err(self.error(d));
+        }
+        let conds = &conds[k..];
+        for row in 0..counts[0] {
+            let mut lhs = lowered
+                .last()
+                .map(|b| b[row].lhs)
+                .unwrap_or_else(|| self.pool.constant(0.0));
+            let mut rhs = lowered
+                .last()
+                .map(|b| b[row].rhs)
+                .unwrap_or_else(|| self.pool.constant(0.0));
+            for b in (0..conds.len()).rev() {
+                lhs = self.pool.select(conds[b], lowered[b][row].lhs, lhs);
+                rhs = self.pool.select(conds[b], lowered[b][row].rhs, rhs);
+            }
+            let residual = self.pool.sub(lhs, rhs);
+            out.push(Equation {
+                lhs,
+                rhs,
+                residual,
+                description: eq.description.clone(),
+            });
+            spans.push(eq.span);
+        }
+        Ok(())
+    }
+
+    fn push_equation(
+        &mut self,
+        l: Val,
+        r: Val,
+        span: Span,
+        description: Option<String>,
+        out: &mut Vec<Equation>,
+        spans: &mut Vec<Span>,
+    ) -> R<()> {
+        if !same_shape(l.shape(), r.shape()) {
+            return Err(self.error(
+                Diagnostic::error(
+                    codes::SHAPE,
+                    format!(
+                        "the two sides of this equation have different sizes: {} and {}",
+                        shape_text(l.shape()),
+                        shape_text(r.shape())
+                    ),
+                )
+                .with_primary(span, "sizes differ"),
+            ));
+        }
+        if l.ty() == BaseType::Boolean || r.ty() == BaseType::Boolean {
+            return Err(self.error(
+                Diagnostic::error(codes::TYPE_MISMATCH, "Boolean equations are not supported")
+                    .with_primary(span, "a Boolean equation")
+                    .with_note("daec's unknowns are Real"),
+            ));
+        }
+        self.count_scalars(l.elems().len(), span)?;
+        for (&a, &b) in l.elems().iter().zip(r.elems()) {
+            let residual = self.pool.sub(a, b);
+            out.push(Equation {
+                lhs: a,
+                rhs: b,
+                residual,
+                description: description.clone(),
+            });
+            spans.push(span);
+        }
+        Ok(())
+    }
+
+    pub(super) fn range_values(&mut self, range: &ast::Expr) -> R<Vec<i64>> {
+        let (start, step, stop) = match &range.kind {
+            ExprKind::Range { start, step, stop } => {
+                let a = self.const_int(start)?;
+                let s = match step {
+                    Some(s) => self.const_int(s)?,
+                    None => 1,
+                };
+                let b = self.const_int(stop)?;
+                (a, s, b)
+            }
+            _ => {
+                let v = self.lower_expr(range, Mode::Const)?;
+                let mut out = Vec::new();
+                for &e in v.elems() {
+                    let x = self.const_value(e).unwrap_or(f64::NAN);
+                    if v.ty() != BaseType::Integer || x.fract() != 0.0 {
+                        return Err(self.error(
+                            Diagnostic::error(
+                                codes::TYPE_MISMATCH,
+                                "a `for` range must be Integer",
+                            )
+                            .with_primary(range.span, "write `1:N` or `{1, 2, 3}`"),
+                        ));
+                    }
+                    out.push(x as i64);
+                }
+                return Ok(out);
+            }
+        };
+        if step == 0 {
+            return Err(self.error(
+                Diagnostic::error(codes::SHAPE, "a range step of 0 never ends")
+                    .with_primary(range.span, "step is 0"),
+            ));
+        }
+        let count = if (step > 0 && stop < start) || (step < 0 && stop > start) {
+            0
+        } else {
+            (stop.abs_diff(start) / step.unsigned_abs()) as u128 + 1
+        };
+        let limit = self.options.scalar_limit();
+        if count > limit as u128 {
+            let d = Diagnostic::error(
+                codes::TOO_LARGE,
+                format!("this range has {count} values, more than the model can have scalars"),
+            )
+            .with_primary(range.span, "too many values")
+            .with_note(self.limit_note(
+                usize::try_from(count).unwrap_or(usize::MAX),
+                self.pool.len(),
+                false,
+            ));
+            let d = self.with_overrides(d);
+            return Err(self.error(d));
+        }
+        let mut values = self.vec_with_capacity(count as usize, range.span)?;
+        values.extend((0..count as i64).map(|k| start + k * step));
+        Ok(values)
+    }
+
+    // ------------------------------------------------------------ expressions
+}
