@@ -307,3 +307,54 @@ fn quoted_names_are_printed_as_quoted_identifiers() {
     assert!(r.stdout.contains("'k\\n1'"), "{}", r.stdout);
     assert!(!r.stdout.contains("k\n1"), "{}", r.stdout);
 }
+
+#[test]
+fn names_with_line_breaks_keep_the_report_and_the_csv_intact() {
+    let model = model_file(
+        "quoted_report.dae",
+        "model 'r\\nm'\n  Real 'a\\nb'(start = 1);\n  Real 'x,y';\n  Real 'q\"\\r';\nequation\n  der('a\\nb') = -'a\\nb';\n  'x,y' = 2*'a\\nb';\n  'q\"\\r' = 'x,y' + 1;\nend 'r\\nm';\n",
+    );
+    let r = daec(&["analyze", &model]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with("model 'r\\nm': 3 equations"),
+        "{}",
+        r.stdout
+    );
+    // Every Σ row and the key stay one line each; the names are quoted
+    // identifiers as `flatten` prints them.
+    assert!(!r.stdout.contains("a\nb"), "{}", r.stdout);
+    assert!(r.stdout.contains("'a\\nb'"), "{}", r.stdout);
+    assert!(r.stdout.contains("'q\"\\r'"), "{}", r.stdout);
+    let table: Vec<&str> = r
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Signature matrix"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(table.len() >= 5, "{}", r.stdout);
+    assert!(
+        table[0].contains("'a\\nb'") && table[0].contains("'x,y'"),
+        "{}",
+        r.stdout
+    );
+    for row in &table[1..4] {
+        assert!(
+            row.ends_with(" |  0") || row.ends_with(" |  1"),
+            "{row:?}\n{}",
+            r.stdout
+        );
+    }
+    // The CSV header quotes the raw names as RFC 4180 asks: one record.
+    let r = daec(&["simulate", &model, "--t-end", "0.1", "--interval", "0.05"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("time,\"a\nb\",\"x,y\",\"q\"\"\r\"\n0,"),
+        "{:?}",
+        r.stdout
+    );
+    // (the header's two lines and a row for each of t = 0, 0.05, 0.1)
+    assert_eq!(r.stdout.matches('\n').count(), 5, "{:?}", r.stdout);
+}

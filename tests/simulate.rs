@@ -351,6 +351,46 @@ fn bad_options_are_usage_errors() {
 }
 
 #[test]
+fn the_step_limit_is_an_option_and_ends_the_run_with_the_results_so_far() {
+    let p = "models/steinbrecher/pendulum.dae";
+    let out = temp("max_steps.csv");
+    let stats_path = temp("max_steps.json");
+    let r = daec(&[
+        "simulate",
+        p,
+        "--max-steps",
+        "40",
+        "-o",
+        out.to_str().unwrap(),
+        "--stats-json",
+        stats_path.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the run reached its limit of 40 step attempts (--max-steps) at t = "),
+        "{}",
+        r.stderr
+    );
+    let s = stats(&stats_path);
+    let attempts = s["steps_accepted"].as_u64().unwrap()
+        + s["steps_rejected"].as_u64().unwrap()
+        + s["newton_failures"].as_u64().unwrap();
+    assert_eq!(attempts, 40, "{s}");
+    // the rows up to the last accepted step
+    let csv = Csv::parse(&std::fs::read_to_string(&out).unwrap());
+    assert!(csv.rows.len() > 1, "{} rows", csv.rows.len());
+    assert!(csv.rows.last().unwrap()[0] < 2000.0);
+    let r = daec(&["simulate", p, "--max-steps", "0"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--max-steps must be at least 1"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn blow_up_is_a_numerical_failure_with_partial_results() {
     // x' = x², x(0) = 1 has the solution 1/(1 − t), which blows up at t = 1.
     let model = temp("blowup.dae");

@@ -169,8 +169,11 @@ impl OutputWriter {
     }
 }
 
+/// `s` as one CSV field (RFC 4180, 2.6–2.7): between double quotes, with
+/// its quotes doubled, when it holds a comma, quote, line feed or carriage
+/// return; as it is otherwise.
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
+    if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()

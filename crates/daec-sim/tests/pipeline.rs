@@ -531,7 +531,7 @@ fn the_step_limit_counts_what_the_statistics_show_over_all_segments() {
     assert!(s.events >= 3, "{s:?}");
     match &sim.failure {
         Some(SimError::Numerical(m)) => assert!(
-            m.starts_with("the run reached its limit of 60 step attempts at t = "),
+            m.starts_with("the run reached its limit of 60 step attempts (--max-steps) at t = "),
             "{m}"
         ),
         other => panic!("{other:?}"),

@@ -209,7 +209,13 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
     let sa = &reg.sigma;
     let n = dae.unknowns.len();
     let mut out = String::new();
-    let _ = writeln!(out, "model {}: {} equations, {} unknowns", dae.name, n, n);
+    let _ = writeln!(
+        out,
+        "model {}: {} equations, {} unknowns",
+        daec_model::ident_source(&dae.name),
+        n,
+        n
+    );
     conversion_section(&mut out, analysis, n);
     // Σ table.
     if n <= TABLE_MAX {
@@ -347,7 +353,7 @@ fn structure_section(out: &mut String, dae: &Dae, reg: &Regular) {
             let pairs = t
                 .iter()
                 .enumerate()
-                .map(|(i, &j)| format!("({},{})", eq_name(i), dae.unknowns[j].name))
+                .map(|(i, &j)| format!("({},{})", eq_name(i), dae.unknowns[j].source_name()))
                 .collect::<Vec<_>>()
                 .join(" ");
             let _ = writeln!(out, "  T{} = {{{pairs}}}", k + 1);
@@ -371,7 +377,7 @@ fn jacobian_section(out: &mut String, dae: &Dae, reg: &Regular) {
                 out,
                 "  𝔍[{},{}] = {}",
                 eq_name(e.row),
-                dae.unknowns[e.col].name,
+                dae.unknowns[e.col].source_name(),
                 to_modelica(&dae.pool, e.expr, &names)
             );
         }
@@ -400,7 +406,7 @@ fn jacobian_section(out: &mut String, dae: &Dae, reg: &Regular) {
             let cols = b
                 .cols
                 .iter()
-                .map(|&j| dae.unknowns[j].name.clone())
+                .map(|&j| dae.unknowns[j].source_name())
                 .collect::<Vec<_>>()
                 .join(", ");
             let _ = writeln!(out, "    fine block {}: {{{rows}}} → {{{cols}}}", k + 1);
@@ -517,7 +523,7 @@ fn success_section(out: &mut String, dae: &Dae, reg: &Regular) {
             .map(|(u, z)| {
                 format!(
                     "{} {} → {}",
-                    u.name,
+                    u.source_name(),
                     fmt_num(u.start.unwrap_or(0.0)),
                     fmt_num(*z)
                 )
@@ -558,7 +564,9 @@ fn success_section(out: &mut String, dae: &Dae, reg: &Regular) {
 }
 
 /// Writes the Σ table of a small model: a column per unknown headed by
-/// its name, or, when a name is longer than [`COLUMN_MAX`] characters, by
+/// its name as source (quoted when it is not a plain identifier, so that
+/// no name breaks a line), or, when a name is longer than [`COLUMN_MAX`]
+/// characters, by
 /// `z1`, `z2`, … with a key of the full names below the table (the width
 /// of every column comes from its heading, so no name can widen the table
 /// beyond `COLUMN_MAX`).
@@ -567,12 +575,12 @@ fn sigma_table(out: &mut String, dae: &Dae, analysis: &Analysis, sa: &SigmaAnaly
     let keyed = dae
         .unknowns
         .iter()
-        .any(|u| u.name.chars().count() > COLUMN_MAX);
+        .any(|u| u.source_name().chars().count() > COLUMN_MAX);
     let heading = |j: usize| {
         if keyed {
             format!("z{}", j + 1)
         } else {
-            dae.unknowns[j].name.clone()
+            dae.unknowns[j].source_name()
         }
     };
     let width = (0..n)
@@ -613,7 +621,7 @@ fn sigma_table(out: &mut String, dae: &Dae, analysis: &Analysis, sa: &SigmaAnaly
             "(columns by number: a name is longer than {COLUMN_MAX} characters)"
         );
         for (j, u) in dae.unknowns.iter().enumerate() {
-            let _ = writeln!(out, "  z{} = {}", j + 1, u.name);
+            let _ = writeln!(out, "  z{} = {}", j + 1, u.source_name());
         }
     }
 }

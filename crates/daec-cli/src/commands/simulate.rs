@@ -64,6 +64,11 @@ pub(crate) struct SimulateArgs {
     /// 100000).
     #[arg(long = "max-events", value_name = "N")]
     max_events: Option<usize>,
+    /// Step attempts a run may make before it stops with an error:
+    /// accepted and rejected steps and Newton failures, over the whole run
+    /// (default 10000000).
+    #[arg(long = "max-steps", value_name = "N")]
+    max_steps: Option<usize>,
     /// Write the CSV here instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -173,6 +178,9 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             )));
         }
     }
+    if args.max_steps == Some(0) {
+        return Err(ctx.usage_error("--max-steps must be at least 1"));
+    }
     if let Some(t) = args.t_end
         && !t.is_finite()
     {
@@ -202,7 +210,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         max_step: args.max_step,
         max_events: args.max_events,
         output,
-        max_steps: None,
+        max_steps: args.max_steps,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
     // --method radau-2nd integrates the model as written.
