@@ -221,12 +221,13 @@ codes in one process:
   be constant; f from the residuals), its analytic Jacobian from daec's
   Jacobian patterns as a full matrix (MLJAC = N) and a full M (MLMAS = N),
   the unknowns ordered by Hairer's index with the counts in IWORK(5..7)
-  (from daec's offsets, checked against the test set's statement), h0 =
-  rtol = atol = tol, every other setting RADAU5's default; started from the
-  test set's initial values, restarted at the time discontinuities where
-  daec's integrator restarts. Its callbacks FCN, JAC and MAS evaluate the
-  model's functions compiled by rustc, as daec's `--native` run does: the
-  comparison is of the integrators, not of the code of the residuals. FCN
+  (from daec's offsets where they equal the test set's statement, else
+  the statement), h0 = rtol = atol = tol, every other setting RADAU5's
+  default; started from the test set's initial values, restarted at the
+  time discontinuities where daec's integrator restarts. Its callbacks
+  FCN, JAC and MAS evaluate the model's functions compiled by rustc, as
+  daec's `--native` run does: the comparison is of the integrators, not of
+  the code of the residuals. FCN
   reports a value that is not finite with IPAR(1) = −1 (like the test set's
   IERR), on which RADAU5 halves the step; Assimulo's copy gives up after ten
   such rejections in one integration (IDID = −5). A RADAU5 solve is stopped
