@@ -189,11 +189,23 @@ fn every_reference_names_each_unknown_of_its_model_at_the_models_stop_time() {
             );
             assert!(v.as_f64().is_some_and(f64::is_finite), "{}: {name}", p.stem);
         }
-        if let Some(sub) = r.get("scd_components") {
-            for name in sub.as_array().unwrap() {
-                assert!(values.contains_key(name.as_str().unwrap()), "{}", p.stem);
+        for key in ["scd_components", "positions"] {
+            if let Some(sub) = r.get(key) {
+                for name in sub.as_array().unwrap() {
+                    let name = name.as_str().unwrap();
+                    assert!(values.contains_key(name), "{}: {key} {name}", p.stem);
+                }
             }
         }
+        // the test set's index-1, -2, -3 variables: all of its y
+        let counts: Vec<u64> = r["index_counts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{}: index_counts", p.stem))
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .collect();
+        assert_eq!(counts.len(), 3, "{}", p.stem);
+        assert_eq!(counts.iter().sum::<u64>() as usize, p.size, "{}", p.stem);
     }
 }
 

@@ -93,6 +93,27 @@ TYPED = {
 }
 
 
+# The test set's numbers of index-1, -2 and -3 variables, which its y holds in
+# this order (the drivers' IWORK(5..7); deTestSet's `ind`, the charge pump's
+# from the model header).
+INDEX_COUNTS = {
+    "akzo_nobel": [6, 0, 0], "andrews": [7, 7, 13], "transistor_amplifier": [8, 0, 0],
+    "car_axis": [4, 4, 2], "fekete": [120, 40, 0], "slider_crank": [14, 10, 0],
+    "water_tube": [38, 11, 0], "nand_gate": [14, 0, 0], "wheelset": [15, 2, 0],
+    "two_bit_adder": [350, 0, 0], "charge_pump": [8, 1, 0],
+}
+
+# The position components of the mechanical problems (the benchmark's
+# "scd positions", benches/testset/main.rs).
+POSITIONS = {
+    "andrews": [f"q[{i}]" for i in range(1, 8)],
+    "car_axis": ["xl", "yl", "xr", "yr"],
+    "fekete": [f"p[{i},{k}]" for i in range(1, 21) for k in range(1, 4)],
+    "slider_crank": ["phi1", "phi2", "x3", "q[1]", "q[2]", "q[3]", "q[4]"],
+    "wheelset": ["x", "y", "z", "theta", "phi"],
+}
+
+
 def main():
     src = sys.argv[1]
     for key, (problem, file, rev, t_end, fsrc, routine, names, scd) in PROBLEMS.items():
@@ -116,6 +137,9 @@ def main():
                  f'  "t_end": {t_end!r},']
         if scd:
             lines.append(f'  "scd_components": {json.dumps(scd)},')
+        lines.append(f'  "index_counts": {json.dumps(INDEX_COUNTS[key])},')
+        if key in POSITIONS:
+            lines.append(f'  "positions": {json.dumps(POSITIONS[key])},')
         lines.append('  "reference": {')
         body = [f"    {json.dumps(n)}: {v}" for n, v in zip(names, vals)]
         lines.append(",\n".join(body))

@@ -2,7 +2,7 @@
 //! `daec_sim::native`) compiled by `rustc` into a shared library, cached,
 //! and loaded into the process.
 //!
-//! This is the only module of the workspace with `unsafe` code (checked by
+//! This is one of the two modules with `unsafe` code (checked by
 //! `tests/invariants.rs`): loading a library runs its initialisers, and
 //! the function pointers taken from it are only as good as the code
 //! behind them. Both are ours: the library is generated from the model by
