@@ -268,6 +268,39 @@ fn time_discontinuity_is_stepped_to() {
 }
 
 #[test]
+fn periodic_time_switch_at_the_end_time_is_reached() {
+    // `time − 2·floor(time/2) > 1` switches at every odd and even time;
+    // t_end = 4 is a switching time, so the last breakpoint is one unit of
+    // round-off before it and no integration step fits after it.
+    let model = temp("periodic.dae");
+    std::fs::write(
+        &model,
+        "model Periodic\n  Real x(start = 0, fixed = true);\nequation\n  der(x) = if time - 2*floor(time/2) > 1 then 1 else 0;\n  annotation(experiment(StopTime = 4, Tolerance = 1e-8, Interval = 0.5));\nend Periodic;\n",
+    )
+    .unwrap();
+    for t_end in ["4", "2", "3.5"] {
+        let csv = simulate_ok(&[model.to_str().unwrap(), "--t-end", t_end]);
+        let last = csv.rows.last().unwrap();
+        assert_eq!(last[0], t_end.parse::<f64>().unwrap());
+        // x = 0 on [0, 1], t − 1 on [1, 2], 1 on [2, 3], t − 2 on [3, 4].
+        for row in &csv.rows {
+            let t = row[0];
+            let exact = match t {
+                t if t <= 1.0 => 0.0,
+                t if t <= 2.0 => t - 1.0,
+                t if t <= 3.0 => 1.0,
+                t => t - 2.0,
+            };
+            assert!(
+                (row[1] - exact).abs() < 1e-9,
+                "t_end {t_end}, t = {t}: {}",
+                row[1]
+            );
+        }
+    }
+}
+
+#[test]
 fn verbose_reports_the_moved_start_values() {
     // Baese Ex. 3.13: printed start (1, 2, 2) is repaired to (1, -2, 0).
     let r = daec(&[

@@ -399,3 +399,10 @@ fn wheelset_reaches_the_reference() {
     // the hidden constraints there (by less than 1e-5).
     assert_error_below_with_y0("wheelset", "1e-6", 1.2e-3, 1e-5);
 }
+
+#[test]
+fn nand_gate_reaches_the_reference_at_its_input_switch() {
+    // t_end = 80 is a switching time of both input pulses: the run steps to
+    // the last time before the switch and ends there (scd 5.0 at 1e-6).
+    assert_error_below("nand_gate", "1e-6", 9e-5);
+}

@@ -55,14 +55,17 @@
 //! * *the number of events* of a run: `--max-events` (default
 //!   [`DEFAULT_MAX_EVENTS`]).
 //!
-//! `Select` nodes whose condition depends on `time` (and parameters) only
-//! are discontinuities known in advance: their switching times are found by
-//! sampling and bisection, and the integration steps to them and restarts
-//! (RADAU5's error control is only valid on smooth pieces).
+//! `Select` nodes whose condition depends on `time` (and parameters) only,
+//! and `floor`/`ceil` of such an argument, are discontinuities known in
+//! advance (time events): their switching times are found by sampling and
+//! bisection, and the integration steps to them and restarts (RADAU5's
+//! error control is only valid on smooth pieces). A switch at `t_end` is
+//! stepped to from the left: the driver ends the run at the breakpoint
+//! one unit of round-off before it, where no integration step fits.
 
 use crate::error::SimError;
 use daec_diag::{Diagnostic, codes};
-use daec_expr::{CmpOp, ExprId, ExprPool, Leaf, Node, Tape, TapeFrame, to_modelica};
+use daec_expr::{CmpOp, ExprId, ExprPool, Func, Leaf, Node, Tape, TapeFrame, to_modelica};
 use daec_model::{Dae, FlatNames};
 use daec_regularize::Analysis;
 use daec_solve::readable_number as show;
@@ -724,20 +727,25 @@ impl EventTracker {
     }
 }
 
-/// Conditions of `Select` nodes under `roots` that depend on `time` and
-/// nothing but parameters besides.
+/// The time-only switching expressions under `roots`: conditions of
+/// `Select` nodes, and `floor`/`ceil` applications (time events, MLS 3.6
+/// §3.7.2: `floor(time/T)` jumps at the multiples of `T` wherever it
+/// occurs), that depend on `time` and nothing but parameters besides.
 pub fn time_conditions(pool: &ExprPool, roots: &[ExprId]) -> Vec<ExprId> {
     let mut out = Vec::new();
     for id in pool.topo_order(roots) {
-        if let Node::Select(c, _, _) = pool.node(id) {
-            let leaves = pool.leaves(*c);
-            let has_time = leaves.iter().any(|&l| pool.as_leaf(l) == Some(Leaf::Time));
-            let only_time = leaves
-                .iter()
-                .all(|&l| matches!(pool.as_leaf(l), Some(Leaf::Time | Leaf::Param(_))));
-            if has_time && only_time && !out.contains(c) {
-                out.push(*c);
-            }
+        let switching = match pool.node(id) {
+            Node::Select(c, _, _) => *c,
+            Node::Func(Func::Floor | Func::Ceil, _) => id,
+            _ => continue,
+        };
+        let leaves = pool.leaves(switching);
+        let has_time = leaves.iter().any(|&l| pool.as_leaf(l) == Some(Leaf::Time));
+        let only_time = leaves
+            .iter()
+            .all(|&l| matches!(pool.as_leaf(l), Some(Leaf::Time | Leaf::Param(_))));
+        if has_time && only_time && !out.contains(&switching) {
+            out.push(switching);
         }
     }
     out
@@ -748,10 +756,12 @@ pub fn time_conditions(pool: &ExprPool, roots: &[ExprId]) -> Vec<ExprId> {
 const SAMPLES: usize = 2000;
 
 /// The switching times in `(t0, t_end)` of the time-only conditions
-/// `conds` (see [`time_conditions`]), ascending. Each is returned as the
-/// last time (to about 1e-15 relative) at which the condition still has
-/// its value from the left, so that an integration ending there never
-/// evaluates the model on the other side.
+/// `conds` (see [`time_conditions`]), ascending: the times where the value
+/// of one changes. Each is returned as the last time (to about 1e-15
+/// relative) at which the value is still the one from the left, so that
+/// an integration ending there never evaluates the model on the other side
+/// (a switch at `t_end` itself gives the breakpoint one unit of round-off
+/// before it, which the driver steps to and no further).
 pub fn discontinuities(
     pool: &ExprPool,
     conds: &[ExprId],

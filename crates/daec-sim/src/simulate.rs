@@ -730,6 +730,21 @@ pub fn integrate_with_progress(
             brk += 1;
         }
         let seg_end = breaks.get(brk).copied().unwrap_or(t_end);
+        if no_step_fits(t, seg_end) {
+            // A breakpoint within round-off of `t` — the last time before a
+            // switch at `t_end`, or one just after an event: the solution
+            // is continuous, so its value at `t` is the one at `seg_end`.
+            skip_to(
+                &mut writer,
+                &mut results,
+                (&mut *outputs, &mut bounds),
+                seg_end,
+                &z,
+                n_orig,
+            );
+            t = seg_end;
+            continue;
+        }
         let used = stats.steps_accepted + stats.steps_rejected + stats.newton_failures;
         let options = Options {
             rtol: ro.rtol,
@@ -871,6 +886,34 @@ pub fn integrate_with_progress(
         init: init.clone(),
         failure,
     })
+}
+
+/// Whether the interval `[t, to]` is too short for any integration step:
+/// Radau5 refuses a step `h` with `0.1·h ≤ ε·|t|` (RADAU5's step size
+/// underflow test); within `100·ε·|t|` of `t` a breakpoint is one or a
+/// few units of round-off away, where the solution does not change.
+fn no_step_fits(t: f64, to: f64) -> bool {
+    to - t <= 100.0 * f64::EPSILON * t.abs().max(to.abs())
+}
+
+/// Advances the output over an interval that [`no_step_fits`] to `to`: the
+/// rows of the output times up to `to` take the values `z` of its start.
+fn skip_to(
+    writer: &mut OutputWriter,
+    results: &mut Results,
+    (outputs, bounds): (&mut Outputs, &mut BoundsMonitor),
+    to: f64,
+    z: &[f64],
+    n_orig: usize,
+) {
+    let mut out = vec![0.0; z.len()];
+    let value = |_: f64, out: &mut [f64]| out.copy_from_slice(z);
+    let emit = |at: f64, z: &[f64]| {
+        let row = outputs.row(at, z);
+        bounds.check(at, &row);
+        row
+    };
+    writer.step(results, to, n_orig, &mut out, value, emit);
 }
 
 /// StE or DD: the index of the variant `variant` among the prepared one

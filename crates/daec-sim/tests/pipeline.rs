@@ -180,6 +180,35 @@ fn time_switches_are_found_by_bisection() {
 }
 
 #[test]
+fn floor_of_time_is_a_time_event() {
+    // der(x) = floor(time): x(2.5) = 0 + 1 + 2·0.5 = 2, exactly when the
+    // integration steps to the jumps at 1 and 2 (MLS §3.7.2).
+    let mut dae = load_text(
+        "floor.dae",
+        "model F\n  Real x(start = 0, fixed = true);\nequation\n  der(x) = floor(time);\nend F;\n",
+    );
+    let roots: Vec<_> = dae.equations.iter().map(|e| e.residual).collect();
+    let conds = time_conditions(&dae.pool, &roots);
+    assert_eq!(conds.len(), 1);
+    let params = dae.parameter_values();
+    let d = discontinuities(&dae.pool, &conds, &params, 0.0, 2.5);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert!(d[0] < 1.0 && 1.0 - d[0] < 1e-15 && d[1] < 2.0 && 2.0 - d[1] < 1e-15);
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let opts = SimOptions {
+        t_end: Some(2.5),
+        rtol: Some(1e-8),
+        interval: Some(0.5),
+        ..SimOptions::default()
+    };
+    let sim = simulate(&mut dae, &analysis, &opts).unwrap();
+    assert!(sim.failure.is_none());
+    assert_eq!(sim.stats.restarts, 2);
+    let last = sim.results.z.last().unwrap()[0];
+    assert!((last - 2.0).abs() < 1e-12, "{last}");
+}
+
+#[test]
 fn the_output_grid_ends_exactly_at_t_end() {
     assert_eq!(
         output_grid(0.0, 1.0, 0.3),
