@@ -403,3 +403,41 @@ fn pendulum_dd_picks_the_s1_dummies_and_ggl_has_index_2() {
     let want = -16.0 * m * r2 * r2;
     assert!((det - want).abs() < 1e-9, "{det} vs {want}");
 }
+
+const CHARGE_PUMP: &str = "models/testset/charge_pump.dae";
+
+/// The charge pump's level-1 constraint: which derivative-array row it
+/// comes from, with the start value of the gate potential `U1` replaced.
+fn charge_pump_hidden_constraint(u1: f64) -> (usize, u32) {
+    let mut dae = load_with(CHARGE_PUMP, &[]);
+    let j = dae.unknowns.iter().position(|u| u.name == "U1").unwrap();
+    dae.unknowns[j].start = Some(u1);
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    let ca = a.regular().unwrap().constraints.as_ref().unwrap();
+    assert!(
+        ca.is_complete(),
+        "U1 = {u1}: unresolved {:?}",
+        ca.unresolved_derivatives
+    );
+    let hidden: Vec<_> = ca.constraints.iter().filter(|c| c.level == 1).collect();
+    assert_eq!(hidden.len(), 1, "U1 = {u1}");
+    assert_eq!(ca.constraints.len(), 7);
+    hidden[0].source
+}
+
+#[test]
+fn charge_pump_pivots_are_capacitances_and_vanish_in_no_branch() {
+    // The pivots of the source and drain rows are the capacitances
+    // −C_S − ∂Q_S/∂U2 and −C_D − ∂Q_D/∂U3 + …, of size 1e-12 to 1e-13;
+    // in the depletion region of the start values (U1 = 0) the charge
+    // derivatives vanish, and the gate-charge row F5 differentiated once is
+    // left as the hidden constraint that determines `I`.
+    assert_eq!(charge_pump_hidden_constraint(0.0), (4, 1));
+    // In the inversion region (U1 = 5) the gate row's coefficients of U2'
+    // and U3' are non-zero, but they vanish identically in depletion: F5
+    // must still be the constraint, not a pivot row.
+    assert_eq!(charge_pump_hidden_constraint(5.0), (4, 1));
+    let (mut dae, a) = load(CHARGE_PUMP);
+    let hic = form(&mut dae, &a, Form::Hic);
+    assert_eq!((hic.equations.len(), hic.unknowns.len()), (16, 9));
+}
