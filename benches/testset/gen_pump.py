@@ -36,6 +36,11 @@ HEADER = """\
 //   y4; the other values follow and equal the test set's.
 // Reference: y(1.2e-6) in charge_pump.ref.json (GAMD in quadruple precision, as quoted
 //   by the ports; y2..y8 are 0 there).
+// daec: index 2 (the Σ-method succeeds as written); the hidden constraint that
+//   determines I is the gate-charge equation differentiated once. The integration stops
+//   where the transistor enters inversion (U1 = VT0 at t = 5.01e-8 s): I jumps there,
+//   and the comparisons of the charge functions are evaluated directly in the residual.
+// expect: index=2 c=[0,0,0,1,1,1,1,1,1] d=[1,1,1,1,1,1,1,1,0] dof=2
 """
 
 

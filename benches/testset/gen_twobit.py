@@ -263,6 +263,13 @@ HEADER = """\
 // Reference: y(320) in two_bit_adder.ref.json (twobsoln, RADAU5 at tolerance 1e-5, as the
 //   test set states; the test set measures the error on the output signals x[49],
 //   x[130], x[148] only).
+// daec: the Σ-Jacobian of the equations as written is singular (13 nodes without a
+//   capacitance to ground, CLOAD = 0: their charges sum to zero); 13 linear-combination
+//   conversions with constant (all 1) null vectors give the charge balances, and the index
+//   2 of the Σ-method (the potential of such a node is determined by the balance
+//   differentiated once). The expect line gives the structural index as written and
+//   `true_index` after the conversions, as models/README.md describes.
+// expect: index=1 true_index=2
 """
 
 

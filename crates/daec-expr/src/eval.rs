@@ -39,4 +39,37 @@ impl ExprPool {
         }
         vals.get(e).unwrap_or(f64::NAN)
     }
+
+    /// Evaluates `e` as [`ExprPool::eval`] does and also returns the scale
+    /// the value was computed at: the sum of the scales of a sum's terms,
+    /// the product of a product's factors' scales, a positive integer
+    /// power of its base's scale, the chosen branch's scale for an `if`,
+    /// and `|value|` for every other node. `|value| ≪ scale` means the value
+    /// is what is left after cancellation in sums, so a value that is zero
+    /// up to rounding can be told from one that is small because of the
+    /// model's units (a capacitance of 1e-13 F is small, not zero).
+    pub fn eval_with_scale(&self, e: ExprId, env: &dyn Env) -> (f64, f64) {
+        let order = self.topo_order(&[e]);
+        let mut vals: IdMap<(f64, f64)> = IdMap::for_traversal(order.len(), self.len());
+        for &id in &order {
+            let node = self.node(id);
+            let value = match node {
+                Node::Leaf(l) => eval_leaf(*l, env),
+                n => eval_op(n, |c| vals.get(c).map_or(f64::NAN, |p| p.0)),
+            };
+            let scale_of = |c: ExprId| vals.get(c).map_or(f64::NAN, |p| p.1);
+            let scale = match node {
+                Node::Add(ts) => ts.iter().map(|&t| scale_of(t)).sum(),
+                Node::Mul(fs) => fs.iter().map(|&f| scale_of(f)).product(),
+                Node::Powi(a, n) if *n > 0 => powi(scale_of(*a), *n),
+                Node::Select(c, a, b) => {
+                    let taken = vals.get(*c).is_some_and(|p| p.0 != 0.0);
+                    scale_of(if taken { *a } else { *b })
+                }
+                _ => value.abs(),
+            };
+            vals.insert(id, (value, scale));
+        }
+        vals.get(e).unwrap_or((f64::NAN, f64::NAN))
+    }
 }

@@ -148,3 +148,43 @@ fn linear_if_expression_with_free_condition() {
     assert_eq!(p.eval(coefs[0], &e(1.0)), 3.0);
     assert_eq!(p.eval(coefs[0], &e(-1.0)), 1.0);
 }
+
+#[test]
+fn scale_of_an_evaluation_tells_cancellation_from_small_units() {
+    let mut p = ExprPool::new();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let env = TestEnv {
+        vars: vec![vec![0.1], vec![0.2]],
+        params: vec![],
+        t: 0.0,
+    };
+    // A capacitance-sized value is small but computed at its own scale.
+    let c = p.constant(4e-13);
+    let cx = p.mul(c, x);
+    let (v, scale) = p.eval_with_scale(cx, &env);
+    assert!((v - 4e-14).abs() < 1e-27, "{v}");
+    assert_eq!(scale, v);
+    // x·(1 + 3·y) − 2.5·x cancels at x = 0.1, y = 0.5, at the scale
+    // 0.1·2.5 + 2.5·0.1.
+    let env = TestEnv {
+        vars: vec![vec![0.1], vec![0.5]],
+        params: vec![],
+        t: 0.0,
+    };
+    let (one, three, two_half) = (p.constant(1.0), p.constant(3.0), p.constant(2.5));
+    let y3 = p.mul(three, y);
+    let f = p.add(one, y3);
+    let xf = p.mul(x, f);
+    let x25 = p.mul(two_half, x);
+    let zero_ish = p.sub(xf, x25);
+    let (v, scale) = p.eval_with_scale(zero_ish, &env);
+    assert!(v.abs() < 1e-15, "{v}");
+    assert!((scale - 0.5).abs() < 1e-12, "{scale}");
+    // An `if` takes the scale of the branch it takes.
+    let zero = p.constant(0.0);
+    let cond = p.cmp(CmpOp::Gt, x, zero);
+    let big = p.constant(1e6);
+    let sel = p.select(cond, cx, big);
+    let (v, scale) = p.eval_with_scale(sel, &env);
+    assert!((v - 4e-14).abs() < 1e-27 && scale == v, "{v} {scale}");
+}

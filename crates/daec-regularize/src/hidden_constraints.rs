@@ -20,7 +20,7 @@
 //! data of the ADA/StE formulations.
 
 use crate::signature::DerivativeArray;
-use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId};
+use daec_expr::{Env, ExprId, ExprPool, Leaf, Node, ParamId};
 use daec_structure::Offsets;
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -119,6 +119,10 @@ impl Env for ReferencePoint<'_> {
     }
 }
 
+/// A pivot: `(row, derivative leaf, coefficient, rest)` with
+/// `row = coefficient · derivative + rest`.
+type Pivot = (usize, ExprId, ExprId, ExprId);
+
 struct Row {
     eq: usize,
     k: u32,
@@ -143,6 +147,14 @@ fn usable_pivot(
     (magnitude > 0.0).then_some((coef, rest))
 }
 
+/// Relative size below which a coefficient's value at the reference point
+/// counts as zero: the share of the scale it was computed at
+/// ([`ExprPool::eval_with_scale`]) that is left after cancellation. The
+/// test is relative so that coefficients that are small because of the
+/// model's units (capacitances of 1e-13 F in the charge pump of the IVP
+/// test set) are pivots; a value that is zero up to rounding is not.
+const CANCELLATION: f64 = 1e-12;
+
 /// How good a pivot coefficient is: constants rank above state-dependent
 /// ones (offset by 1e300), zero or undefined ones are not pivots.
 fn pivot_magnitude(pool: &ExprPool, coef: ExprId, reference: &ReferencePoint<'_>) -> Option<f64> {
@@ -150,42 +162,86 @@ fn pivot_magnitude(pool: &ExprPool, coef: ExprId, reference: &ReferencePoint<'_>
         Some(c) if c != 0.0 && c.is_finite() => Some(1e300 + c.abs().min(1e300)),
         Some(_) => None,
         None => {
-            let v = pool.eval(coef, reference);
-            (v.is_finite() && v.abs() > 1e-12).then_some(v.abs())
+            let (v, scale) = pool.eval_with_scale(coef, reference);
+            let tiny = CANCELLATION * scale;
+            let nonzero = v.abs() > tiny || !tiny.is_finite();
+            (v.is_finite() && v != 0.0 && nonzero).then_some(v.abs())
         }
     }
 }
 
+/// Whether `coef` is the constant 0 in some branch of its `if`
+/// expressions: a branch that is the constant 0, an `if` with such a
+/// branch, a product with such a factor, a sum of such terms, a positive
+/// power of such a base. A pivot with this property may be non-zero at the
+/// reference point and vanish identically once the state takes the other
+/// branch (the charge functions of a MOS transistor are constant in `V_GD`
+/// below the threshold voltage), so such pivots are taken after the others
+/// (a singleton row's after the other singletons, in Gaussian elimination
+/// after the rows whose best coefficient vanishes in no branch).
+fn vanishes_in_some_branch(pool: &ExprPool, coef: ExprId) -> bool {
+    let order = pool.topo_order(&[coef]);
+    let mut vanishes: FxHashMap<ExprId, bool> = FxHashMap::default();
+    for &id in &order {
+        let get = |c: &ExprId| vanishes.get(c).copied().unwrap_or(false);
+        let v = match pool.node(id) {
+            Node::Const(c) => *c == 0.0,
+            Node::Select(_, a, b) => get(a) || get(b),
+            Node::Mul(fs) => fs.iter().any(get),
+            Node::Add(ts) => ts.iter().all(get),
+            Node::Powi(a, n) => *n > 0 && get(a),
+            _ => false,
+        };
+        vanishes.insert(id, v);
+    }
+    vanishes.get(&coef).copied().unwrap_or(false)
+}
+
 /// The best pivot among rows with several pending derivatives: the row
 /// with the fewest, and in it the derivative with the best coefficient.
+/// Rows whose best coefficient vanishes in some branch of an `if`
+/// ([`vanishes_in_some_branch`]) come after all others; the flag says
+/// whether the chosen pivot is of that kind.
 fn general_pivot(
     pool: &mut ExprPool,
     rows: &[Row],
     reference: &ReferencePoint<'_>,
-) -> Option<(usize, ExprId, ExprId, ExprId)> {
+) -> Option<(Pivot, bool)> {
     let mut candidates: Vec<usize> = (0..rows.len())
         .filter(|&r| rows[r].active && !rows[r].pending.is_empty())
         .collect();
     candidates.sort_by_key(|&r| (rows[r].pending.len(), rows[r].k, rows[r].eq));
+    let mut fallback: Option<(usize, ExprId)> = None;
+    let mut chosen: Option<(usize, ExprId)> = None;
     for r in candidates {
         let Some((coefs, _)) = pool.linear_in(rows[r].expr, &rows[r].pending) else {
             continue;
         };
+        // The best coefficient, and the best that vanishes in no branch.
         let mut best: Option<(f64, usize)> = None;
+        let mut best_any: Option<(f64, usize)> = None;
         for (k, &c) in coefs.iter().enumerate() {
-            if let Some(m) = pivot_magnitude(pool, c, reference)
-                && best.is_none_or(|(bm, _)| m > bm)
-            {
-                best = Some((m, k));
+            if let Some(m) = pivot_magnitude(pool, c, reference) {
+                if best_any.is_none_or(|(bm, _)| m > bm) {
+                    best_any = Some((m, k));
+                }
+                if best.is_none_or(|(bm, _)| m > bm) && !vanishes_in_some_branch(pool, c) {
+                    best = Some((m, k));
+                }
             }
         }
         if let Some((_, k)) = best {
-            let delta = rows[r].pending[k];
-            let (c, rest) = pool.linear_in(rows[r].expr, &[delta])?;
-            return Some((r, delta, c[0], rest));
+            chosen = Some((r, rows[r].pending[k]));
+            break;
+        }
+        if let (None, Some((_, k))) = (fallback, best_any) {
+            fallback = Some((r, rows[r].pending[k]));
         }
     }
-    None
+    let vanishing = chosen.is_none();
+    let (r, delta) = chosen.or(fallback)?;
+    let (c, rest) = pool.linear_in(rows[r].expr, &[delta])?;
+    Some(((r, delta, c[0], rest), vanishing))
 }
 
 /// Extracts the array of (hidden) constraints from the reduced derivative
@@ -252,25 +308,42 @@ pub fn hidden_constraints(
         }
         // Singleton elimination, lowest differentiation count first; when no
         // singleton is left, Gaussian elimination on the rest (pivot: a
-        // constant or numerically largest coefficient at the reference).
-        let mut heap: BinaryHeap<Reverse<(u32, usize, usize)>> = rows
+        // constant or numerically largest coefficient at the reference);
+        // in both, coefficients that vanish in some branch of an `if` are
+        // taken last.
+        // Heap entries `(deferred, k, eq, row)`: a singleton whose
+        // coefficient vanishes in some branch of an `if` is put back as
+        // deferred, behind the other singletons.
+        let mut heap: BinaryHeap<Reverse<(bool, u32, usize, usize)>> = rows
             .iter()
             .enumerate()
             .filter(|(_, r)| r.pending.len() == 1)
-            .map(|(idx, r)| Reverse((r.k, r.eq, idx)))
+            .map(|(idx, r)| Reverse((false, r.k, r.eq, idx)))
             .collect();
         let mut solved_order: Vec<ExprId> = Vec::new();
         let mut stage_values: FxHashMap<ExprId, ExprId> = FxHashMap::default();
         loop {
             let pivot = match heap.pop() {
-                Some(Reverse((_, _, idx))) => {
+                Some(Reverse((deferred, k, eq, idx))) => {
                     if !rows[idx].active || rows[idx].pending.len() != 1 {
                         continue;
                     }
                     let delta = rows[idx].pending[0];
-                    match usable_pivot(pool, rows[idx].expr, delta, reference) {
-                        Some((coef, rest)) => Some((idx, delta, coef, rest)),
-                        None => continue,
+                    if deferred && let Some((pivot, false)) = general_pivot(pool, &rows, reference)
+                    {
+                        // A row with a pivot that vanishes in no branch
+                        // goes first; the deferred singleton waits.
+                        heap.push(Reverse((true, k, eq, idx)));
+                        Some(pivot)
+                    } else {
+                        match usable_pivot(pool, rows[idx].expr, delta, reference) {
+                            Some((coef, _)) if !deferred && vanishes_in_some_branch(pool, coef) => {
+                                heap.push(Reverse((true, k, eq, idx)));
+                                continue;
+                            }
+                            Some((coef, rest)) => Some((idx, delta, coef, rest)),
+                            None => continue,
+                        }
                     }
                 }
                 None => {
@@ -285,14 +358,14 @@ pub fn hidden_constraints(
                             row.pending.retain(|l| present.binary_search(l).is_ok());
                             if row.pending.len() < before && row.pending.len() <= 1 {
                                 found_singleton |= row.pending.len() == 1;
-                                heap.push(Reverse((row.k, row.eq, r)));
+                                heap.push(Reverse((false, row.k, row.eq, r)));
                             }
                         }
                     }
                     if found_singleton {
                         continue;
                     }
-                    general_pivot(pool, &rows, reference)
+                    general_pivot(pool, &rows, reference).map(|(pivot, _)| pivot)
                 }
             };
             let Some((idx, delta, coef, rest)) = pivot else {
@@ -327,7 +400,7 @@ pub fn hidden_constraints(
                     }
                 }
                 if rows[r].pending.len() == 1 {
-                    heap.push(Reverse((rows[r].k, rows[r].eq, r)));
+                    heap.push(Reverse((false, rows[r].k, rows[r].eq, r)));
                 }
             }
         }

@@ -179,12 +179,13 @@ pub fn analyze(dae: &mut Dae, options: &AnalyzeOptions) -> Analysis {
     let mut analysis = analyze_residuals(dae, residuals, options);
     let mut first: Option<Box<Analysis>> = None;
     let mut conversions = Vec::new();
+    let params = dae.parameter_values();
     while conversions.len() < options.max_conversions {
         let Some(reg) = analysis.regular() else { break };
         if !reg.success.singular() {
             break;
         }
-        let Some(conv) = linear_combination::convert(&mut dae.pool, &analysis) else {
+        let Some(conv) = linear_combination::convert(&mut dae.pool, &analysis, &params) else {
             break;
         };
         let residuals = conv.residuals.clone();

@@ -26,6 +26,14 @@ fn load_with(path: &str, overrides: &[(&str, f64)]) -> Dae {
     dae.unwrap_or_else(|| panic!("{path}: {diags:?}"))
 }
 
+fn load_text(text: &str) -> Dae {
+    let mut map = SourceMap::new();
+    let file = map.add("inline.dae", text.to_string());
+    let parsed = daec_syntax::parse(file, map.source(file));
+    let (dae, diags) = daec_model::lower(parsed.model.as_ref().unwrap(), &LowerOptions::default());
+    dae.unwrap_or_else(|| panic!("{diags:?}"))
+}
+
 fn load(path: &str) -> (Dae, Analysis) {
     let mut dae = load_with(path, &[]);
     let a = analyze(&mut dae, &AnalyzeOptions::default());
@@ -402,4 +410,93 @@ fn pendulum_dd_picks_the_s1_dummies_and_ggl_has_index_2() {
     let r2 = p.z[0] * p.z[0] + p.z[1] * p.z[1];
     let want = -16.0 * m * r2 * r2;
     assert!((det - want).abs() < 1e-9, "{det} vs {want}");
+}
+
+const CHARGE_PUMP: &str = "models/testset/charge_pump.dae";
+
+/// The charge pump's level-1 constraint: which derivative-array row it
+/// comes from, with the start value of the gate potential `U1` replaced.
+fn charge_pump_hidden_constraint(u1: f64) -> (usize, u32) {
+    let mut dae = load_with(CHARGE_PUMP, &[]);
+    let j = dae.unknowns.iter().position(|u| u.name == "U1").unwrap();
+    dae.unknowns[j].start = Some(u1);
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    let ca = a.regular().unwrap().constraints.as_ref().unwrap();
+    assert!(
+        ca.is_complete(),
+        "U1 = {u1}: unresolved {:?}",
+        ca.unresolved_derivatives
+    );
+    let hidden: Vec<_> = ca.constraints.iter().filter(|c| c.level == 1).collect();
+    assert_eq!(hidden.len(), 1, "U1 = {u1}");
+    assert_eq!(ca.constraints.len(), 7);
+    hidden[0].source
+}
+
+#[test]
+fn charge_pump_pivots_are_capacitances_and_vanish_in_no_branch() {
+    // The pivots of the source and drain rows are the capacitances
+    // −C_S − ∂Q_S/∂U2 and −C_D − ∂Q_D/∂U3 + …, of size 1e-12 to 1e-13;
+    // in the depletion region of the start values (U1 = 0) the charge
+    // derivatives vanish, and the gate-charge row F5 differentiated once is
+    // left as the hidden constraint that determines `I`.
+    assert_eq!(charge_pump_hidden_constraint(0.0), (4, 1));
+    // In the inversion region (U1 = 5) the gate row's coefficients of U2'
+    // and U3' are non-zero, but they vanish identically in depletion: F5
+    // must still be the constraint, not a pivot row.
+    assert_eq!(charge_pump_hidden_constraint(5.0), (4, 1));
+    let (mut dae, a) = load(CHARGE_PUMP);
+    let hic = form(&mut dae, &a, Form::Hic);
+    assert_eq!((hic.equations.len(), hic.unknowns.len()), (16, 9));
+}
+
+/// A node `b` joined to node `a` by a nonlinear capacitor only (its load
+/// capacitance `CL` is 0): the charge rows' Σ-Jacobian rows depend on the
+/// state, and their sum vanishes (charge conservation at `b`).
+const FLOATING_NODE: &str = "model FloatingNode
+  parameter Real C = 1;
+  parameter Real CL = 0;
+  parameter Real R = 1;
+  Real qa(start = 0);
+  Real qb(start = 0);
+  Real va(start = 0);
+  Real vb(start = 0);
+equation
+  der(qa) = -(va - sin(time))/R - (va - vb)/R;
+  der(qb) = -vb/R - (vb - va)/R;
+  0 = qa - (if va - vb <= 0 then C/sqrt(1 - (va - vb)) else C*(1 + (va - vb)/2))*(va - vb);
+  0 = qb - ((if va - vb <= 0 then C/sqrt(1 - (va - vb)) else C*(1 + (va - vb)/2))*(vb - va) + CL*vb);
+end FloatingNode;
+";
+
+#[test]
+fn lc_conversion_applies_to_a_constant_null_vector_of_state_dependent_rows() {
+    let mut dae = load_text(FLOATING_NODE);
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    assert_eq!(
+        a.conversions.len(),
+        1,
+        "{:?}",
+        a.regular().map(|r| &r.success)
+    );
+    let conv = &a.conversions[0];
+    assert_eq!(conv.replaced, 2);
+    assert_eq!(conv.combination, vec![(2, 1.0, 0), (3, 1.0, 0)]);
+    let cl = dae.parameters.iter().position(|p| p.name == "CL").unwrap();
+    assert_eq!(conv.zero_parameters, vec![daec_expr::ParamId(cl as u32)]);
+    let reg = a.regular().unwrap();
+    assert!(reg.success.succeeded(), "{:?}", reg.success);
+    // qa + qb = 0, differentiated once, determines vb: index 2.
+    assert_eq!(a.before_conversion.as_ref().unwrap().index(), Some(1));
+    assert_eq!(a.index(), Some(2));
+    // With a load capacitance the rows are independent: no conversion.
+    let mut dae = load_with_text_override(FLOATING_NODE, "CL = 0", "CL = 0.5");
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    assert!(a.conversions.is_empty());
+    assert!(a.regular().unwrap().success.succeeded());
+    assert_eq!(a.index(), Some(1));
+}
+
+fn load_with_text_override(text: &str, from: &str, to: &str) -> Dae {
+    load_text(&text.replace(from, to))
 }

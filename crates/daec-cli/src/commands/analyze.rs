@@ -7,6 +7,7 @@ use daec_diag::{Diagnostic, Span, codes};
 use daec_expr::{ExprId, to_modelica};
 use daec_model::{Dae, FlatNames};
 use daec_regularize::expand::expand;
+use daec_regularize::linear_combination::has_rational_entries;
 use daec_regularize::{Analysis, AnalyzeOptions, Outcome, Regular, analyze};
 use daec_structure::{HvtCount, SigmaAnalysis, StructuralSingularity};
 use serde_json::{Value, json};
@@ -185,8 +186,17 @@ fn singular_jacobian_diagnostic(dae: &Dae, analysis: &Analysis, reg: &Regular) -
             d = d.with_primary(eq_span(dae, i), format!("{}: {text} = 0", eq_name(i)));
         }
     }
-    d.with_note("the rows of 𝔍 involved depend on the state, so the linear-combination conversion does not apply")
-        .with_help("reformulate the dependent equations (e.g. eliminate the cancelling terms by hand)")
+    let rational = reg
+        .success
+        .left_null_vector
+        .as_deref()
+        .is_some_and(has_rational_entries);
+    d.with_note(if rational {
+        "the rows of 𝔍 involved depend on the state; their combination with these constant coefficients does not cancel the highest-order terms symbolically, so the linear-combination conversion does not apply"
+    } else {
+        "the rows of 𝔍 involved depend on the state and the null vector's entries are not small rationals, so the linear-combination conversion (which needs a constant combination) does not apply"
+    })
+    .with_help("reformulate the dependent equations (e.g. eliminate the cancelling terms by hand)")
 }
 
 /// A count for people: exact below 10^6, else as a power of two.
