@@ -750,17 +750,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
         F: FnMut(&Step<'_>) -> StepControl,
     {
         let n = self.n;
-        if z0.len() != n {
-            return Err(SolveError::InvalidOptions(format!(
-                "initial value has {} entries, expected {n}",
-                z0.len()
-            )));
-        }
-        if !(t0.is_finite() && t_end.is_finite() && t_end > t0) {
-            return Err(SolveError::InvalidOptions(format!(
-                "need finite t0 < t_end (got {t0} and {t_end})"
-            )));
-        }
+        crate::problem::check_span(n, t0, z0, t_end)?;
         self.stats = Stats::default();
         self.sel = None;
         self.selectors_at(t0, z0)?;

@@ -113,18 +113,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
     /// Checks the arguments of [`integrate`](Radau5::integrate): `z0` of
     /// `n` finite values, finite `t0 < t_end`.
     pub(super) fn check_start(&self, t0: f64, z0: &[f64], t_end: f64) -> Result<(), SolveError> {
-        let n = self.n;
-        if z0.len() != n {
-            return Err(SolveError::InvalidOptions(format!(
-                "initial value has {} entries, expected {n}",
-                z0.len()
-            )));
-        }
-        if !(t0.is_finite() && t_end.is_finite() && t_end > t0) {
-            return Err(SolveError::InvalidOptions(format!(
-                "need finite t0 < t_end (got {t0} and {t_end})"
-            )));
-        }
+        crate::problem::check_span(self.n, t0, z0, t_end)?;
         if !all_finite(z0) {
             return Err(SolveError::InvalidOptions(
                 "initial value is not finite".into(),
