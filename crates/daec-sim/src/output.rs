@@ -2,7 +2,8 @@
 //! plot of chosen variables, and the run statistics (text and JSON).
 
 use crate::bounds::BoundViolation;
-use serde::Serialize;
+use daec_solve::Stats;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use std::fmt::Write;
 
 /// The solution at the output times.
@@ -442,33 +443,22 @@ pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Plot,
     })
 }
 
-/// Work and accuracy statistics of a simulation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// Work and accuracy statistics of a simulation: the integrator's counters
+/// ([`Stats`], summed over the restarts; read through `Deref`, e.g.
+/// `stats.steps_accepted`) and the simulation's own.
+///
+/// The JSON of [`to_json`](Self::to_json) (`daec simulate --stats-json`)
+/// has the integrator's counters `steps_accepted`, `steps_rejected`,
+/// `residual_evals`, `jacobian_evals`, `lu_decompositions`,
+/// `newton_iterations`, `newton_failures`, `selection_changes` and
+/// `projections` beside the fields below.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SimStats {
-    /// Accepted steps.
-    pub steps_accepted: usize,
-    /// Rejected steps.
-    pub steps_rejected: usize,
-    /// Residual evaluations at one point `(t, z)`.
-    pub residual_evals: usize,
-    /// Jacobian evaluations.
-    pub jacobian_evals: usize,
-    /// LU factorisations (a real and a complex one count as one).
-    pub lu_decompositions: usize,
-    /// Simplified Newton iterations.
-    pub newton_iterations: usize,
-    /// Step attempts whose Newton iteration failed (retried with a smaller
-    /// step); with the accepted and rejected steps what the step limit
-    /// counts.
-    pub newton_failures: usize,
-    /// Changes of the equation selection of the overdetermined HiC system.
-    pub selection_changes: usize,
+    /// The integrator's work counters.
+    pub solver: Stats,
     /// Switches between StE variants or DD choices of dummy derivatives
     /// (dynamic state selection).
     pub ste_switches: usize,
-    /// Step end points projected onto the position and velocity
-    /// constraints (`--method radau5-projected`).
-    pub projections: usize,
     /// `when` events that fired.
     pub events: usize,
     /// Restarts of the integrator (events and discontinuities of `time`).
@@ -491,12 +481,64 @@ pub struct SimStats {
     /// Whether the integrator evaluated native code (`--native`, compiled
     /// by `rustc`; its time is in `compile_seconds`) rather than tapes
     /// (the field is left out of the JSON then).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub native_code: bool,
     /// The variables that left their `min` or `max` during the run
     /// (checked at the accepted steps and output points; see
     /// [`crate::bounds`]).
     pub bound_violations: Vec<BoundViolation>,
+}
+
+impl std::ops::Deref for SimStats {
+    type Target = Stats;
+
+    fn deref(&self) -> &Stats {
+        &self.solver
+    }
+}
+
+impl std::ops::DerefMut for SimStats {
+    fn deref_mut(&mut self) -> &mut Stats {
+        &mut self.solver
+    }
+}
+
+impl Serialize for SimStats {
+    /// The fields in the order of `--stats-json`: the integrator's
+    /// counters the simulation reports, then its own (`native_code` only
+    /// when set).
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let s = &self.solver;
+        let mut m = serializer.serialize_struct("SimStats", 22)?;
+        m.serialize_field("steps_accepted", &s.steps_accepted)?;
+        m.serialize_field("steps_rejected", &s.steps_rejected)?;
+        m.serialize_field("residual_evals", &s.residual_evals)?;
+        m.serialize_field("jacobian_evals", &s.jacobian_evals)?;
+        m.serialize_field("lu_decompositions", &s.lu_decompositions)?;
+        m.serialize_field("newton_iterations", &s.newton_iterations)?;
+        m.serialize_field("newton_failures", &s.newton_failures)?;
+        m.serialize_field("selection_changes", &s.selection_changes)?;
+        m.serialize_field("ste_switches", &self.ste_switches)?;
+        m.serialize_field("projections", &s.projections)?;
+        m.serialize_field("events", &self.events)?;
+        m.serialize_field("restarts", &self.restarts)?;
+        m.serialize_field("unknowns", &self.unknowns)?;
+        m.serialize_field("differential_equations", &self.differential_equations)?;
+        m.serialize_field("constraints", &self.constraints)?;
+        m.serialize_field("max_constraint_residual", &self.max_constraint_residual)?;
+        m.serialize_field(
+            "max_constraint_residual_by_level",
+            &self.max_constraint_residual_by_level,
+        )?;
+        m.serialize_field("compile_seconds", &self.compile_seconds)?;
+        m.serialize_field("integrate_seconds", &self.integrate_seconds)?;
+        if self.native_code {
+            m.serialize_field("native_code", &self.native_code)?;
+        } else {
+            m.skip_field("native_code")?;
+        }
+        m.serialize_field("bound_violations", &self.bound_violations)?;
+        m.end()
+    }
 }
 
 impl SimStats {
@@ -785,6 +827,64 @@ mod tests {
         );
         assert!(plot.svg.contains(&format!(">\nchain.x[{}]\n<", max - 1)));
         assert!(!plot.svg.contains(&format!(">\nchain.x[{max}]\n<")));
+    }
+
+    #[test]
+    fn the_stats_json_keeps_its_fields_and_their_order() {
+        let mut stats = SimStats {
+            ste_switches: 2,
+            ..SimStats::default()
+        };
+        stats.steps_accepted = 7;
+        stats.selections = 3; // an integrator counter the JSON leaves out
+        let json = stats.to_json();
+        let keys: Vec<&str> = json
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix('"')?.split('"').next())
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "steps_accepted",
+                "steps_rejected",
+                "residual_evals",
+                "jacobian_evals",
+                "lu_decompositions",
+                "newton_iterations",
+                "newton_failures",
+                "selection_changes",
+                "ste_switches",
+                "projections",
+                "events",
+                "restarts",
+                "unknowns",
+                "differential_equations",
+                "constraints",
+                "max_constraint_residual",
+                "max_constraint_residual_by_level",
+                "compile_seconds",
+                "integrate_seconds",
+                "bound_violations",
+            ]
+        );
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            (v["steps_accepted"].as_u64(), v["ste_switches"].as_u64()),
+            (Some(7), Some(2))
+        );
+        stats.native_code = true;
+        let v: serde_json::Value = serde_json::from_str(&stats.to_json()).unwrap();
+        assert_eq!(v["native_code"], true);
+        // the integrator's projections reach the JSON and the summary
+        stats.projections = 496;
+        let v: serde_json::Value = serde_json::from_str(&stats.to_json()).unwrap();
+        assert_eq!(v["projections"], 496);
+        stats.ste_switches = 0;
+        assert!(
+            stats.summary().contains(", projections: 496"),
+            "{}",
+            stats.summary()
+        );
     }
 
     #[test]

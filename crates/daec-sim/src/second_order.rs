@@ -280,12 +280,7 @@ pub fn integrate_second_order(
         !bounds.check(step.t, &end)
     });
     let s = solver.stats();
-    stats.steps_accepted = s.steps_accepted;
-    stats.steps_rejected = s.steps_rejected;
-    stats.residual_evals = s.residual_evals;
-    stats.jacobian_evals = s.jacobian_evals;
-    stats.lu_decompositions = s.lu_decompositions;
-    stats.newton_iterations = s.newton_iterations;
+    stats.solver = s;
     stats.integrate_seconds = clock.elapsed().as_secs_f64();
     let failure = match outcome {
         Ok(_) => None,

@@ -26,7 +26,7 @@ use daec_regularize::{
     hvt_conditioning, log_kappa,
 };
 use daec_solve::readable_number as show; // `x` for a message
-use daec_solve::{Options, RisingEdge, SolveError, Stats, Step, StepControl};
+use daec_solve::{Options, RisingEdge, SolveError, Step, StepControl};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -317,18 +317,6 @@ pub struct Simulation {
     /// A numerical failure ([`SimError::Numerical`]); `results` end at the
     /// last good step.
     pub failure: Option<SimError>,
-}
-
-fn add_stats(total: &mut SimStats, s: &Stats) {
-    total.steps_accepted += s.steps_accepted;
-    total.steps_rejected += s.steps_rejected;
-    total.residual_evals += s.residual_evals;
-    total.jacobian_evals += s.jacobian_evals;
-    total.lu_decompositions += s.lu_decompositions;
-    total.newton_iterations += s.newton_iterations;
-    total.newton_failures += s.newton_failures;
-    total.selection_changes += s.selection_changes;
-    total.projections += s.projections;
 }
 
 /// Up to three unknowns changing fastest relative to the tolerance at the
@@ -781,7 +769,7 @@ pub fn integrate_with_progress(
             failure: seg_failure,
             ..
         } = seg;
-        add_stats(&mut stats, &solver.stats());
+        stats.solver += solver.stats();
         drop(solver);
         if let Err(e) = result {
             let (last, why) = (

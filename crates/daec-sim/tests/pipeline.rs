@@ -277,7 +277,10 @@ fn initialization_reports_moved_values_and_consistent_derivatives() {
 #[test]
 fn stats_serialise_to_json() {
     let s = SimStats {
-        steps_accepted: 3,
+        solver: daec_solve::Stats {
+            steps_accepted: 3,
+            ..Default::default()
+        },
         constraints: 2,
         max_constraint_residual_by_level: vec![1e-12, 2e-12],
         ..SimStats::default()

@@ -19,7 +19,7 @@
 //! * the first edge is located by the Illinois variant of regula falsi,
 //!   which keeps it bracketed and converges superlinearly.
 
-use crate::radau5::Step;
+use crate::step::Step;
 
 /// Sub-intervals of a step at which the event functions are sampled.
 pub const EVENT_SAMPLES: usize = 8;
@@ -290,7 +290,7 @@ fn parabola_vertex(p: [f64; 3], f: [f64; 3]) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::{first_rising_edge, parabola_vertex};
-    use crate::radau5::Step;
+    use crate::step::Step;
 
     /// The first edges of the conditions `sin(t) − level ≷ 0` on one step
     /// `[a, b]` of a constant solution (the step size is the error

@@ -66,8 +66,7 @@ pub use tableaus::{Coefficients, Tableau};
 use crate::error::SolveError;
 use crate::linalg::RealLu;
 use crate::problem::QuasiLinearDae;
-use crate::radau5::{Stats, Step, StepControl};
-use crate::tableau::{C1, C2};
+use crate::step::{DENSE_NODES, Stats, Step, StepControl};
 
 /// Options of the half-explicit Runge–Kutta integrator.
 #[derive(Debug, Clone, PartialEq)]
@@ -751,17 +750,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
         F: FnMut(&Step<'_>) -> StepControl,
     {
         let n = self.n;
-        if z0.len() != n {
-            return Err(SolveError::InvalidOptions(format!(
-                "initial value has {} entries, expected {n}",
-                z0.len()
-            )));
-        }
-        if !(t0.is_finite() && t_end.is_finite() && t_end > t0) {
-            return Err(SolveError::InvalidOptions(format!(
-                "need finite t0 < t_end (got {t0} and {t_end})"
-            )));
-        }
+        crate::problem::check_span(n, t0, z0, t_end)?;
         self.stats = Stats::default();
         self.sel = None;
         self.selectors_at(t0, z0)?;
@@ -922,7 +911,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
     }
 
     /// Coefficients of the dense output on `[t, t + h]` in the format of
-    /// [`Step`]: Newton form of the cubic at `s = 0, C2 − 1, C1 − 1, −1`
+    /// [`Step`]: Newton form of the cubic at [`DENSE_NODES`]
     /// (`t_new + s·h`). Cubic Hermite on components with derivatives;
     /// on the required components the quadratic through start, midpoint
     /// (`mid`, adaptive mode) and end, or the straight line (fixed steps),
@@ -940,7 +929,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
         cont: &mut [f64],
     ) {
         let n = self.n;
-        let nodes = [0.0, C2 - 1.0, C1 - 1.0, -1.0];
+        let nodes = DENSE_NODES;
         for j in 0..n {
             let mut v = [0.0; 4];
             if self.required[j] {

@@ -15,6 +15,9 @@
 //! * [`second_order`] — the direct Runge–Kutta (Radau IIA) discretisation
 //!   of second-order DAEs `F(t, x, ẋ, ẍ) = 0` (Wunderlich 2005, eqs.
 //!   (29)/(30)), and the same collocation method on first-order systems;
+//! * [`step`] — what every integrator hands its observer: the accepted
+//!   [`Step`] with its dense output, [`StepControl`], and the work
+//!   counters [`Stats`];
 //! * [`events`] — root finding for event functions on the dense output;
 //! * [`solve`] — convenience driver returning the solution on a grid.
 //!
@@ -67,16 +70,15 @@ pub mod problem;
 pub mod radau5;
 pub mod second_order;
 pub mod selection;
-pub mod tableau;
+pub mod step;
 
 pub use error::{ReadableNumber, SolveError, readable_number};
 pub use events::{EVENT_SAMPLES, REFINE_DEPTH, RisingEdge, first_rising_edge, holds};
 pub use herk::{Herk, HerkOptions, Selectors, Tableau};
 pub use problem::QuasiLinearDae;
-pub use radau5::{
-    LinearSolver, Options, Radau5, SolveFailure, Stats, Step, StepControl, Trajectory, solve,
-};
+pub use radau5::tableau;
+pub use radau5::{LinearSolver, Options, Radau5, SolveFailure, Trajectory, solve};
 pub use second_order::{
-    Collocation, SecondOrderDae, SecondOrderOptions, SecondOrderRadau, SecondOrderStats,
-    SecondOrderStep, StepSize,
+    Collocation, SecondOrderDae, SecondOrderOptions, SecondOrderRadau, SecondOrderStep, StepSize,
 };
+pub use step::{Stats, Step, StepControl};

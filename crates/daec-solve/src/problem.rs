@@ -179,3 +179,25 @@ pub(crate) fn check_tolerances(rtol: f64, atol: f64) -> Result<(), crate::SolveE
     }
     Ok(())
 }
+
+/// Refuses an initial value `z0` without `n` entries and a time span that
+/// is not a finite `t0 < t_end` (the arguments of an `integrate`).
+pub(crate) fn check_span(
+    n: usize,
+    t0: f64,
+    z0: &[f64],
+    t_end: f64,
+) -> Result<(), crate::SolveError> {
+    if z0.len() != n {
+        return Err(crate::SolveError::InvalidOptions(format!(
+            "initial value has {} entries, expected {n}",
+            z0.len()
+        )));
+    }
+    if !(t0.is_finite() && t_end.is_finite() && t_end > t0) {
+        return Err(crate::SolveError::InvalidOptions(format!(
+            "need finite t0 < t_end (got {t0} and {t_end})"
+        )));
+    }
+    Ok(())
+}

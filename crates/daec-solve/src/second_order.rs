@@ -45,6 +45,7 @@
 
 use crate::error::SolveError;
 use crate::linalg::RealLu;
+use crate::step::Stats;
 
 /// A square DAE `F(t, x, ẋ, ẍ) = 0` of order ≤ 2 in `n` unknowns with
 /// dense Jacobians.
@@ -201,23 +202,6 @@ impl Default for SecondOrderOptions {
     }
 }
 
-/// Work counters of [`SecondOrderRadau::integrate`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SecondOrderStats {
-    /// Accepted steps.
-    pub steps_accepted: usize,
-    /// Rejected steps (error test or Newton failures).
-    pub steps_rejected: usize,
-    /// Evaluations of `F` at one point.
-    pub residual_evals: usize,
-    /// Evaluations of the three Jacobians at one point.
-    pub jacobian_evals: usize,
-    /// LU factorisations of the stage Jacobian.
-    pub lu_decompositions: usize,
-    /// Newton iterations.
-    pub newton_iterations: usize,
-}
-
 /// The state after an accepted step: `x(t)`, `ẋ(t)` (for first-order
 /// systems `ẋ` is the stage derivative at the end point).
 #[derive(Debug, Clone, Copy)]
@@ -262,7 +246,7 @@ pub struct SecondOrderRadau<'p, P: SecondOrderDae + ?Sized> {
     problem: &'p P,
     options: SecondOrderOptions,
     method: Collocation,
-    stats: SecondOrderStats,
+    stats: Stats,
 }
 
 /// Result of one step attempt.
@@ -295,12 +279,15 @@ impl<'p, P: SecondOrderDae + ?Sized> SecondOrderRadau<'p, P> {
             problem,
             options,
             method,
-            stats: SecondOrderStats::default(),
+            stats: Stats::default(),
         })
     }
 
-    /// Work counters of the last integration.
-    pub fn stats(&self) -> SecondOrderStats {
+    /// Work counters of the last integration: accepted steps, rejected
+    /// steps (error test and Newton failures together), evaluations of `F`
+    /// and of its three Jacobians at one point, LU factorisations of the
+    /// stage Jacobian and Newton iterations; the other counters stay zero.
+    pub fn stats(&self) -> Stats {
         self.stats
     }
 
@@ -313,7 +300,7 @@ impl<'p, P: SecondOrderDae + ?Sized> SecondOrderRadau<'p, P> {
         xd0: &[f64],
         t_end: f64,
         mut observer: F,
-    ) -> Result<SecondOrderStats, SolveError>
+    ) -> Result<Stats, SolveError>
     where
         F: FnMut(&SecondOrderStep<'_>) -> bool,
     {
@@ -330,7 +317,7 @@ impl<'p, P: SecondOrderDae + ?Sized> SecondOrderRadau<'p, P> {
                 "t_end = {t_end} must lie after t0 = {t0}"
             )));
         }
-        self.stats = SecondOrderStats::default();
+        self.stats = Stats::default();
         let (mut t, mut x, mut xd) = (t0, x0.to_vec(), xd0.to_vec());
         let mut xdd = vec![0.0; n];
         let orders = self.problem.orders();

@@ -1,0 +1,188 @@
+//! An accepted step: the projection of its end point onto the
+//! constraints, the dense output (the collocation polynomial, Solving ODEs
+//! II, IV.8, (8.23)), the problem's own projection, the observer, and the
+//! start of the next step.
+
+use super::jacobian::NewtonMatrices;
+use super::tableau::{C1, C2};
+use super::workspace::Workspace;
+use super::{Radau5, Settings, StepState, all_finite};
+use crate::error::SolveError;
+use crate::problem::QuasiLinearDae;
+use crate::step::{Step, StepControl};
+
+/// Maximal simplified-Newton corrections of the end-point projection.
+const PROJECTION_MAX_ITER: usize = 4;
+
+impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
+    /// Completes an accepted step: advances `t`, projects the end point,
+    /// builds the dense output, hands the step to `observer` and prepares
+    /// the next step of size `hnew` (proposed). `Ok(true)` when the
+    /// integration ends here (the last step, or the observer stopped it).
+    pub(super) fn accept<F>(
+        &mut self,
+        set: &Settings,
+        st: &mut StepState,
+        ws: &mut Workspace<'_>,
+        lin: &mut NewtonMatrices,
+        hnew: f64,
+        observer: &mut F,
+    ) -> Result<bool, SolveError>
+    where
+        F: FnMut(&Step<'_>) -> StepControl,
+    {
+        let n = self.n;
+        let t_start = st.t;
+        st.hold = st.h;
+        st.t = if st.last { set.t_end } else { st.t + st.h };
+        // stage derivative at c3 = 1 approximates ż(t_{n+1})
+        let mut g_at_end = self.project_end_point(set, st, ws, lin);
+        ws.ydot.copy_from_slice(ws.zd[2]);
+        self.dense_output(set, ws);
+        // Projected Runge–Kutta (projected-rk-index3-daes, eq.
+        // (2.8)): the problem may move the end point onto its
+        // position and velocity constraints; the next step starts
+        // from the projected point and the dense output ends there.
+        if self.problem.project_step(st.t, &mut ws.y) {
+            self.stats.projections += 1;
+            ws.cont[..n].copy_from_slice(&ws.y);
+            g_at_end = false;
+        }
+        st.caljac = false;
+        st.nsing = 0;
+        let control = observer(&Step {
+            t_start,
+            t: st.t,
+            z: &ws.y,
+            zdot: &ws.ydot,
+            cont: ws.cont,
+            constraints: g_at_end.then_some(&ws.gg[..]),
+        });
+        if st.last || control == StepControl::Stop {
+            return Ok(true);
+        }
+        self.next_step(set, st, ws, g_at_end, hnew);
+        Ok(false)
+    }
+
+    /// Projection of the end point onto the constraints with the
+    /// simplified-Newton matrix (diff rows: (γ/h·M − J)Δ = 0, constraint
+    /// rows: ∂g/∂z·Δ = −g), so that the constraints — hidden ones included
+    /// for HiC/ADA — hold to round-off at every step as in QUALIDAES
+    /// (steinbrecher2016 §4) rather than only to the Newton tolerance.
+    /// Returns whether `ws.gg` holds `g(t, y + z[2])` for the final `z[2]`.
+    fn project_end_point(
+        &mut self,
+        set: &Settings,
+        st: &StepState,
+        ws: &mut Workspace<'_>,
+        lin: &mut NewtonMatrices,
+    ) -> bool {
+        let n = self.n;
+        let nd_sel = lin.sel.diff_rows.len();
+        let mut g_at_end = false;
+        if self.n_g > 0 {
+            for _ in 0..PROJECTION_MAX_ITER {
+                for i in 0..n {
+                    ws.ystage[i] = ws.y[i] + ws.z[2][i];
+                }
+                self.problem.constraints(st.t, ws.ystage, ws.gg);
+                self.stats.constraint_evals += 1;
+                g_at_end = true;
+                let gmax = lin
+                    .sel
+                    .constraint_rows
+                    .iter()
+                    .map(|&r| ws.gg[r].abs())
+                    .fold(0.0, f64::max);
+                if gmax <= set.proj_tol {
+                    break;
+                }
+                ws.errv[..nd_sel].iter_mut().for_each(|x| *x = 0.0);
+                for (k, &r) in lin.sel.constraint_rows.iter().enumerate() {
+                    ws.errv[nd_sel + k] = ws.gg[r];
+                }
+                lin.solve_real(ws.errv);
+                if !all_finite(ws.errv) {
+                    break;
+                }
+                for i in 0..n {
+                    ws.z[2][i] += ws.errv[i];
+                }
+                g_at_end = false;
+            }
+        }
+        g_at_end
+    }
+
+    /// The new point `y + Z₃`, the coefficients of the collocation
+    /// polynomial (Solving ODEs II, IV.8, (8.23)) and the error weights
+    /// at the new point.
+    fn dense_output(&self, set: &Settings, ws: &mut Workspace<'_>) {
+        let n = self.n;
+        // (divided differences of (8.23), by multiplication with
+        // the constant reciprocals)
+        let (r_c1m1, r_c2m1, r_c1mc2) = (1.0 / (C1 - 1.0), 1.0 / (C2 - 1.0), 1.0 / (C1 - C2));
+        let (r_c1, r_c2) = (1.0 / C1, 1.0 / C2);
+        for i in 0..n {
+            ws.y[i] += ws.z[2][i];
+            let (z1, z2, z3) = (ws.z[0][i], ws.z[1][i], ws.z[2][i]);
+            ws.cont[i] = ws.y[i];
+            ws.cont[n + i] = (z2 - z3) * r_c2m1;
+            let ak = (z1 - z2) * r_c1mc2;
+            let acont3 = (ak - z1 * r_c1) * r_c2;
+            ws.cont[2 * n + i] = (ak - ws.cont[n + i]) * r_c1m1;
+            ws.cont[3 * n + i] = ws.cont[2 * n + i] - acont3;
+            ws.base_scal[i] = set.atol_t[i] + set.rtol_t * ws.y[i].abs();
+        }
+    }
+
+    /// The start of the next step: the residual (and a variable mass
+    /// matrix) at the new point, the step size `hnew` bounded by `h_max`
+    /// (and by `h` after a rejection) and ending exactly at `t_end`, and
+    /// whether the Jacobians and the LU decomposition are kept (`θ` small
+    /// and the step size nearly unchanged) or renewed.
+    fn next_step(
+        &mut self,
+        set: &Settings,
+        st: &mut StepState,
+        ws: &mut Workspace<'_>,
+        g_at_end: bool,
+        mut hnew: f64,
+    ) {
+        let (n, n_d) = (self.n, self.n_d);
+        if g_at_end {
+            // the projection's last evaluation was at this very point
+            let (d, g) = ws.y0.split_at_mut(n_d);
+            self.problem.diff_residual(st.t, &ws.y, ws.zero, d);
+            g.copy_from_slice(ws.gg);
+        } else {
+            self.problem.residual(st.t, &ws.y, ws.zero, ws.y0);
+        }
+        if !set.mass_constant {
+            self.problem.mass_values(st.t, &ws.y, ws.mass_cur);
+            if !self.sparse {
+                self.mass.scatter_values(ws.mass_cur, ws.e_cur, n);
+            }
+        }
+        self.stats.residual_evals += 1;
+        hnew = hnew.min(set.hmax);
+        if st.reject {
+            hnew = hnew.min(st.h);
+        }
+        st.reject = false;
+        if st.t + hnew - set.t_end >= 0.0 {
+            st.h = set.t_end - st.t;
+            st.last = true;
+        } else {
+            let qt = hnew / st.h;
+            if st.theta <= set.thet && (1.0..=1.2).contains(&qt) {
+                // keep Jacobian and LU decomposition
+                return;
+            }
+            st.h = hnew;
+        }
+        st.need_lu = true;
+        st.need_jac = st.theta > set.thet;
+    }
+}

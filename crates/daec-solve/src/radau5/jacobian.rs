@@ -1,0 +1,347 @@
+//! The iteration matrices of the simplified Newton method: the Jacobians
+//! (at the predicted midpoint of the step or at its start), the equation
+//! selection of an overdetermined system, and the LU decompositions of the
+//! transformed real and complex systems (Solving ODEs II, IV.8,
+//! (8.15)–(8.17)).
+
+use super::workspace::{Pattern, Workspace};
+use super::{MIDPOINT_FAILURES, Radau5, Settings, StepState, all_finite};
+use crate::error::SolveError;
+use crate::linalg::{ComplexLu, RealLu, SparseNewtonSystem};
+use crate::problem::QuasiLinearDae;
+use crate::selection::{
+    EquationSelection, select_equations_ordered, select_equations_preferring,
+    select_equations_sparse,
+};
+use crate::step::collocation_increment;
+
+/// The factorised iteration matrices and the equation selection they were
+/// built for.
+pub(super) struct NewtonMatrices {
+    /// `γ̂/h·M − J` (dense path).
+    pub(super) lu1: RealLu,
+    /// `(α̂ + iβ̂)/h·M − J` (dense path).
+    pub(super) lu2: ComplexLu,
+    /// The sparse system (sparse path; built at the first Jacobian and
+    /// rebuilt when the equation selection changes).
+    pub(super) sys: Option<(EquationSelection, SparseNewtonSystem)>,
+    /// Position of each differential row in the selected system (sparse
+    /// error estimate), `usize::MAX` if not selected.
+    pub(super) diff_at: Vec<usize>,
+    /// The rows of the square system the Newton iteration solves.
+    pub(super) sel: EquationSelection,
+}
+
+impl NewtonMatrices {
+    /// Unfactorised matrices of order `dn` (`0` on the sparse path) for
+    /// `n_d` differential and `n_g` constraint rows, every row selected.
+    pub(super) fn new(dn: usize, n_d: usize, n_g: usize) -> Self {
+        Self {
+            lu1: RealLu::new(dn),
+            lu2: ComplexLu::new(dn),
+            sys: None,
+            diff_at: vec![usize::MAX; n_d],
+            sel: EquationSelection::all(n_d, n_g),
+        }
+    }
+
+    /// Solves with the real iteration matrix: the sparse system when there
+    /// is one, the dense LU otherwise.
+    pub(super) fn solve_real(&mut self, b: &mut [f64]) {
+        match self.sys.as_mut() {
+            Some((_, system)) => system.solve_real(b),
+            None => self.lu1.solve(b),
+        }
+    }
+
+    /// Solves with the complex iteration matrix, `re + i·im` in place.
+    pub(super) fn solve_complex(&mut self, re: &mut [f64], im: &mut [f64]) {
+        match self.sys.as_mut() {
+            Some((_, system)) => system.solve_complex(re, im),
+            None => self.lu2.solve(re, im),
+        }
+    }
+}
+
+/// Whether the values of the three Jacobians are finite.
+fn finite(m: &Pattern, jd: &Pattern, jg: &Pattern) -> bool {
+    all_finite(&m.values) && all_finite(&jd.values) && all_finite(&jg.values)
+}
+
+impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
+    /// Evaluates the Jacobians, selects the equations of an overdetermined
+    /// system and assembles the reduced `M` and `J` (dense) or loads the
+    /// sparse system; the LU decomposition is due next.
+    pub(super) fn evaluate_jacobians(
+        &mut self,
+        set: &Settings,
+        st: &mut StepState,
+        ws: &mut Workspace<'_>,
+        lin: &mut NewtonMatrices,
+    ) -> Result<(), SolveError> {
+        self.jacobian_values(set, st, ws)?;
+        self.scatter_jacobians(set, ws);
+        // The sparse path keeps its selection while steps succeed:
+        // selecting is a sparse elimination (a large share of the
+        // cost of a Jacobian evaluation of a big HiC/ADA system),
+        // and a selection stays valid while the Newton
+        // matrix it gives is regular. It is recomputed after a
+        // singular factorisation or a Newton failure (an error-test
+        // rejection is about the step size, not the selection).
+        // The dense path selects at every Jacobian.
+        if set.overdetermined && (!self.sparse || st.reselect) {
+            st.reselect = false;
+            self.select_equations(set, st, ws, lin)?;
+        }
+        if self.sparse {
+            self.load_sparse(lin);
+        }
+        // Reduced M and J (J = −∂(Eż−k)/∂z on differential rows, ∂g/∂z on constraint rows).
+        if !self.sparse && set.overdetermined {
+            reduce_dense(self.n, ws, &lin.sel);
+        }
+        st.caljac = true;
+        st.need_jac = false;
+        st.need_lu = true;
+        Ok(())
+    }
+
+    /// The values of `E`, `∂(Eż−k)/∂z` and `∂g/∂z` at the midpoint
+    /// `t + h/2` of the step, at the value and derivative the last step's
+    /// collocation polynomial predicts there (its extrapolation, as the
+    /// Newton starting values). The simplified Newton iteration (Solving
+    /// ODEs II, IV.8) converges at a rate θ ≈ ‖(γ/h·M − J)⁻¹(J(stage) −
+    /// J)‖: its matrix may be any approximation of the stages' Jacobians,
+    /// and the one at the step start is up to a whole step away from the
+    /// last stage (c₃ = 1), the one at the midpoint at most half a step
+    /// from every stage. Where the Jacobian turns with the solution —
+    /// constraint rows ∂g/∂z of a fast rotating mechanism, which carry no
+    /// 1/h — θ ∝ h·(distance), so the step size Newton tolerates about
+    /// doubles (Andrews' squeezer at 1e-6: 33 % fewer Newton iterations;
+    /// Akzo Nobel 17 %). The converged collocation solution does not
+    /// depend on the choice; the error estimate's filter (γ₀/h·M − J)⁻¹
+    /// sees it as it sees a reused Jacobian. At the first step, if the
+    /// prediction gives a non-finite Jacobian, or from the step's
+    /// [`MIDPOINT_FAILURES`]-th Newton failure on, the start.
+    fn jacobian_values(
+        &mut self,
+        set: &Settings,
+        st: &mut StepState,
+        ws: &mut Workspace<'_>,
+    ) -> Result<(), SolveError> {
+        let n = self.n;
+        self.stats.jacobian_evals += 1;
+        let mut done = false;
+        if self.opts.jacobian_at_midpoint && !st.first && st.newton_failures < MIDPOINT_FAILURES {
+            let tm = st.t + 0.5 * st.h;
+            let s = 0.5 * st.h / st.hold;
+            for i in 0..n {
+                let (dy, dy_ds) = collocation_increment(ws.cont, n, i, s);
+                ws.ystage[i] = ws.y[i] + dy;
+                ws.f1[i] = dy_ds / st.hold;
+            }
+            if set.mass_constant {
+                self.mass.values.copy_from_slice(ws.mass_cur);
+            } else {
+                self.problem
+                    .mass_values(tm, ws.ystage, &mut self.mass.values);
+            }
+            self.problem
+                .diff_jacobian_values(tm, ws.ystage, ws.f1, &mut self.jd.values);
+            self.problem
+                .constraint_jacobian_values(tm, ws.ystage, &mut self.jg.values);
+            done = finite(&self.mass, &self.jd, &self.jg);
+        }
+        st.jacobian_at_midpoint = done;
+        if !done {
+            self.mass.values.copy_from_slice(ws.mass_cur);
+            self.problem
+                .diff_jacobian_values(st.t, &ws.y, &ws.ydot, &mut self.jd.values);
+            self.problem
+                .constraint_jacobian_values(st.t, &ws.y, &mut self.jg.values);
+            if !finite(&self.mass, &self.jd, &self.jg) {
+                return Err(SolveError::NewtonDivergence {
+                    t: st.t,
+                    h: st.h,
+                    failures: st.newton_failures + 1,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Scatters the Jacobians' values into the dense matrices: the full
+    /// ones of an overdetermined system, the reduced ones of a square
+    /// system (nothing on the sparse path).
+    fn scatter_jacobians(&self, set: &Settings, ws: &mut Workspace<'_>) {
+        let (n, n_d) = (self.n, self.n_d);
+        // (a constant E is scattered once)
+        let scatter_mass = !(set.mass_constant && self.stats.jacobian_evals > 1);
+        if !self.sparse && set.overdetermined {
+            if scatter_mass {
+                self.mass.scatter(ws.e_full, n);
+            }
+            self.jd.scatter(ws.jd_full, n);
+            self.jg.scatter(ws.g_full, n);
+        } else if !self.sparse {
+            // Square: the selection is the identity, so the reduced
+            // M = [E; 0] and J = [−∂(Eż−k)/∂z; ∂g/∂z] (below) are
+            // scattered into directly (the constraint rows of M
+            // stay zero from the allocation).
+            if scatter_mass {
+                self.mass.scatter(&mut ws.mred[..n_d * n], n);
+            }
+            ws.jred.fill(0.0);
+            for (&(r, c), &v) in self.jd.entries.iter().zip(&self.jd.values) {
+                ws.jred[r * n + c] -= v;
+            }
+            for (&(r, c), &v) in self.jg.entries.iter().zip(&self.jg.values) {
+                ws.jred[(n_d + r) * n + c] += v;
+            }
+        }
+    }
+
+    /// Selects the rows of an overdetermined system
+    /// ([`crate::selection`]): sparse, the fill-limited ordered selection
+    /// and complete pivoting if it finds the system rank deficient; dense,
+    /// complete pivoting with the dummy-derivative preference.
+    fn select_equations(
+        &mut self,
+        set: &Settings,
+        st: &StepState,
+        ws: &Workspace<'_>,
+        lin: &mut NewtonMatrices,
+    ) -> Result<(), SolveError> {
+        let (n, n_d, n_g) = (self.n, self.n_d, self.n_g);
+        self.stats.selections += 1;
+        let selected = if self.sparse {
+            // the fill-limited ordered selection; complete
+            // pivoting if it finds the system rank deficient
+            let (me, mv) = (&self.mass.entries, &self.mass.values);
+            let (ge, gv) = (&self.jg.entries, &self.jg.values);
+            select_equations_ordered(n, me, mv, n_d, ge, gv, n_g)
+                .or_else(|_| select_equations_sparse(n, me, mv, n_d, ge, gv, n_g))
+        } else {
+            select_equations_preferring(n, ws.e_full, n_d, ws.g_full, n_g, set.prefer.as_ref())
+        };
+        match selected {
+            Ok(s) => {
+                if s != lin.sel && self.stats.jacobian_evals > 1 {
+                    self.stats.selection_changes += 1;
+                }
+                lin.sel = s;
+                Ok(())
+            }
+            Err(rank) => Err(SolveError::RankDeficient { t: st.t, rank, n }),
+        }
+    }
+
+    /// Loads the Jacobians' values into the sparse system, built anew
+    /// (pattern and symbolic analysis) once per selection.
+    fn load_sparse(&self, lin: &mut NewtonMatrices) {
+        let (n, n_d, n_g) = (self.n, self.n_d, self.n_g);
+        // Pattern and symbolic analysis once per selection.
+        if lin.sys.as_ref().is_none_or(|(s, _)| *s != lin.sel) {
+            let system = SparseNewtonSystem::new(
+                n,
+                &lin.sel.diff_rows,
+                &lin.sel.constraint_rows,
+                n_d,
+                n_g,
+                &self.mass.entries,
+                &self.jd.entries,
+                &self.jg.entries,
+            );
+            lin.diff_at.iter_mut().for_each(|x| *x = usize::MAX);
+            for (k, &r) in lin.sel.diff_rows.iter().enumerate() {
+                lin.diff_at[r] = k;
+            }
+            lin.sys = Some((lin.sel.clone(), system));
+        }
+        if let Some((_, system)) = lin.sys.as_mut() {
+            system.load(&self.mass.values, &self.jd.values, &self.jg.values);
+        }
+    }
+
+    /// Decomposes `γ̂/h·M − J` and `(α̂ + iβ̂)/h·M − J` (Solving ODEs II,
+    /// IV.8, (8.17)). `Ok(false)` if a matrix is singular: the step is then
+    /// retried with half the step size (at the fifth singular matrix in a
+    /// row the integration stops).
+    pub(super) fn factorize(
+        &mut self,
+        set: &Settings,
+        st: &mut StepState,
+        ws: &Workspace<'_>,
+        lin: &mut NewtonMatrices,
+    ) -> Result<bool, SolveError> {
+        let n = self.n;
+        let fac1 = self.tr.gamma / st.h;
+        let alphn = self.tr.alpha / st.h;
+        let betan = self.tr.beta / st.h;
+        self.stats.lu_decompositions += 1;
+        let result = match lin.sys.as_mut() {
+            Some((_, system)) if self.sparse => {
+                self.stats.sparse_lu_decompositions += 1;
+                system.factor(fac1, alphn, betan)
+            }
+            _ => {
+                // (assembled in the factorisations' own storage)
+                let e1 = &mut lin.lu1.matrix_mut()[..n * n];
+                let (e2r, e2i) = lin.lu2.matrix_mut();
+                let (e2r, e2i) = (&mut e2r[..n * n], &mut e2i[..n * n]);
+                let (mred, jred) = (&ws.mred[..n * n], &ws.jred[..n * n]);
+                for k in 0..n * n {
+                    e1[k] = fac1 * mred[k] - jred[k];
+                    e2r[k] = alphn * mred[k] - jred[k];
+                    e2i[k] = betan * mred[k];
+                }
+                let r1 = lin.lu1.factor_in_place();
+                let r2 = if r1.is_ok() {
+                    lin.lu2.factor_in_place()
+                } else {
+                    Ok(())
+                };
+                r1.and(r2)
+            }
+        };
+        if let Err(crate::linalg::Singular(var)) = result {
+            st.nsing += 1;
+            if st.nsing >= 5 {
+                return Err(SolveError::SingularMatrix {
+                    t: st.t,
+                    h: st.h,
+                    variable: var,
+                });
+            }
+            st.h *= 0.5;
+            st.reject = true;
+            st.reselect = true;
+            st.last = false;
+            // (a new selection needs the Jacobian at hand again)
+            st.need_jac = !st.caljac || (self.sparse && set.overdetermined);
+            st.need_lu = true;
+            return Ok(false);
+        }
+        st.need_lu = false;
+        Ok(true)
+    }
+}
+
+/// The reduced dense `M` and `J` of an overdetermined system from the full
+/// ones: the selected rows, `J = −∂(Eż−k)/∂z` on differential rows,
+/// `∂g/∂z` on constraint rows.
+fn reduce_dense(n: usize, ws: &mut Workspace<'_>, sel: &EquationSelection) {
+    let nd = sel.diff_rows.len();
+    for (k, &r) in sel.diff_rows.iter().enumerate() {
+        for c in 0..n {
+            ws.mred[k * n + c] = ws.e_full[r * n + c];
+            ws.jred[k * n + c] = -ws.jd_full[r * n + c];
+        }
+    }
+    for (k, &r) in sel.constraint_rows.iter().enumerate() {
+        for c in 0..n {
+            ws.mred[(nd + k) * n + c] = 0.0;
+            ws.jred[(nd + k) * n + c] = ws.g_full[r * n + c];
+        }
+    }
+}

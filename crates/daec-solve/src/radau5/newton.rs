@@ -1,0 +1,267 @@
+//! One step attempt: the checks of the step limits, the index-aware error
+//! weights, the starting values from the last collocation polynomial and
+//! the simplified Newton iteration on the transformed stage equations
+//! (Solving ODEs II, IV.8, (8.10)–(8.17)).
+
+use super::jacobian::NewtonMatrices;
+use super::tableau::{C1, C2};
+use super::workspace::Workspace;
+use super::{MIDPOINT_FAILURES, Radau5, Settings, StepState, reduce};
+use crate::error::SolveError;
+use crate::problem::QuasiLinearDae;
+use crate::step::collocation_increment;
+
+/// How a simplified Newton iteration ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NewtonOutcome {
+    /// `η·‖ΔW‖ ≤ κ·Tol`: the stage increments are converged.
+    Converged,
+    /// Diverged, not finite or out of iterations: retry with half the step.
+    Failed,
+    /// Converging too slowly to finish within the iterations: the step
+    /// size is already reduced by the predicted factor.
+    Slow,
+}
+
+impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
+    /// Prepares a step attempt (RADAU5's label 30): checks the limits of
+    /// steps and step size, sets the index-aware error weights (RADAU5's
+    /// NIND2/NIND3: `scal / h^{index−1}`) and the Newton starting values
+    /// (the last step's collocation polynomial extrapolated; zero at the
+    /// first step).
+    pub(super) fn prepare_attempt(
+        &self,
+        set: &Settings,
+        st: &StepState,
+        ws: &mut Workspace<'_>,
+    ) -> Result<(), SolveError> {
+        let n = self.n;
+        let s = &self.stats;
+        if s.steps_accepted + s.steps_rejected + s.newton_failures >= self.opts.max_steps {
+            return Err(SolveError::TooManySteps {
+                t: st.t,
+                max_steps: self.opts.max_steps,
+            });
+        }
+        if 0.1 * st.h.abs() <= st.t.abs() * set.uround || st.h < f64::MIN_POSITIVE {
+            return Err(SolveError::StepSizeTooSmall { t: st.t, h: st.h });
+        }
+        // Index-aware scaling (RADAU5's NIND2/NIND3): scal / h^{index−1}.
+        for i in 0..n {
+            let ix = self.index[i].max(1) as i32;
+            ws.scal_inv[i] = if ix > 1 {
+                st.h.powi(ix - 1) / ws.base_scal[i]
+            } else {
+                1.0 / ws.base_scal[i]
+            };
+        }
+        // Starting values for Newton: extrapolated collocation polynomial.
+        if st.first {
+            for zi in ws.z.iter_mut() {
+                zi.iter_mut().for_each(|x| *x = 0.0);
+            }
+        } else {
+            let c3q = st.h / st.hold;
+            let c1q = C1 * c3q;
+            let c2q = C2 * c3q;
+            for (zs, cq) in ws.z.iter_mut().zip([c1q, c2q, c3q]) {
+                for (i, x) in zs[..n].iter_mut().enumerate() {
+                    *x = collocation_increment(ws.cont, n, i, cq).0;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The simplified Newton iteration (Solving ODEs II, IV.8): at most
+    /// `nit` corrections of the stage increments, the contraction `θ`
+    /// estimated from successive corrections and the iteration stopped
+    /// when `η·‖ΔW‖ ≤ κ·Tol` ((8.10)–(8.14)); a predicted slow
+    /// convergence shrinks the step size. The number of iterations is left
+    /// in `st.newt`.
+    pub(super) fn newton(
+        &mut self,
+        set: &Settings,
+        st: &mut StepState,
+        ws: &mut Workspace<'_>,
+        lin: &mut NewtonMatrices,
+    ) -> NewtonOutcome {
+        let n = self.n;
+        st.faccon = st.faccon.max(set.uround).powf(0.8);
+        st.theta = set.thet.abs();
+        st.newt = 0;
+        let mut dynold = 0.0f64;
+        let mut thqold = 0.0f64;
+        loop {
+            if st.newt >= set.nit {
+                return NewtonOutcome::Failed;
+            }
+            self.newton_rhs(set, st, ws, lin);
+            lin.solve_real(ws.dw[0]);
+            {
+                let (a, b) = ws.dw.split_at_mut(2);
+                lin.solve_complex(a[1], b[0]);
+            }
+            self.stats.newton_iterations += 1;
+            st.newt += 1;
+            let newt = st.newt;
+            let mut dyno = 0.0;
+            {
+                let (d0, d1, d2) = (&ws.dw[0][..n], &ws.dw[1][..n], &ws.dw[2][..n]);
+                let sc = &ws.scal_inv[..n];
+                for i in 0..n {
+                    let d = sc[i];
+                    dyno += (d0[i] * d).powi(2) + (d1[i] * d).powi(2) + (d2[i] * d).powi(2);
+                }
+            }
+            dyno = (dyno / (3 * n) as f64).sqrt();
+            if !dyno.is_finite() {
+                return NewtonOutcome::Failed;
+            }
+            if newt > 1 && newt < set.nit {
+                let thq = dyno / dynold;
+                st.theta = if newt == 2 {
+                    thq
+                } else {
+                    (thq * thqold).sqrt()
+                };
+                thqold = thq;
+                if st.theta < 0.99 {
+                    st.faccon = st.theta / (1.0 - st.theta);
+                    let dyth =
+                        st.faccon * dyno * st.theta.powi((set.nit - 1 - newt) as i32) / set.fnewt;
+                    if dyth >= 1.0 {
+                        let qnewt = dyth.clamp(1e-4, 20.0);
+                        let hhfac =
+                            0.8 * qnewt.powf(-1.0 / (4.0 + set.nit as f64 - 1.0 - newt as f64));
+                        st.h *= hhfac;
+                        return NewtonOutcome::Slow;
+                    }
+                } else {
+                    return NewtonOutcome::Failed;
+                }
+            }
+            dynold = dyno.max(set.uround);
+            self.newton_update(ws);
+            if st.faccon * dyno <= set.fnewt {
+                return NewtonOutcome::Converged;
+            }
+        }
+    }
+
+    /// The right-hand side `−(T^{-1} ⊗ I) R` of a Newton iteration in
+    /// `ws.dw`, from the stage derivatives `Ż = (A^{-1} ⊗ I) Z / h` and the
+    /// stage residuals (the three stages in one call: the problem may
+    /// evaluate them together).
+    fn newton_rhs(
+        &mut self,
+        set: &Settings,
+        st: &StepState,
+        ws: &mut Workspace<'_>,
+        lin: &NewtonMatrices,
+    ) {
+        let (n, n_d) = (self.n, self.n_d);
+        let hinv = 1.0 / st.h;
+        {
+            // (slices of length n: no bounds checks in the loops)
+            let (z0, z1, z2, yv) = (&ws.z[0][..n], &ws.z[1][..n], &ws.z[2][..n], &ws.y[..n]);
+            for (s, (zds, yss)) in ws.zd.iter_mut().zip(ws.ys.iter_mut()).enumerate() {
+                let a = self.tr.a_inv[s];
+                let (zds, yss, zs) = (&mut zds[..n], &mut yss[..n], [z0, z1, z2][s]);
+                for i in 0..n {
+                    zds[i] = (a[0] * z0[i] + a[1] * z1[i] + a[2] * z2[i]) * hinv;
+                    yss[i] = yv[i] + zs[i];
+                }
+            }
+        }
+        {
+            let [r0, r1, r2] = &mut ws.full3;
+            let [y0, y1, y2] = &ws.ys;
+            let [d0, d1, d2] = &ws.zd;
+            self.problem.residual_stages(
+                [st.t + C1 * st.h, st.t + C2 * st.h, st.t + st.h],
+                [y0, y1, y2],
+                [d0, d1, d2],
+                [r0, r1, r2],
+            );
+        }
+        self.stats.residual_evals += 3;
+        // rhs = −(T^{-1} ⊗ I) R. A square system selects every
+        // row in order, so R is the full residual with the
+        // constraint rows negated: that sign is folded into the
+        // rhs (an exact negation, the same values) instead of
+        // copying R out of it.
+        let ti = self.tr.t_inv;
+        if set.overdetermined {
+            for (f, r) in ws.full3.iter().zip(ws.res.iter_mut()) {
+                reduce(n_d, f, &lin.sel, r);
+            }
+        }
+        let rr = if set.overdetermined {
+            &ws.res
+        } else {
+            &ws.full3
+        };
+        // the rows entering the rhs negated: all rows of R, the
+        // differential rows of the full residual
+        let n_neg = if set.overdetermined { n } else { n_d };
+        let (r0, r1, r2) = (&rr[0][..n], &rr[1][..n], &rr[2][..n]);
+        let [d0, d1, d2] = &mut ws.dw;
+        let (d0, d1, d2) = (&mut d0[..n], &mut d1[..n], &mut d2[..n]);
+        for i in 0..n {
+            let sg = if i < n_neg { -1.0 } else { 1.0 };
+            let (r0, r1, r2) = (r0[i], r1[i], r2[i]);
+            d0[i] = sg * (ti[0][0] * r0 + ti[0][1] * r1 + ti[0][2] * r2);
+            d1[i] = sg * (ti[1][0] * r0 + ti[1][1] * r1 + ti[1][2] * r2);
+            d2[i] = sg * (ti[2][0] * r0 + ti[2][1] * r1 + ti[2][2] * r2);
+        }
+    }
+
+    /// `Z += (T ⊗ I) ΔW`: the transformed corrections back to the stage
+    /// increments.
+    fn newton_update(&self, ws: &mut Workspace<'_>) {
+        let n = self.n;
+        let tm = self.tr.t;
+        let (d0, d1, d2) = (&ws.dw[0][..n], &ws.dw[1][..n], &ws.dw[2][..n]);
+        let [z0, z1, z2] = &mut ws.z;
+        let (z0, z1, z2) = (&mut z0[..n], &mut z1[..n], &mut z2[..n]);
+        for i in 0..n {
+            let (w0, w1, w2) = (d0[i], d1[i], d2[i]);
+            z0[i] += tm[0][0] * w0 + tm[0][1] * w1 + tm[0][2] * w2;
+            z1[i] += tm[1][0] * w0 + tm[1][1] * w1 + tm[1][2] * w2;
+            z2[i] += tm[2][0] * w0 + tm[2][1] * w1 + tm[2][2] * w2;
+        }
+    }
+
+    /// After a failed Newton iteration: counts it (stops at
+    /// `max_newton_failures` in a row), halves the step after a failure
+    /// (a slow iteration has already reduced it) and asks for a new
+    /// selection, a new LU and — at the step start from the
+    /// [`MIDPOINT_FAILURES`]-th failure of a midpoint Jacobian — new
+    /// Jacobians.
+    pub(super) fn newton_failed(
+        &mut self,
+        st: &mut StepState,
+        outcome: NewtonOutcome,
+    ) -> Result<(), SolveError> {
+        st.newton_failures += 1;
+        self.stats.newton_failures += 1;
+        if st.newton_failures >= self.opts.max_newton_failures {
+            return Err(SolveError::NewtonDivergence {
+                t: st.t,
+                h: st.h,
+                failures: st.newton_failures,
+            });
+        }
+        if outcome == NewtonOutcome::Failed {
+            st.h *= 0.5;
+        }
+        st.reject = true;
+        st.reselect = true;
+        st.last = false;
+        st.need_jac =
+            !st.caljac || (st.jacobian_at_midpoint && st.newton_failures >= MIDPOINT_FAILURES);
+        st.need_lu = true;
+        Ok(())
+    }
+}

@@ -1,0 +1,131 @@
+//! The options of [`Radau5`](super::Radau5).
+
+use crate::linalg::SPARSE_THRESHOLD;
+
+/// Tuning parameters of the integrator (defaults as RADAU5).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Relative tolerance (> 0).
+    pub rtol: f64,
+    /// Absolute tolerance (> 0), used for every component unless
+    /// [`atol_per_variable`](Self::atol_per_variable) is given.
+    pub atol: f64,
+    /// Optional absolute tolerance per variable.
+    pub atol_per_variable: Option<Vec<f64>>,
+    /// Initial step size; `0` selects one by the algorithm of Solving ODEs
+    /// I, II.4 from `z₀`, `ż₀` and one explicit Euler step
+    /// (`min(100·h₀, (0.01/max(‖ż₀‖, ‖z̈₀‖))^{1/4})` in the error test's
+    /// norm), with `ż₀` the [`initial_derivative`](Self::initial_derivative)
+    /// or, when that is absent, the derivative the DAE determines at `z₀`
+    /// (`E·ż = k`, `∂g/∂z·ż = −∂g/∂t`). Where neither is available
+    /// (singular rows) `1e-6`, RADAU5's choice.
+    pub h0: f64,
+    /// Maximal step size; `0` or infinite means `t_end − t0`.
+    pub h_max: f64,
+    /// Maximal number of step attempts: accepted steps, steps rejected by
+    /// the error test after the first accepted one, and Newton failures
+    /// (the counts of [`Stats`](crate::Stats); the retries of the first step are bounded
+    /// by the shrinking step size).
+    pub max_steps: usize,
+    /// Maximal Newton iterations per step (RADAU5's `NIT`, default 7).
+    pub newton_max_iter: usize,
+    /// Jacobian reuse threshold on the contraction `θ` (RADAU5's `THET`,
+    /// default 0.001).
+    pub jacobian_reuse_theta: f64,
+    /// Evaluate the Jacobians of the simplified Newton iteration at the
+    /// step's midpoint `t + h/2`, at the value the last step's collocation
+    /// polynomial predicts there, instead of at the step start (default
+    /// true; RADAU5 takes the start). The iteration converges faster — its
+    /// matrix is at most half a step from every stage — to the same
+    /// solution. The first step, a step whose prediction gives non-finite
+    /// Jacobians, and a step whose Newton iteration failed twice with a
+    /// midpoint Jacobian take the start (see [`MIDPOINT_FAILURES`]).
+    pub jacobian_at_midpoint: bool,
+    /// Safety factor of the step size control (default 0.9).
+    pub safety: f64,
+    /// Lower bound of `h_new/h` (default 0.2).
+    pub fac_min: f64,
+    /// Upper bound of `h_new/h` (default 8).
+    pub fac_max: f64,
+    /// Use Gustafsson's predictive controller (default true).
+    pub predictive: bool,
+    /// Initial derivative `ż(t0)` used in `∂(Eż − k)/∂z` for the first
+    /// Jacobian and, with `h0 = 0`, for the starting step size (see
+    /// [`h0`](Self::h0)). If absent and `h0 = 0`, the integrator computes
+    /// it from the DAE; otherwise zero (exact for the Jacobian whenever
+    /// `E` is constant).
+    pub initial_derivative: Option<Vec<f64>>,
+    /// Consecutive Newton failures after which the integration stops.
+    pub max_newton_failures: usize,
+    /// Dense or sparse linear algebra for the iteration matrices (default
+    /// [`LinearSolver::Auto`]).
+    pub linear_solver: LinearSolver,
+}
+
+/// Consecutive Newton failures of one step after which a Jacobian that
+/// was evaluated at the predicted midpoint
+/// ([`Options::jacobian_at_midpoint`]) is evaluated again at the step
+/// start. After a failure the step is retried with a smaller `h` and, as
+/// in RADAU5, the same matrix; but a midpoint Jacobian sits at a point
+/// extrapolated half the failed step ahead, which after a sharp turn of
+/// the solution may be far from it and from every stage of the smaller
+/// steps, so that the retries fail again while `h` collapses (Andrews'
+/// squeezer near t = 0.02: θ grows as `h` shrinks). From the second
+/// failure the start is used, and the work falls monotonically as the
+/// tolerance loosens (`tests/simulate_projected.rs`,
+/// `andrews_work_falls_as_the_tolerance_loosens`). The first failure keeps
+/// the midpoint: most steps then converge with the smaller `h`, and
+/// switching at the first failure costs more evaluations.
+pub const MIDPOINT_FAILURES: usize = 2;
+
+/// The linear algebra of the simplified Newton iteration.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LinearSolver {
+    /// Dense up to [`SPARSE_THRESHOLD`] unknowns, sparse above.
+    #[default]
+    Auto,
+    /// Dense LU (own row-major LU for small systems, `faer` above
+    /// [`crate::linalg::FAER_THRESHOLD`]) and the dense equation selection
+    /// ([`crate::selection::select_equations`]).
+    Dense,
+    /// Sparse LU on the fixed pattern of the iteration matrices
+    /// ([`crate::linalg::sparse`]; the symbolic analysis once per equation
+    /// selection, numeric refactorisation per Jacobian or step size) and
+    /// the sparse equation selection
+    /// ([`crate::selection::select_equations_sparse`]).
+    Sparse,
+}
+
+impl LinearSolver {
+    /// Whether a system of `n` unknowns is solved with the sparse LU.
+    pub fn is_sparse_for(self, n: usize) -> bool {
+        match self {
+            LinearSolver::Auto => n > SPARSE_THRESHOLD,
+            LinearSolver::Dense => false,
+            LinearSolver::Sparse => true,
+        }
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            rtol: 1e-6,
+            atol: 1e-6,
+            atol_per_variable: None,
+            h0: 0.0,
+            h_max: 0.0,
+            max_steps: 100_000,
+            newton_max_iter: 7,
+            jacobian_reuse_theta: 0.001,
+            jacobian_at_midpoint: true,
+            safety: 0.9,
+            fac_min: 0.2,
+            fac_max: 8.0,
+            predictive: true,
+            initial_derivative: None,
+            max_newton_failures: 30,
+            linear_solver: LinearSolver::Auto,
+        }
+    }
+}
