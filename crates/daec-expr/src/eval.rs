@@ -4,7 +4,7 @@
 use crate::node::{ExprId, Leaf, Node, ParamId};
 use crate::pool::ExprPool;
 use crate::query::IdMap;
-use crate::scalar::eval_op;
+use crate::scalar::{eval_op, powi};
 
 /// Values of the leaves, for [`ExprPool::eval`].
 pub trait Env {
