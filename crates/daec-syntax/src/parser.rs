@@ -204,6 +204,11 @@ pub(crate) fn join_name(parts: Vec<Ident>) -> Ident {
 /// passes over the AST (including its `Drop`).
 pub(crate) const MAX_STATEMENT_OPERATORS: usize = 4096;
 
+/// The most operators and brackets before a block opener (`for i in 1:n
+/// loop`, `if c then`, `when x > 0 then`) that [`limit_statement_size`]
+/// keeps in front of a statement it skips.
+const MAX_KEPT_PREFIX_OPERATORS: usize = 64;
+
 /// Removes every statement (tokens up to a `;`) holding more than
 /// [`MAX_STATEMENT_OPERATORS`] operators and brackets, with a
 /// [`codes::TOO_LARGE`] diagnostic each.
@@ -256,21 +261,37 @@ pub(crate) fn limit_statement_size(
         let count = statement.iter().filter(|(_, t, _)| deepens(t)).count();
         if count > MAX_STATEMENT_OPERATORS {
             // Keep what opens a block before the statement (`equation`,
-            // `loop`, `then`, …): only the statement itself is skipped.
-            let keep = statement
-                .iter()
-                .rposition(|(_, t, _)| {
-                    matches!(
-                        t,
-                        Tok::Equation
-                            | Tok::Loop
-                            | Tok::Then
-                            | Tok::Else
-                            | Tok::Public
-                            | Tok::Protected
-                    )
-                })
-                .map_or(0, |i| i + 1);
+            // `for … loop`, `if … then`, `when … then`, …): only the
+            // statement itself is skipped. A block opener comes before the
+            // statement's `=` and outside brackets, after a few operators
+            // at most; a `then` or `else` elsewhere belongs to an `if`
+            // expression of the statement, and keeping up to it would
+            // keep the statement.
+            let (mut seen, mut depth, mut keep) = (0, 0i64, 0);
+            for (i, (_, t, _)) in statement.iter().enumerate() {
+                match t {
+                    Tok::Assign | Tok::ColonAssign => break,
+                    Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+                    Tok::RParen | Tok::RBracket | Tok::RBrace => depth -= 1,
+                    Tok::Equation
+                    | Tok::Loop
+                    | Tok::Then
+                    | Tok::Else
+                    | Tok::Public
+                    | Tok::Protected
+                        if depth == 0 =>
+                    {
+                        keep = i + 1
+                    }
+                    _ => {}
+                }
+                if deepens(t) {
+                    seen += 1;
+                    if seen > MAX_KEPT_PREFIX_OPERATORS {
+                        break;
+                    }
+                }
+            }
             out.extend_from_slice(&statement[..keep]);
             statement = &statement[keep..];
             if statement.is_empty() {

@@ -584,3 +584,47 @@ fn huge_statements_are_skipped_not_overflowing() {
     let p = parse(FileId(0), &format!("model M equation x = {sum}; end M;"));
     assert!(p.diagnostics.is_empty());
 }
+
+#[test]
+fn a_huge_statement_is_skipped_whole_even_with_if_expressions_inside() {
+    // 20 000 nested `if` expressions around a token that is not an
+    // expression: the `then`s and `else`s inside are not block openers,
+    // so the whole statement is skipped (keeping its prefix up to the last
+    // of them left the parser's error recovery 20 000 open brackets deep).
+    let depth = 20_000;
+    let deep = format!(
+        "{}-{}",
+        "(if true then ".repeat(depth),
+        " else 0)".repeat(depth)
+    );
+    let src = format!("model M\n  Real x;\nequation\n  x = {deep};\n  x = 1;\nend M;\n");
+    let p = parse(FileId(0), &src);
+    assert_eq!(p.diagnostics.len(), 1, "{:#?}", p.diagnostics);
+    assert_eq!(p.diagnostics[0].code, codes::TOO_LARGE);
+    let span = p.diagnostics[0].labels[0].span;
+    assert_eq!(&src[span.start as usize..span.start as usize + 5], "x = (");
+    let m = p.model.expect("model");
+    assert_eq!(m.sections[0].equations.len(), 1);
+    // other tokens that are not expressions, some ending the statement
+    // early: errors, but a few
+    for token in [";", "end", "annotation", "= 0;"] {
+        let deep = format!(
+            "{}{token}{}",
+            "(if true then ".repeat(depth),
+            " else 0)".repeat(depth)
+        );
+        let src = format!("model M\n  Real x;\nequation\n  x = {deep};\n  x = 1;\nend M;\n");
+        let p = parse(FileId(0), &src);
+        assert_eq!(p.diagnostics[0].code, codes::TOO_LARGE, "{token}");
+        assert!(p.diagnostics.len() <= 4, "{token}: {:#?}", p.diagnostics);
+    }
+    // A block opener before a huge statement stays: the loop keeps its
+    // header and loses only its body.
+    let sum = vec!["a"; 5000].join(" + ");
+    let src = format!(
+        "model M\n  Real x[2];\nequation\n  for i in 1:2 loop\n    x[i] = {sum};\n  end for;\nend M;\n"
+    );
+    let p = parse(FileId(0), &src);
+    assert_eq!(p.diagnostics.len(), 1, "{:#?}", p.diagnostics);
+    assert_eq!(p.model.expect("model").sections[0].equations.len(), 1);
+}
