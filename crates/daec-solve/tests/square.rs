@@ -513,3 +513,35 @@ fn a_stiff_transient_at_the_start_gets_a_small_starting_step() {
     assert!((end[0] - exact[0]).abs() < 1e-6, "{end:?}");
     assert!((end[1] - y2).abs() < 1e-6, "{end:?}");
 }
+
+#[test]
+fn a_step_bound_that_divides_the_span_reaches_the_end() {
+    // With steps of h_max = 0.05, t = 0.05 + 0.05 + … reaches
+    // 4.99999999999999 after 100 steps: the last step covers the
+    // remaining round-off together with the step before it (as two
+    // halves when they exceed h_max) instead of leaving a step of 1e-14
+    // that fails as "step size too small".
+    let p = linear();
+    let out = solve(
+        &p,
+        0.0,
+        &linear_exact(0.0),
+        5.0,
+        &[5.0],
+        Options {
+            h0: 0.05,
+            h_max: 0.05,
+            ..opts(1e-3)
+        },
+    )
+    .unwrap();
+    assert_eq!(out.t, vec![5.0]);
+    let ex = linear_exact(5.0);
+    assert!(
+        (out.z[0][0] - ex[0]).abs() < 1e-4,
+        "{} vs {}",
+        out.z[0][0],
+        ex[0]
+    );
+    assert!(out.stats.steps_accepted >= 100, "{:?}", out.stats);
+}

@@ -171,9 +171,19 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             hnew = hnew.min(st.h);
         }
         st.reject = false;
-        if st.t + hnew - set.t_end >= 0.0 {
-            st.h = set.t_end - st.t;
-            st.last = true;
+        // RADAU5 ends on `t + hnew ≥ t_end`; the margin 1.0001 (as for the
+        // first step) also ends the run when a step of `hnew` would leave
+        // only round-off (`t` a sum of steps of `h_max` just short of
+        // `t_end`), which no step could cover. A rest beyond `h_max` is
+        // covered in two halves.
+        if st.t + hnew * 1.0001 - set.t_end >= 0.0 {
+            let rest = set.t_end - st.t;
+            if rest <= set.hmax {
+                st.h = rest;
+                st.last = true;
+            } else {
+                st.h = 0.5 * rest;
+            }
         } else {
             let qt = hnew / st.h;
             if st.theta <= set.thet && (1.0..=1.2).contains(&qt) {
