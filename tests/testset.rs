@@ -423,3 +423,10 @@ fn nand_gate_reaches_the_reference_at_its_input_switch() {
     // the last time before the switch and ends there (scd 5.0 at 1e-6).
     assert_error_below("nand_gate", "1e-6", 9e-5);
 }
+
+#[test]
+fn two_bit_adder_reaches_the_reference() {
+    // After 13 linear-combination conversions (index 2); the inputs switch
+    // at t_end = 320, where the run ends (scd 6.3 at 1e-4).
+    assert_error_below("two_bit_adder", "1e-4", 5e-6);
+}
