@@ -36,7 +36,7 @@
 use crate::bounds::Bounded;
 use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId, Tape, TapeFrame};
 use daec_model::Dae;
-use daec_regularize::formulation::Form;
+use daec_regularize::Form;
 use rustc_hash::FxHashMap;
 
 /// The output equations split off a model, and the columns of its
