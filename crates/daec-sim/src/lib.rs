@@ -50,7 +50,7 @@ mod simulate;
 
 pub use bounds::{BoundViolation, BoundsCheck};
 pub use error::SimError;
-pub use events::{discontinuities, reinit_diagnostics, time_conditions};
+pub use events::{DEFAULT_MAX_EVENTS, discontinuities, reinit_diagnostics, time_conditions};
 pub use first_order::reduce_to_first_order;
 pub use formulation::{SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};

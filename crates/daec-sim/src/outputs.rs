@@ -251,7 +251,7 @@ pub fn splits_outputs(form: Form) -> bool {
     matches!(form, Form::Index3 | Form::Ggl)
 }
 
-/// For a formulation that [`splits_outputs`], splits the output
+/// For a formulation that `splits_outputs`, splits the output
 /// equations (see the module docs) off `dae`, which keeps the other
 /// equations and unknowns (renumbered, in their order); the returned
 /// [`Outputs`] computes the removed unknowns from the remaining ones.

@@ -620,7 +620,7 @@ impl QuasiLinearDae for FormProblem {
         }
     }
     /// All ones for the regularized forms (the index-3 formulation of
-    /// [`crate::projected`] sets its own): they are strangeness-free, of d-index 1
+    /// the `projected` module sets its own): they are strangeness-free, of d-index 1
     /// — for HiC the constraints `H` contain every hidden constraint, so
     /// together with the differential rows they determine all unknowns
     /// (steinbrecher2016 §3.3; likewise ADA §3.2 and StE §3.1). RADAU5's
