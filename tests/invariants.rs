@@ -204,3 +204,50 @@ fn spans_stay_out_of_the_semantic_representations() {
         offenders.join("\n")
     );
 }
+
+/// Invariant 8: every crate's public API is an explicit `pub use` list in
+/// its `lib.rs` over private modules. A `pub mod` is allowed only for the
+/// few modules callers name as a namespace (listed here, each with a
+/// comment in its `lib.rs` saying why), and no `lib.rs` re-exports a glob.
+#[test]
+fn crates_export_an_explicit_list_over_private_modules() {
+    let allowed = [
+        ("daec-cli", "native"),
+        ("daec-diag", "codes"),
+        ("daec-regularize", "emit_rust"),
+        ("daec-sim", "native"),
+        ("daec-structure", "generators"),
+        ("daec-syntax", "ast"),
+        ("daec-syntax", "lexer"),
+    ];
+    let crates = common::root().join("crates");
+    let mut seen = 0;
+    let mut offences = Vec::new();
+    for entry in std::fs::read_dir(&crates).unwrap().flatten() {
+        let lib = entry.path().join("src/lib.rs");
+        let Ok(text) = std::fs::read_to_string(&lib) else {
+            continue;
+        };
+        seen += 1;
+        let krate = entry.file_name().to_string_lossy().into_owned();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim_start();
+            if let Some(rest) = line.strip_prefix("pub mod ") {
+                let name = rest.trim_end_matches([';', '{', ' ']);
+                if !allowed.contains(&(krate.as_str(), name)) {
+                    offences.push(format!("{krate}/src/lib.rs:{}: pub mod {name}", n + 1));
+                }
+            }
+            if line.starts_with("pub use") && line.contains("::*") {
+                offences.push(format!("{krate}/src/lib.rs:{}: {line}", n + 1));
+            }
+        }
+    }
+    assert!(seen >= 9, "found only {seen} crates under {crates:?}");
+    assert!(
+        offences.is_empty(),
+        "make these modules private and export their items by name \
+         (or add a namespace to the allow-list with a reason):\n{}",
+        offences.join("\n")
+    );
+}

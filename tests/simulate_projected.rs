@@ -261,7 +261,7 @@ fn andrews_work_falls_as_the_tolerance_loosens() {
     // the Newton iteration fail again and again (θ growing as h shrinks,
     // down to h ≈ 1e-6), and looser tolerances cost more work than
     // tighter ones. From the second failure of a step the Jacobians are
-    // taken at the step start (`daec_solve::radau5::MIDPOINT_FAILURES`),
+    // taken at the step start (`daec_solve::MIDPOINT_FAILURES`),
     // and the work falls monotonically as the tolerance loosens.
     let tols = ["1e-3", "3e-4", "1e-4", "3e-5", "1e-5"];
     let work: Vec<u64> = tols

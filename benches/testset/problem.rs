@@ -6,15 +6,15 @@ use crate::radau5::{Counters, Radau5, System};
 use daec_diag::SourceMap;
 use daec_expr::Leaf;
 use daec_model::{Dae, LowerOptions};
-use daec_regularize::formulation::{
+use daec_regularize::{Analysis, AnalyzeOptions, Outcome, analyze};
+use daec_regularize::{
     Form, FormEquation, FormUnknown, Formulation, RowKind, RowSource, UnknownKind,
 };
-use daec_regularize::{Analysis, AnalyzeOptions, Outcome, analyze};
-use daec_sim::events::{discontinuities, time_conditions};
 use daec_sim::{
     FormProblem, NativeCompiler, Prepared, ResolvedOptions, SimOptions, integrate, prepare_form,
     resolve_options,
 };
+use daec_sim::{discontinuities, time_conditions};
 use daec_solve::QuasiLinearDae;
 use std::cell::RefCell;
 use std::path::Path;

@@ -10,6 +10,7 @@
 mod commands;
 mod files;
 mod memory;
+// `native` stays a namespace: benches name `native::RustcCompiler`.
 pub mod native;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};

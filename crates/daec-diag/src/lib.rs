@@ -164,6 +164,7 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+// `codes` stays a namespace: diagnostics are matched as `codes::LEX_INVALID`.
 /// Stable diagnostic codes, grouped by stage.
 pub mod codes {
     /// A character that starts no token.

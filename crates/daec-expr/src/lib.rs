@@ -2,8 +2,8 @@
 //! printing.
 //!
 //! * [`ExprPool`] — an append-only DAG with 32-bit ids whose smart
-//!   constructors canonicalise before interning (see [`pool`] for the list
-//!   of rewrites), so equal expressions get equal ids and children always
+//!   constructors canonicalise before interning (the `pool` module lists the
+//!   rewrites), so equal expressions get equal ids and children always
 //!   precede parents.
 //! * Derivatives — [`ExprPool::diff`] (partial, memoised) and
 //!   [`ExprPool::dt`] (total time derivative, `z_j^(k)` ↦ `z_j^(k+1)`).
@@ -17,14 +17,14 @@
 //! expressions cannot overflow the stack, and undefined arithmetic (log of a
 //! negative number, division by zero) yields NaN or ±inf, never a panic.
 
-pub mod deriv;
-pub mod eval;
-pub mod node;
-pub mod pool;
-pub mod print;
-pub mod query;
-pub mod scalar;
-pub mod tape;
+mod deriv;
+mod eval;
+mod node;
+mod pool;
+mod print;
+mod query;
+mod scalar;
+mod tape;
 
 pub use eval::Env;
 pub use node::{Children, CmpOp, ExprId, Func, Func2, Leaf, Node, ParamId};

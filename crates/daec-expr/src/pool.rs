@@ -242,7 +242,7 @@ impl InternTable {
 /// A hash-consed, append-only expression DAG.
 ///
 /// Nodes are created only through the canonicalising constructors, so equal
-/// expressions (up to the rewrites listed in the [module docs](self)) get
+/// expressions (up to the rewrites listed in the `pool` module's docs) get
 /// equal ids, and children always precede parents.
 #[derive(Clone, Debug, Default)]
 pub struct ExprPool {

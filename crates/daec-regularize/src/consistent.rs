@@ -7,7 +7,7 @@
 #![allow(clippy::needless_range_loop)]
 use crate::dense::{Matrix, least_norm_solve};
 use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId};
-use daec_solve::linalg::min_norm_solve_sparse;
+use daec_solve::min_norm_solve_sparse;
 
 /// The point `(t, z, ż, …)` as an [`Env`] for evaluation.
 pub struct Point<'a> {
@@ -232,7 +232,7 @@ pub fn consistent_point(
 
 /// Unknowns from which [`consistent_point`] solves its Gauss–Newton steps
 /// with the sparse augmented system
-/// (`daec_solve::linalg::min_norm_solve_sparse`) instead of the dense QR.
+/// (`daec_solve::min_norm_solve_sparse`) instead of the dense QR.
 const SPARSE_MIN_NORM_FROM: usize = 100;
 
 /// The dense Gauss–Newton step of [`consistent_point`]: `y` of least norm

@@ -305,7 +305,7 @@ pub fn min_norm_solve(b_mat: &Matrix, b: &[f64]) -> Option<Vec<f64>> {
 }
 
 /// The least-norm solution of `B y = b` for a Gauss–Newton projection:
-/// [`min_norm_solve`] (QR of `Bᵀ`), or — when `B` is rank deficient, e.g.
+/// `min_norm_solve` (QR of `Bᵀ`), or — when `B` is rank deficient, e.g.
 /// with a repeated constraint — the regularised normal equations
 /// `(B Bᵀ + ε I) μ = b`, `y = Bᵀ μ` with `ε = 1e-12·max|B Bᵀ|`. `None` if
 /// those are singular too.

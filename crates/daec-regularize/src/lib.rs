@@ -2,28 +2,32 @@
 //! regularizations (steinbrecher2016 §2–3).
 //!
 //! [`analyze`] runs Pryce's Σ-method on a [`Dae`]: the signature matrix
-//! ([`signature::sigma_matrix`]), HVT, canonical offsets and block
+//! ([`sigma_matrix`]), HVT, canonical offsets and block
 //! triangular forms (from `daec-structure`), the symbolic Σ-Jacobian, the
 //! reduced derivative array, the array of hidden constraints by level
 //! ([`hidden_constraints()`]), Pantelides' algorithm as a cross-check, and
-//! the success check at a consistent point ([`consistent`]). When the
+//! the success check at a consistent point ([`consistent_point`]). When the
 //! Σ-Jacobian is singular at that point although Σ has a finite HVT, the
 //! linear-combination conversion of Tan, Nedialkov & Pryce (2017)
-//! ([`linear_combination`]) rewrites the DAE until it is not, and the
+//! ([`Conversion`]) rewrites the DAE until it is not, and the
 //! analysis reports the converted structure.
 
-pub mod consistent;
-pub mod dense;
+mod consistent;
+mod dense;
+// `emit_rust` stays a namespace: its helpers are named `emit_rust::type_name` etc.
 pub mod emit_rust;
-pub mod expand;
-pub mod forms;
-pub mod formulation;
-pub mod hidden_constraints;
-pub mod linear_combination;
-pub mod quasi_linear;
-pub mod signature;
+mod expand;
+mod forms;
+mod formulation;
+mod hidden_constraints;
+mod linear_combination;
+mod quasi_linear;
+mod signature;
 mod success_check;
 
+pub use consistent::{ConsistentPoint, Point, ProjectionOptions, consistent_point};
+pub use dense::{FullPivLu, Matrix, least_norm_solve};
+pub use expand::expand;
 pub use forms::{
     MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality,
     hvt_conditioning, log_kappa, regularize, ste_for_hvt,
@@ -32,6 +36,12 @@ pub use formulation::{
     ConstraintRow, DiffRow, Form, FormEquation, FormUnknown, Formulation, QuasiLinearForm,
     RegularizeError, RowKind, RowSource, UnknownKind,
 };
+pub use hidden_constraints::{
+    ConstraintArray, HiddenConstraint, ReferencePoint, hidden_constraints,
+};
+pub use linear_combination::{Conversion, has_rational_entries};
+pub use quasi_linear::{mass_entries, sparse_jacobian};
+pub use signature::{DerivativeArray, JacobianEntry, sigma_jacobian, sigma_matrix};
 pub use success_check::SuccessCheck;
 
 use daec_expr::ExprId;
@@ -40,9 +50,6 @@ use daec_structure::{
     HvtEnumeration, PantelidesError, PantelidesResult, SigmaAnalysis, SigmaMatrix,
     StructuralSingularity,
 };
-use hidden_constraints::{ConstraintArray, ReferencePoint, hidden_constraints};
-use linear_combination::Conversion;
-use signature::{DerivativeArray, JacobianEntry, sigma_jacobian, sigma_matrix};
 use success_check::success_check;
 
 /// Options of [`analyze`].

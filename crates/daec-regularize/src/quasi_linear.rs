@@ -39,7 +39,7 @@ use rustc_hash::FxHashMap;
 impl Formulation {
     /// The quasi-linear split `E(t,z)ż = k(t,z)`, `0 = g(t,z)` of this
     /// formulation (its expressions live in `pool`, which grows). See the
-    /// [module documentation](self) for the velocity unknowns introduced
+    /// documentation of the `quasi_linear` module for the velocity unknowns introduced
     /// for rows that are not affine in `ż`.
     ///
     /// Refused, with a message naming the variables or equations, when the

@@ -161,12 +161,12 @@ pub(crate) fn success_check(
         // a vanishing pivot means singular); no determinant, rank or null
         // vector (those need the dense factorisation).
         let entries: Vec<(usize, usize)> = jacobian.iter().map(|e| (e.row, e.col)).collect();
-        let (pattern, slot) = daec_solve::linalg::SparsePattern::new(n, &entries);
+        let (pattern, slot) = daec_solve::SparsePattern::new(n, &entries);
         let mut values = vec![0.0; pattern.nnz()];
         for (e, &k) in jacobian.iter().zip(&slot) {
             values[k] += dae.pool.eval(e.expr, &p);
         }
-        let mut lu = daec_solve::linalg::SparseRealLu::new(&pattern);
+        let mut lu = daec_solve::SparseRealLu::new(&pattern);
         let regular = values.iter().all(|v| v.is_finite()) && lu.factor(&pattern, &values).is_ok();
         return SuccessCheck {
             skipped: (!regular).then(|| {

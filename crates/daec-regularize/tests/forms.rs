@@ -5,12 +5,12 @@
 use daec_diag::SourceMap;
 use daec_expr::{Env, ExprPool, ParamId};
 use daec_model::{Dae, LowerOptions};
-use daec_regularize::dense::{FullPivLu, Matrix};
-use daec_regularize::signature::{sigma_jacobian, sigma_matrix};
 use daec_regularize::{
     Analysis, AnalyzeOptions, Form, Formulation, RegularizeOptions, RowKind, UnknownKind, analyze,
     best_hvt, regularize, ste_for_hvt,
 };
+use daec_regularize::{FullPivLu, Matrix};
+use daec_regularize::{sigma_jacobian, sigma_matrix};
 
 fn load_with(path: &str, overrides: &[(&str, f64)]) -> Dae {
     let full = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));

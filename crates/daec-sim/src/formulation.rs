@@ -3,7 +3,7 @@
 //! baselines of §5 (DD, GGL, DI1), built by
 //! [`daec_regularize::regularize`] and split into the quasi-linear form
 //! `E(t,z)ż = k(t,z)`, `0 = g(t,z)` by
-//! [`daec_regularize::formulation::Formulation::quasi_linear`]
+//! [`daec_regularize::Formulation::quasi_linear`]
 //! (first-order derivative leaves only, velocity unknowns where a row is
 //! not affine in `ż`). Overdetermined forms (HiC, ADA) are integrated as
 //! QUALIDAES does (§4); the square ones through the same Radau IIA.
@@ -13,10 +13,8 @@
 
 use crate::error::SimError;
 use daec_model::Dae;
-use daec_regularize::formulation::{Form, Formulation, QuasiLinearForm, RowSource};
 use daec_regularize::{Analysis, RegularizeOptions, regularize};
-
-pub use daec_regularize::formulation::{ConstraintRow, DiffRow};
+use daec_regularize::{Form, Formulation, QuasiLinearForm, RowSource};
 
 /// A formulation ready for the integrator: its quasi-linear split (reached
 /// through `Deref`: `form.diff`, `form.constraints`, `form.unknowns`).
@@ -35,8 +33,8 @@ pub struct SimForm {
     /// Unknowns that occur differentiated (a nonzero column of `E`).
     pub differential: Vec<bool>,
     /// The model equation and number of differentiations each row of the
-    /// formulation comes from (indexed by [`DiffRow::equation`] and
-    /// [`ConstraintRow::equation`]): how messages name a row.
+    /// formulation comes from (indexed by [`daec_regularize::DiffRow::equation`] and
+    /// [`daec_regularize::ConstraintRow::equation`]): how messages name a row.
     pub rows: Vec<RowSource>,
 }
 

@@ -14,8 +14,8 @@ use daec_diag::Label;
 use daec_expr::{Env, ExprId, Leaf, ParamId, to_modelica};
 use daec_model::{Dae, FlatNames};
 use daec_regularize::Analysis;
-use daec_regularize::consistent::{ConsistentPoint, ProjectionOptions, consistent_point};
-use daec_regularize::formulation::UnknownKind;
+use daec_regularize::UnknownKind;
+use daec_regularize::{ConsistentPoint, ProjectionOptions, consistent_point};
 
 /// A start value changed by the initialisation.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,60 +2,65 @@
 //!
 //! The pipeline:
 //!
-//! 0. [`first_order`] — the reduction of higher-order (and
+//! 0. [`reduce_to_first_order`] — the reduction of higher-order (and
 //!    non-quasi-linear) models to first-order quasi-linear ones;
-//! 1. [`formulation`] — the formulation: HiC (steinbrecher2016 §3.3, eq. (37),
+//! 1. [`sim_form`] — the formulation: HiC (steinbrecher2016 §3.3, eq. (37),
 //!    the default), ADA, StE, DD, GGL or DI1 from `daec-regularize`, split
 //!    symbolically into `E(t,z)ż = k(t,z)`, `0 = g(t,z)`;
-//!    [`projected`] — the index-3 formulation (the DAE as written) of
+//!    `projected` — the index-3 formulation (the DAE as written) of
 //!    projected Radau IIA;
-//!    [`second_order`] — models with `der(der(x))` integrated as written
+//!    [`integrate_second_order`] — models with `der(der(x))` integrated as written
 //!    (`--method radau-2nd`);
-//! 2. [`problem`] — the formulation compiled to tapes with analytic sparse
+//! 2. [`FormProblem`] — the formulation compiled to tapes with analytic sparse
 //!    Jacobians, as a [`daec_solve::QuasiLinearDae`] for the Radau IIA
 //!    integrator (overdetermined systems are integrated as QUALIDAES does,
 //!    steinbrecher2016 §4);
 //!    [`native`] — the same functions as the source of a native library
 //!    (`daec simulate --native`; the CLI builds and loads it);
-//! 3. [`init`] — consistent initialisation honouring `fixed` starts and
+//! 3. [`InitReport`] — consistent initialisation honouring `fixed` starts and
 //!    initial equations, with a report of what moved;
-//! 4. [`events`] — `when`/`reinit` events located on the dense output and
+//! 4. [`discontinuities`] and `events` — `when`/`reinit` events located on the dense output and
 //!    discontinuities of `time`;
-//! 5. [`output`] — CSV, SVG plot, statistics; [`outputs`] — equations
+//! 5. [`to_csv`], [`to_svg`], [`SimStats`] — CSV, SVG plot, statistics;
+//!    [`split_outputs`] — equations
 //!    that only define output variables, split off before the analysis
-//!    and evaluated after the steps; [`bounds`] — `min`/`max` checked
+//!    and evaluated after the steps; [`BoundsCheck`] — `min`/`max` checked
 //!    along the run;
-//! 6. [`simulate()`](simulate::simulate) — the driver.
+//! 6. [`simulate()`] — the driver.
 //!
 //! This crate does no IO; the CLI writes the files.
 
-pub mod bounds;
-pub mod error;
-pub mod events;
-pub mod first_order;
-pub mod formulation;
-pub mod init;
-pub mod method;
+mod bounds;
+mod error;
+mod events;
+mod first_order;
+mod formulation;
+mod init;
+mod method;
+// `native` stays a namespace: the ABI of the native library (`native::NATIVE_ABI`, …).
 pub mod native;
-pub mod output;
-pub mod outputs;
+mod output;
+mod outputs;
 mod places;
-pub mod problem;
-pub mod projected;
+mod problem;
+mod projected;
 mod regularity;
-pub mod second_order;
-pub mod simulate;
+mod second_order;
+mod simulate;
 
 pub use bounds::{BoundViolation, BoundsCheck};
 pub use error::SimError;
+pub use events::{DEFAULT_MAX_EVENTS, discontinuities, reinit_diagnostics, time_conditions};
 pub use first_order::reduce_to_first_order;
 pub use formulation::{SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
 pub use method::Method;
 pub use native::{NativeCode, NativeCompiler, NativeSource};
+pub use output::{MAX_PANELS, PANEL_SERIES};
 pub use output::{OutputTimes, Plot, Results, SimStats, log_grid, output_grid, to_csv, to_svg};
 pub use outputs::{Outputs, split_outputs};
 pub use problem::FormProblem;
+pub use second_order::integrate_second_order;
 pub use simulate::{
     MAX_STEPS, Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form,
     integrate, integrate_with_progress, prepare, prepare_form, resolve_options, simulate,

@@ -117,7 +117,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
                 Radau5::new(problem, options).map_err(refused)?,
             )),
             Method::Radau2nd => Err(SimError::Unsupported(
-                "--method radau-2nd integrates the model as written (daec_sim::second_order::integrate_second_order), not a first-order formulation".into(),
+                "--method radau-2nd integrates the model as written (daec_sim::integrate_second_order), not a first-order formulation".into(),
             )),
             Method::Herk(tableau) => {
                 let herk_options = HerkOptions {

@@ -2,7 +2,7 @@
 //! analytic Jacobians as Rust source with a C ABI, for `daec simulate
 //! --native`.
 //!
-//! The tapes of [`crate::problem`] are an interpreter: on a small model
+//! The tapes of [`crate::FormProblem`] are an interpreter: on a small model
 //! such as Akzo Nobel their dispatch costs about a third of a solve. With
 //! `--native` the same expressions (the very roots the tapes were compiled
 //! from, so the patterns and the order of the values are the same) are

@@ -484,7 +484,7 @@ pub struct SimStats {
     pub native_code: bool,
     /// The variables that left their `min` or `max` during the run
     /// (checked at the accepted steps and output points; see
-    /// [`crate::bounds`]).
+    /// [`crate::BoundsCheck`]).
     pub bound_violations: Vec<BoundViolation>,
 }
 

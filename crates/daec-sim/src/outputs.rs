@@ -36,7 +36,7 @@
 use crate::bounds::Bounded;
 use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId, Tape, TapeFrame};
 use daec_model::Dae;
-use daec_regularize::formulation::Form;
+use daec_regularize::Form;
 use rustc_hash::FxHashMap;
 
 /// The output equations split off a model, and the columns of its
@@ -251,7 +251,7 @@ pub fn splits_outputs(form: Form) -> bool {
     matches!(form, Form::Index3 | Form::Ggl)
 }
 
-/// For a formulation that [`splits_outputs`], splits the output
+/// For a formulation that `splits_outputs`, splits the output
 /// equations (see the module docs) off `dae`, which keeps the other
 /// equations and unknowns (renumbered, in their order); the returned
 /// [`Outputs`] computes the removed unknowns from the remaining ones.

@@ -13,11 +13,11 @@ use crate::native::{
 };
 use crate::output::SimStats;
 use daec_expr::{ExprId, ExprPool, Tape, TapeFrame, TapeLanes};
-use daec_regularize::dense::{FullPivLu, Matrix, least_norm_solve};
-use daec_regularize::formulation::QuasiLinearForm;
-use daec_regularize::quasi_linear::{mass_entries, sparse_jacobian};
+use daec_regularize::QuasiLinearForm;
+use daec_regularize::{FullPivLu, Matrix, least_norm_solve};
+use daec_regularize::{mass_entries, sparse_jacobian};
 use daec_solve::QuasiLinearDae;
-use daec_solve::linalg::{SPARSE_THRESHOLD, min_norm_solve_sparse, saddle_point_solve_sparse};
+use daec_solve::{SPARSE_THRESHOLD, min_norm_solve_sparse, saddle_point_solve_sparse};
 use std::cell::RefCell;
 
 /// A tape with its frame: the parameters and constants are loaded once,
@@ -620,7 +620,7 @@ impl QuasiLinearDae for FormProblem {
         }
     }
     /// All ones for the regularized forms (the index-3 formulation of
-    /// [`crate::projected`] sets its own): they are strangeness-free, of d-index 1
+    /// the `projected` module sets its own): they are strangeness-free, of d-index 1
     /// — for HiC the constraints `H` contain every hidden constraint, so
     /// together with the differential rows they determine all unknowns
     /// (steinbrecher2016 §3.3; likewise ADA §3.2 and StE §3.1). RADAU5's

@@ -19,8 +19,8 @@ use crate::formulation::{SimForm, sim_form};
 use crate::places;
 use daec_expr::Leaf;
 use daec_model::Dae;
-use daec_regularize::formulation::{ConstraintRow, Form, QuasiLinearForm, UnknownKind};
 use daec_regularize::{Analysis, RegularizeOptions};
+use daec_regularize::{ConstraintRow, Form, QuasiLinearForm, UnknownKind};
 
 /// The index-3 formulation and what projected Radau IIA needs beside it.
 #[derive(Debug, Clone)]

@@ -18,8 +18,8 @@ use daec_diag::Label;
 use daec_expr::{Env, ParamId};
 use daec_model::Dae;
 use daec_regularize::Analysis;
-use daec_regularize::dense::{FullPivLu, Matrix};
-use daec_regularize::signature::JacobianEntry;
+use daec_regularize::JacobianEntry;
+use daec_regularize::{FullPivLu, Matrix};
 
 /// Largest model whose 𝔍 is factorised (densely, on a failure only).
 const DENSE_MAX: usize = 400;

@@ -20,11 +20,11 @@ use crate::projected::index3_form;
 use crate::regularity::SigmaJacobian;
 use daec_expr::{Env, ExprId, ParamId};
 use daec_model::Dae;
-use daec_regularize::formulation::{Form, UnknownKind};
 use daec_regularize::{
     Analysis, MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality,
     hvt_conditioning, log_kappa,
 };
+use daec_regularize::{Form, UnknownKind};
 use daec_solve::readable_number as show; // `x` for a message
 use daec_solve::{Options, RisingEdge, SolveError, Step, StepControl};
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 
 use daec_diag::SourceMap;
 use daec_model::{Dae, FlatNames, LowerOptions};
-use daec_regularize::formulation::Form;
+use daec_regularize::Form;
 use daec_sim::split_outputs;
 
 fn load_text(text: &str) -> Dae {

@@ -2,13 +2,13 @@
 
 use daec_diag::SourceMap;
 use daec_model::{Dae, LowerOptions};
-use daec_regularize::formulation::UnknownKind;
+use daec_regularize::UnknownKind;
 use daec_regularize::{AnalyzeOptions, analyze};
-use daec_sim::events::{discontinuities, time_conditions};
 use daec_sim::{
     FormProblem, Results, SimError, SimOptions, SimStats, hic_form, output_grid, prepare,
     reduce_to_first_order, resolve_options, simulate, to_csv,
 };
+use daec_sim::{discontinuities, time_conditions};
 use daec_solve::QuasiLinearDae;
 
 fn load_text(name: &str, text: &str) -> Dae {

@@ -7,18 +7,18 @@
 //!   (Solving ODEs II, IV.8): transformed simplified Newton, embedded error
 //!   estimate, Gustafsson step control, Jacobian reuse, dense output,
 //!   index-aware error scaling;
-//! * [`selection`] — the QUALIDAES-style reduction of overdetermined
+//! * [`select_equations`] and its variants — the QUALIDAES-style reduction of overdetermined
 //!   systems (Steinbrecher 2016, section 4);
-//! * [`herk`] — half-explicit Runge–Kutta methods for overdetermined
+//! * [`Herk`] — half-explicit Runge–Kutta methods for overdetermined
 //!   semi-implicit DAEs (Bäse 2017, Algorithm 3.3) with automatic
 //!   selectors and step doubling;
-//! * [`second_order`] — the direct Runge–Kutta (Radau IIA) discretisation
+//! * [`SecondOrderRadau`] — the direct Runge–Kutta (Radau IIA) discretisation
 //!   of second-order DAEs `F(t, x, ẋ, ẍ) = 0` (Wunderlich 2005, eqs.
 //!   (29)/(30)), and the same collocation method on first-order systems;
-//! * [`step`] — what every integrator hands its observer: the accepted
+//! * `step` — what every integrator hands its observer: the accepted
 //!   [`Step`] with its dense output, [`StepControl`], and the work
 //!   counters [`Stats`];
-//! * [`events`] — root finding for event functions on the dense output;
+//! * [`first_rising_edge`] — root finding for event functions on the dense output;
 //! * [`solve`] — convenience driver returning the solution on a grid.
 //!
 //! This crate depends on no other `daec` crate.
@@ -62,23 +62,33 @@
 //! println!("{} steps", out.stats.steps_accepted);
 //! ```
 
-pub mod error;
-pub mod events;
-pub mod herk;
-pub mod linalg;
-pub mod problem;
-pub mod radau5;
-pub mod second_order;
-pub mod selection;
-pub mod step;
+mod error;
+mod events;
+mod herk;
+mod linalg;
+mod problem;
+mod radau5;
+mod second_order;
+mod selection;
+mod step;
 
 pub use error::{ReadableNumber, SolveError, readable_number};
 pub use events::{EVENT_SAMPLES, REFINE_DEPTH, RisingEdge, first_rising_edge, holds};
 pub use herk::{Herk, HerkOptions, Selectors, Tableau};
+pub use linalg::{
+    FAER_THRESHOLD, RealLu, SPARSE_THRESHOLD, SparsePattern, SparseRealLu, min_norm_solve_sparse,
+    saddle_point_solve_sparse,
+};
 pub use problem::QuasiLinearDae;
+// `tableau` stays a namespace: callers name the Radau IIA constants `tableau::C1`.
 pub use radau5::tableau;
-pub use radau5::{LinearSolver, Options, Radau5, SolveFailure, Trajectory, solve};
+pub use radau5::{
+    LinearSolver, MIDPOINT_FAILURES, Options, Radau5, SolveFailure, Trajectory, solve,
+};
 pub use second_order::{
     Collocation, SecondOrderDae, SecondOrderOptions, SecondOrderRadau, SecondOrderStep, StepSize,
+};
+pub use selection::{
+    EquationSelection, select_equations, select_equations_ordered, select_equations_sparse,
 };
 pub use step::{Stats, Step, StepControl};

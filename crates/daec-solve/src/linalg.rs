@@ -16,7 +16,7 @@ use faer::linalg::solvers::{PartialPivLu, Solve};
 pub mod sparse;
 
 pub use sparse::{
-    SparseComplexLu, SparseNewtonSystem, SparsePattern, SparseRealLu, min_norm_solve_sparse,
+    SparseNewtonSystem, SparsePattern, SparseRealLu, min_norm_solve_sparse,
     saddle_point_solve_sparse,
 };
 
@@ -458,8 +458,10 @@ impl ComplexLu {
         }
     }
 
-    /// Factorises the row-major matrix `re + i·im`.
-    pub fn factor(&mut self, re: &[f64], im: &[f64]) -> Result<(), Singular> {
+    /// Factorises the row-major matrix `re + i·im` (a copy into
+    /// [`matrix_mut`](Self::matrix_mut) and [`factor_in_place`](Self::factor_in_place)).
+    #[cfg(test)]
+    pub(crate) fn factor(&mut self, re: &[f64], im: &[f64]) -> Result<(), Singular> {
         self.re.copy_from_slice(re);
         self.im.copy_from_slice(im);
         self.factor_in_place()
@@ -467,8 +469,7 @@ impl ComplexLu {
 
     /// The storage [`factor_in_place`](Self::factor_in_place) factorises,
     /// real and imaginary part: a caller that assembles the matrix here
-    /// (row-major, `n·n` entries each) spares the copy of
-    /// [`factor`](Self::factor).
+    /// (row-major, `n·n` entries each) spares a copy.
     pub fn matrix_mut(&mut self) -> (&mut [f64], &mut [f64]) {
         (&mut self.re, &mut self.im)
     }

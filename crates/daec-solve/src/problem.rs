@@ -133,7 +133,7 @@ pub trait QuasiLinearDae {
     /// equation, as the hidden constraints of the Σ-method (Steinbrecher
     /// 2016, section 3.3). An overdetermined system's equation selection
     /// then solves each constraint for the unknowns that first appear at
-    /// its level ([`crate::selection::PivotPreference`]). The default (no
+    /// its level (`PivotPreference` of the equation selection). The default (no
     /// levels) selects by magnitude alone.
     fn constraint_levels(&self) -> Vec<u32> {
         Vec::new()

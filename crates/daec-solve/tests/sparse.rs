@@ -4,8 +4,8 @@
 //! accelerations as algebraic unknowns and some constraint rows repeated
 //! (as the HiC form repeats the DAE's algebraic equations), `n = 3m`.
 
-use daec_solve::selection::{select_equations, select_equations_ordered, select_equations_sparse};
 use daec_solve::{LinearSolver, Options, QuasiLinearDae, Radau5, StepControl};
+use daec_solve::{select_equations, select_equations_ordered, select_equations_sparse};
 
 /// Unknowns `z = (x_0..x_m, v_0..v_m, a_0..a_m)`; differential rows
 /// `x_i' = v_i`, `μ_i v_i' = a_i`; constraints
@@ -308,7 +308,7 @@ fn assert_regular(
     ev: &[f64],
     gp: &[(usize, usize)],
     gv: &[f64],
-    sel: &daec_solve::selection::EquationSelection,
+    sel: &daec_solve::EquationSelection,
     case: usize,
 ) {
     let mut a = vec![0.0; n * n];
@@ -324,7 +324,7 @@ fn assert_regular(
         }
     }
     assert_eq!(rows + sel.constraint_rows.len(), n);
-    let mut lu = daec_solve::linalg::RealLu::new(n);
+    let mut lu = daec_solve::RealLu::new(n);
     assert!(
         lu.factor(&a).is_ok(),
         "case {case}: singular selection {sel:?}"

@@ -2,7 +2,7 @@
 //! matrix `E(z)` (the `(∂E/∂z)·ż` Jacobian term), a system large enough for
 //! the `faer` LU path, and a structurally singular iteration matrix.
 
-use daec_solve::{Options, QuasiLinearDae, SolveError, linalg::FAER_THRESHOLD, solve};
+use daec_solve::{FAER_THRESHOLD, Options, QuasiLinearDae, SolveError, solve};
 
 fn opts(tol: f64) -> Options {
     Options {

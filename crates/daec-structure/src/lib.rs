@@ -41,6 +41,7 @@
 mod analysis;
 mod btf;
 mod dm;
+// `generators` stays a namespace: benches and tests name `generators::pendulum_chain`.
 pub mod generators;
 mod hvt;
 mod hvt_enumeration;

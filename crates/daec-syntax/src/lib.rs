@@ -14,7 +14,9 @@
 //! equation level. An error in the same statement after an earlier error
 //! is not reported (it is usually a consequence).
 
+// `ast` stays a namespace: its node types are named `ast::Expr`, `ast::Model`, ….
 pub mod ast;
+// `lexer` stays a namespace: `lexer::lex`, `lexer::ident_source` next to the token type.
 pub mod lexer;
 mod parser;
 mod unsupported;

@@ -6,7 +6,7 @@ use crate::native::RustcCompiler;
 use crate::{Ctx, EXIT_MODEL, EXIT_NUMERIC, ModelArgs, emit, load};
 use clap::Args;
 use daec_diag::{Diagnostic, SourceMap};
-use daec_regularize::formulation::Form;
+use daec_regularize::Form;
 use daec_regularize::{AnalyzeOptions, Outcome, analyze};
 use daec_sim::{SimError, SimOptions, prepare_form, resolve_options, to_csv, to_svg};
 use std::path::PathBuf;
@@ -251,7 +251,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             "the Σ-Jacobian is singular at the consistent initial point; run `daec analyze` for details",
         ));
     }
-    let not_states = daec_sim::events::reinit_diagnostics(&dae, &analysis);
+    let not_states = daec_sim::reinit_diagnostics(&dae, &analysis);
     if !not_states.is_empty() {
         ctx.diagnostics(&map, &not_states);
         return Err(EXIT_MODEL);
@@ -309,9 +309,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     }
     let compile = clock.elapsed().as_secs_f64();
     let run = match original.as_mut() {
-        Some(original) => {
-            daec_sim::second_order::integrate_second_order(original, &dae, &added, &prepared, &ro)
-        }
+        Some(original) => daec_sim::integrate_second_order(original, &dae, &added, &prepared, &ro),
         None => {
             // A progress bar on stderr when it is a terminal.
             let bar = ctx
@@ -357,9 +355,9 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             let _ = writeln!(
                 ctx.io.stderr,
                 "warning: --plot draws at most {} variables ({} panels of {}): the first {} of the {} chosen are drawn; choose others with --vars (names or patterns such as `x*`)",
-                daec_sim::output::PANEL_SERIES * daec_sim::output::MAX_PANELS,
-                daec_sim::output::MAX_PANELS,
-                daec_sim::output::PANEL_SERIES,
+                daec_sim::PANEL_SERIES * daec_sim::MAX_PANELS,
+                daec_sim::MAX_PANELS,
+                daec_sim::PANEL_SERIES,
                 plot.series,
                 columns.len()
             );

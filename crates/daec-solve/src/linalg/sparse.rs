@@ -363,11 +363,6 @@ impl SparseNewtonSystem {
         }
     }
 
-    /// The CSC pattern of the iteration matrices.
-    pub fn pattern(&self) -> &SparsePattern {
-        &self.pattern
-    }
-
     /// Gathers `M` and `J` from the values of `E`, `∂(Eż − k)/∂z` and
     /// `∂g/∂z` (in the order of their patterns; duplicates summed).
     pub fn load(&mut self, mass: &[f64], jd: &[f64], jg: &[f64]) {

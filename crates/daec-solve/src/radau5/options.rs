@@ -89,7 +89,7 @@ pub enum LinearSolver {
     /// ([`crate::selection::select_equations`]).
     Dense,
     /// Sparse LU on the fixed pattern of the iteration matrices
-    /// ([`crate::linalg::sparse`]; the symbolic analysis once per equation
+    /// (the `linalg::sparse` module; the symbolic analysis once per equation
     /// selection, numeric refactorisation per Jacobian or step size) and
     /// the sparse equation selection
     /// ([`crate::selection::select_equations_sparse`]).
