@@ -189,6 +189,10 @@ fn naive(r: &Recipe, env: &TestEnv) -> (f64, f64, f64) {
         Recipe::Func2(f, a, b) => {
             let (x, y) = (naive(a, env), naive(b, env));
             let kink = match f {
+                // atan2(a, b) jumps by 2π across b < 0, a = ±0 (and is
+                // singular at the origin): a canonical form may turn
+                // `0·x` into `-0`, so the distance to that cut is the kink.
+                Func2::Atan2 if y.0 < 0.0 => x.0.abs(),
                 Func2::Atan2 => x.0.abs() + y.0.abs(),
                 _ => (x.0 - y.0).abs(),
             };
