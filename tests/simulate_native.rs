@@ -240,28 +240,20 @@ fn a_cached_library_is_loaded_without_running_the_compiler() {
     let cache = fresh_cache("no-compiler-cached");
     let cache_arg = cache.to_str().unwrap();
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
-    let with = |rustc: &str| -> Vec<String> {
-        let args = [
-            "models/baese/akzo_nobel.dae",
-            "--interval",
-            "60",
-            "--native",
-            "--verbose",
-            "--cache-dir",
-            cache_arg,
-            "--rustc",
-            rustc,
-        ];
-        args.iter().map(|a| a.to_string()).collect()
-    };
-    let (a, b) = (with(&rustc), with("/nonexistent/bin/rustc"));
-    let (first, _, stderr) = run(
-        &a.iter().map(String::as_str).collect::<Vec<_>>(),
-        "cached-1",
-    );
+    let akzo = [
+        "models/baese/akzo_nobel.dae",
+        "--interval",
+        "60",
+        "--native",
+        "--verbose",
+        "--cache-dir",
+        cache_arg,
+        "--rustc",
+    ];
+    let (first, _, stderr) = run(&[&akzo[..], &[rustc.as_str()]].concat(), "cached-1");
     let lib = library_of(&stderr, "compiled");
     let (again, _, stderr) = run(
-        &b.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[&akzo[..], &["/nonexistent/bin/rustc"]].concat(),
         "cached-2",
     );
     assert_eq!(library_of(&stderr, "cached"), lib);
