@@ -412,7 +412,7 @@ pub fn as_written(
     let n = dae.unknowns.len();
     let ql = as_written_formulation(dae)
         .quasi_linear(&mut dae.pool)
-        .map_err(|e| format!("not applicable: {}", e.reason))?;
+        .map_err(|e| format!("not applicable: {}", e.cause))?;
     if ql.n() != n || ql.diff.len() + ql.constraints.len() != n {
         return Err(format!(
             "not applicable: the DAE as written is not of the form M y' = f(t, y) in its {n} unknowns"

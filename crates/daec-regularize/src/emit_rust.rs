@@ -22,7 +22,8 @@
 //! a test compiles it against the real trait (`tests/emit_rust.rs` of the
 //! root package).
 
-use crate::formulation::{Formulation, QuasiLinearForm, RegularizeError, UnknownKind};
+use crate::error::RegularizeError;
+use crate::formulation::{Formulation, QuasiLinearForm, UnknownKind};
 use crate::quasi_linear::{mass_entries, sparse_jacobian};
 use daec_expr::{ExprId, ExprPool, ParamId, RustNames, to_rust};
 use std::fmt::Write as _;

@@ -127,6 +127,20 @@ pub struct RowSource {
     pub derivative: u32,
 }
 
+impl RowSource {
+    /// `F3`, `F3'`, `F3''`, `F3^(3)`: the equation (1-based) with a prime
+    /// per differentiation.
+    pub fn label(&self) -> String {
+        let primes = match self.derivative {
+            0 => String::new(),
+            1 => "'".into(),
+            2 => "''".into(),
+            k => format!("^({k})"),
+        };
+        format!("F{}{primes}", self.equation + 1)
+    }
+}
+
 /// Differential row or constraint.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RowKind {
@@ -231,26 +245,3 @@ impl QuasiLinearForm {
         self.constraints.iter().map(|c| c.level).max()
     }
 }
-
-/// Why a formulation cannot be built for a model.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RegularizeError {
-    /// The form asked for.
-    pub form: Form,
-    /// Why it does not apply, in words a user understands (names the
-    /// equations or variables involved).
-    pub reason: String,
-}
-
-impl std::fmt::Display for RegularizeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the {} formulation does not apply: {}",
-            self.form.name().to_ascii_uppercase(),
-            self.reason
-        )
-    }
-}
-
-impl std::error::Error for RegularizeError {}

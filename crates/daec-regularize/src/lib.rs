@@ -14,6 +14,7 @@
 
 mod consistent;
 mod dense;
+mod error;
 // `emit_rust` stays a namespace: its helpers are named `emit_rust::type_name` etc.
 pub mod emit_rust;
 mod expand;
@@ -27,14 +28,15 @@ mod success_check;
 
 pub use consistent::{ConsistentPoint, Point, ProjectionOptions, consistent_point};
 pub use dense::{FullPivLu, Matrix, least_norm_solve};
+pub use error::{OtherHvts, Refusal, RegularizeError};
 pub use expand::expand;
 pub use forms::{
     MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality,
     hvt_conditioning, log_kappa, regularize, ste_for_hvt,
 };
 pub use formulation::{
-    ConstraintRow, DiffRow, Form, FormEquation, FormUnknown, Formulation, QuasiLinearForm,
-    RegularizeError, RowKind, RowSource, UnknownKind,
+    ConstraintRow, DiffRow, Form, FormEquation, FormUnknown, Formulation, QuasiLinearForm, RowKind,
+    RowSource, UnknownKind,
 };
 pub use hidden_constraints::{
     ConstraintArray, HiddenConstraint, ReferencePoint, hidden_constraints,

@@ -29,9 +29,9 @@
 //! Derivatives of order ≥ 2 are refused: models are reduced to first order
 //! before they are regularized (`daec_sim::reduce_to_first_order`).
 
+use crate::error::{Refusal, RegularizeError};
 use crate::formulation::{
-    ConstraintRow, DiffRow, FormUnknown, Formulation, QuasiLinearForm, RegularizeError, RowKind,
-    UnknownKind,
+    ConstraintRow, DiffRow, FormUnknown, Formulation, QuasiLinearForm, RowKind, UnknownKind,
 };
 use daec_expr::{ExprId, ExprPool, Leaf};
 use rustc_hash::FxHashMap;
@@ -51,21 +51,19 @@ impl Formulation {
     }
 }
 
-fn err(form: &Formulation, reason: String) -> RegularizeError {
-    RegularizeError {
-        form: form.form,
-        reason,
-    }
+fn err(form: &Formulation, cause: Refusal) -> RegularizeError {
+    RegularizeError::new(form.form, cause)
 }
 
-fn name_list(unknowns: &[FormUnknown], vars: &[usize]) -> String {
+/// The names of the unknowns `vars` of a formulation (sorted by index,
+/// deduplicated).
+fn name_list(unknowns: &[FormUnknown], vars: &[usize]) -> Vec<String> {
     let mut v = vars.to_vec();
     v.sort_unstable();
     v.dedup();
     v.iter()
-        .map(|&j| format!("`{}`", unknowns.get(j).map_or("?", |u| u.name.as_str())))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|&j| unknowns.get(j).map_or("?", |u| u.name.as_str()).to_string())
+        .collect()
 }
 
 /// The derivative leaves `(unknown, order ≥ 1)` of `e`.
@@ -104,7 +102,7 @@ pub fn quasi_linear(
 ) -> Result<QuasiLinearForm, RegularizeError> {
     let n = form.unknowns.len();
     if n == 0 {
-        return Err(err(form, "the formulation has no unknowns".into()));
+        return Err(err(form, Refusal::FormulationWithoutUnknowns));
     }
     // Every leaf must be an unknown of the formulation, of order ≤ 1.
     let mut high = Vec::new();
@@ -115,10 +113,11 @@ pub fn quasi_linear(
                 if j >= n {
                     return Err(err(
                         form,
-                        format!(
-                            "equation {} refers to unknown #{j}, but the formulation has only {n} unknowns",
-                            i + 1
-                        ),
+                        Refusal::UnknownOutOfRange {
+                            equation: i,
+                            unknown: j,
+                            unknowns: n,
+                        },
                     ));
                 }
                 if order >= 2 {
@@ -130,10 +129,9 @@ pub fn quasi_linear(
     if !high.is_empty() {
         return Err(err(
             form,
-            format!(
-                "derivatives of order > 1 of {}; the model must be reduced to first order first (a new unknown `v` with `der(x) = v` for each such `x`)",
-                name_list(&form.unknowns, &high)
-            ),
+            Refusal::FormulationHigherOrder {
+                unknowns: name_list(&form.unknowns, &high),
+            },
         ));
     }
     for (i, eq) in form.equations.iter().enumerate() {
@@ -143,11 +141,10 @@ pub fn quasi_linear(
                 let vars: Vec<usize> = d.iter().map(|&(j, _)| j).collect();
                 return Err(err(
                     form,
-                    format!(
-                        "constraint row {} contains derivatives (of {})",
-                        i + 1,
-                        name_list(&form.unknowns, &vars)
-                    ),
+                    Refusal::ConstraintRowDerivatives {
+                        row: i,
+                        unknowns: name_list(&form.unknowns, &vars),
+                    },
                 ));
             }
         }
@@ -233,13 +230,7 @@ pub fn quasi_linear(
         let Some((coefs, _rest)) = pool.linear_in(r, &dvars) else {
             // Cannot happen: every derivative of a non-affine row was
             // replaced by a velocity unknown.
-            return Err(err(
-                form,
-                format!(
-                    "equation {} is not affine in the derivatives even after introducing velocity unknowns",
-                    i + 1
-                ),
-            ));
+            return Err(err(form, Refusal::NotAffine { equation: i }));
         };
         let mass: Vec<(usize, ExprId)> = coefs
             .into_iter()
@@ -397,7 +388,13 @@ mod tests {
             hvt: None,
         };
         let e = form.quasi_linear(&mut p).unwrap_err();
-        assert!(e.reason.contains("order > 1 of `x`"), "{e}");
+        assert!(e.to_string().contains("order > 1 of `x`"), "{e}");
+        assert_eq!(
+            e.cause,
+            Refusal::FormulationHigherOrder {
+                unknowns: vec!["x".into()]
+            }
+        );
         let xd = p.var(0, 1);
         let form = Formulation {
             form: Form::Hic,
@@ -405,7 +402,13 @@ mod tests {
             equations: vec![eq(xd, RowKind::Constraint { level: 0 })],
             hvt: None,
         };
-        assert!(form.quasi_linear(&mut p).is_err());
+        assert_eq!(
+            form.quasi_linear(&mut p).unwrap_err().cause,
+            Refusal::ConstraintRowDerivatives {
+                row: 0,
+                unknowns: vec!["x".into()]
+            }
+        );
         let z = p.var(3, 0);
         let form = Formulation {
             form: Form::Hic,
@@ -413,13 +416,28 @@ mod tests {
             equations: vec![eq(z, RowKind::Differential)],
             hvt: None,
         };
-        assert!(form.quasi_linear(&mut p).is_err());
+        let e = form.quasi_linear(&mut p).unwrap_err();
+        assert_eq!(
+            e.cause,
+            Refusal::UnknownOutOfRange {
+                equation: 0,
+                unknown: 3,
+                unknowns: 1
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "the HIC formulation does not apply: equation 1 refers to unknown #3, but the formulation has only 1 unknowns"
+        );
         let empty = Formulation {
             form: Form::Hic,
             unknowns: vec![],
             equations: vec![],
             hvt: None,
         };
-        assert!(empty.quasi_linear(&mut p).is_err());
+        assert_eq!(
+            empty.quasi_linear(&mut p).unwrap_err().cause,
+            Refusal::FormulationWithoutUnknowns
+        );
     }
 }

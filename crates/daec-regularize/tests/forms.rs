@@ -6,8 +6,8 @@ use daec_diag::SourceMap;
 use daec_expr::{Env, ExprPool, ParamId};
 use daec_model::{Dae, LowerOptions};
 use daec_regularize::{
-    Analysis, AnalyzeOptions, Form, Formulation, RegularizeOptions, RowKind, UnknownKind, analyze,
-    best_hvt, regularize, ste_for_hvt,
+    Analysis, AnalyzeOptions, Form, Formulation, Refusal, RegularizeOptions, RowKind, UnknownKind,
+    analyze, best_hvt, regularize, ste_for_hvt,
 };
 use daec_regularize::{FullPivLu, Matrix};
 use daec_regularize::{sigma_jacobian, sigma_matrix};
@@ -285,8 +285,15 @@ fn spring_chain_counts_match_the_paper() {
     assert_eq!(di1.equations[6].kind, RowKind::Constraint { level: 4 });
     // GGL does not apply: (16g) is differentiated 4 times.
     let e = regularize(&mut dae, &a, Form::Ggl, &RegularizeOptions::default()).unwrap_err();
+    assert_eq!(
+        e.cause,
+        Refusal::NotPositionConstraint {
+            equation: 6,
+            differentiations: 4
+        }
+    );
     assert!(
-        e.reason.contains("equation 7") && e.reason.contains("4 time"),
+        e.to_string().contains("equation 7") && e.to_string().contains("4 time"),
         "{e}"
     );
 }
@@ -357,11 +364,57 @@ fn refusals_name_the_reason() {
     let mut dae = dae.unwrap();
     let a = analyze(&mut dae, &AnalyzeOptions::default());
     let e = regularize(&mut dae, &a, Form::Ggl, &RegularizeOptions::default()).unwrap_err();
+    assert_eq!(
+        (e.form, &e.cause),
+        (Form::Ggl, &Refusal::NoAlgebraicEquations)
+    );
     assert!(e.to_string().contains("ODE"), "{e}");
     // StE on a given non-tight HVT.
     let (mut dae, a) = load(PENDULUM);
     let e = ste_for_hvt(&mut dae, &a, &[0, 1, 2, 3, 4]).unwrap_err();
-    assert!(e.reason.contains("not a tight position"), "{e}");
+    assert!(e.to_string().contains("not a tight position"), "{e}");
+    assert!(matches!(e.cause, Refusal::HvtNotTight { .. }), "{e:?}");
+    let e = ste_for_hvt(&mut dae, &a, &[0, 1]).unwrap_err();
+    assert_eq!(
+        e.cause,
+        Refusal::HvtLength {
+            entries: 2,
+            unknowns: 5
+        }
+    );
+    assert_eq!(
+        ste_for_hvt(&mut dae, &a, &[0, 0, 1, 2, 3])
+            .unwrap_err()
+            .cause,
+        Refusal::HvtNotPermutation
+    );
+}
+
+#[test]
+fn a_structurally_singular_model_is_refused_with_its_parts() {
+    // `x` is fixed twice (equations 1 and 2), `y` and `z` share equation 3:
+    // over-determined {F1, F2} in `x`, under-determined {F3} in `y`, `z`.
+    let text = "model S\n  Real x(start = 1);\n  Real y;\n  Real z;\nequation\n  der(x) = -x;\n  x = 2*time;\n  y + z = 0;\nend S;\n";
+    let mut dae = load_text(text);
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    for form in [Form::Ste, Form::Hic, Form::Dd] {
+        let e = regularize(&mut dae, &a, form, &RegularizeOptions::default()).unwrap_err();
+        assert_eq!(e.form, form);
+        assert_eq!(
+            e.cause,
+            Refusal::StructurallySingular {
+                over_equations: vec![0, 1],
+                under_unknowns: vec![1, 2]
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the {} formulation does not apply: the model is structurally singular (see `daec analyze` for the over- and under-determined parts)",
+                form.name().to_ascii_uppercase()
+            )
+        );
+    }
 }
 
 #[test]

@@ -16,7 +16,8 @@
 
 use super::{dae_rows, regular, replaced_array, replacement};
 use crate::Analysis;
-use crate::formulation::{Form, Formulation, RegularizeError};
+use crate::error::RegularizeError;
+use crate::formulation::{Form, Formulation};
 use daec_model::Dae;
 
 /// The ADA formulation (31) of `dae`.

@@ -38,7 +38,8 @@
 
 use super::{err, regular, replaced_array, replacement};
 use crate::Analysis;
-use crate::formulation::{Form, Formulation, RegularizeError};
+use crate::error::{Refusal, RegularizeError};
+use crate::formulation::{Form, Formulation};
 use crate::hidden_constraints::ReferencePoint;
 use daec_model::Dae;
 use rustc_hash::FxHashMap;
@@ -50,13 +51,8 @@ const DENSE_MAX: usize = 1500;
 /// pivoting at the consistent point of the analysis.
 pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeError> {
     let form = Form::Dd;
+    // (`regular` refuses a Σ-Jacobian singular at the consistent point)
     let reg = regular(dae, analysis, form)?;
-    if reg.success.singular() {
-        return Err(err(
-            form,
-            "the Σ-Jacobian is singular at the consistent point, so no choice of dummy derivatives is valid there (see `daec analyze`)",
-        ));
-    }
     // 𝔍 at the point, sparse.
     let jac: FxHashMap<(usize, usize), f64> = match &reg.success.jacobian {
         Some(jm) => reg
@@ -78,7 +74,7 @@ pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeE
             )
         }
     };
-    let levels = choose_levels(analysis, &jac).map_err(|m| err(form, m))?;
+    let levels = choose_levels(analysis, &jac).map_err(|cause| err(form, cause))?;
     dd_with_levels(dae, analysis, &levels)
 }
 
@@ -112,27 +108,26 @@ fn jacobian_at(
 pub(super) fn choose_levels(
     analysis: &Analysis,
     jac: &FxHashMap<(usize, usize), f64>,
-) -> Result<Vec<u32>, String> {
+) -> Result<Vec<u32>, Refusal> {
     let Some(reg) = analysis.regular() else {
-        return Err("the model is structurally singular".into());
+        return Err(super::structurally_singular(analysis));
     };
     let n = analysis.sigma.n_cols();
     let (c, d) = (&reg.sigma.offsets.c, &reg.sigma.offsets.d);
     let max_c = c.iter().copied().max().unwrap_or(0);
     let first_rows = c.iter().filter(|&&ci| ci >= 1).count();
     if first_rows > DENSE_MAX {
-        return Err(format!(
-            "the dummy derivatives are chosen by dense pivoting, done for at most {DENSE_MAX} differentiated equations (this model has {first_rows})"
-        ));
+        return Err(Refusal::TooManyDifferentiatedEquations {
+            equations: first_rows,
+            limit: DENSE_MAX,
+        });
     }
     let mut columns: Vec<usize> = (0..n).filter(|&j| d[j] >= 1).collect();
     let mut levels = vec![0u32; n];
     for k in 1..=max_c {
         let rows: Vec<usize> = (0..n).filter(|&i| c[i] >= k).collect();
-        let chosen = pivot_columns(jac, &rows, &columns).ok_or_else(|| {
-            format!(
-                "the Jacobian of the equations differentiated {k} time(s) with respect to the candidate derivatives is singular at the point"
-            )
+        let chosen = pivot_columns(jac, &rows, &columns).ok_or(Refusal::SingularDummyBlock {
+            differentiations: k,
         })?;
         for &j in &chosen {
             levels[j] += 1;
@@ -155,7 +150,7 @@ pub fn dd_levels_at(
     t: f64,
 ) -> Result<Vec<u32>, RegularizeError> {
     let jac = jacobian_at(dae, analysis, z, t);
-    choose_levels(analysis, &jac).map_err(|m| err(Form::Dd, m))
+    choose_levels(analysis, &jac).map_err(|cause| err(Form::Dd, cause))
 }
 
 /// `Σ_k log|det 𝔍[R_k, S_k]|` at `(t, z)` for the choice `levels` (the
@@ -217,7 +212,10 @@ pub fn dd_with_levels(
     if levels.len() != n {
         return Err(err(
             form,
-            format!("{} dummy levels for {n} unknowns", levels.len()),
+            Refusal::DummyLevelCount {
+                levels: levels.len(),
+                unknowns: n,
+            },
         ));
     }
     let d = reg.sigma.offsets.d.clone();

@@ -12,9 +12,10 @@
 //! numerical solutions drift from them (on purpose, as the paper's
 //! comparison shows).
 
-use super::{err, has_derivative, regular};
+use super::{err, has_derivative, names, regular};
 use crate::Analysis;
-use crate::formulation::{Form, FormEquation, Formulation, RegularizeError, RowKind, RowSource};
+use crate::error::{Refusal, RegularizeError};
+use crate::formulation::{Form, FormEquation, Formulation, RowKind, RowSource};
 use daec_model::Dae;
 
 /// The DI1 formulation of `dae`.
@@ -22,12 +23,15 @@ pub fn di1(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
     let form = Form::Di1;
     let reg = regular(dae, analysis, form)?;
     let Some(ca) = &reg.constraints else {
-        return Err(err(form, "the hidden constraints were not built"));
+        return Err(err(form, Refusal::ConstraintsNotBuilt));
     };
     if !ca.is_complete() {
+        let vars = ca.unresolved_derivatives.iter().map(|&(j, _)| j as usize);
         return Err(err(
             form,
-            "some derivatives could not be eliminated symbolically from the hidden constraints",
+            Refusal::UneliminatedDerivatives {
+                unknowns: names(dae, vars),
+            },
         ));
     }
     let mut equations = Vec::with_capacity(analysis.residuals.len());
@@ -58,13 +62,7 @@ pub fn di1(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
                 },
             }),
             None => {
-                return Err(err(
-                    form,
-                    format!(
-                        "no constraint was derived from the algebraic equation {}",
-                        i + 1
-                    ),
-                ));
+                return Err(err(form, Refusal::NoConstraintOfAlgebraic { equation: i }));
             }
         }
     }
@@ -78,11 +76,10 @@ pub fn di1(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
     {
         return Err(err(
             form,
-            format!(
-                "the hidden constraint of level {} comes from the differential equation {}, not from the chain of an algebraic equation; DI1 keeps only the top of each algebraic equation's chain",
-                h.level,
-                h.source.0 + 1
-            ),
+            Refusal::ConstraintOfDifferential {
+                equation: h.source.0,
+                level: h.level,
+            },
         ));
     }
     // Check the result: the Σ-method on it must give index ≤ 1.
@@ -93,17 +90,13 @@ pub fn di1(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
         Ok(sa) => {
             return Err(err(
                 form,
-                format!(
-                    "keeping only the highest-level constraint of each algebraic equation gives a system of structural index {} here, not 1",
-                    sa.structural_index
-                ),
+                Refusal::Di1Index {
+                    index: sa.structural_index,
+                },
             ));
         }
         Err(_) => {
-            return Err(err(
-                form,
-                "keeping only the highest-level constraint of each algebraic equation gives a structurally singular system here",
-            ));
+            return Err(err(form, Refusal::Di1StructurallySingular));
         }
     }
     Ok(Formulation {

@@ -21,8 +21,9 @@
 
 use super::{Namer, err, has_derivative, names, regular};
 use crate::Analysis;
+use crate::error::{Refusal, RegularizeError};
 use crate::formulation::{
-    Form, FormEquation, FormUnknown, Formulation, RegularizeError, RowKind, RowSource, UnknownKind,
+    Form, FormEquation, FormUnknown, Formulation, RowKind, RowSource, UnknownKind,
 };
 use daec_expr::{ExprId, Leaf};
 use daec_model::Dae;
@@ -32,7 +33,7 @@ pub fn ggl(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
     let form = Form::Ggl;
     let reg = regular(dae, analysis, form)?;
     let Some(ca) = &reg.constraints else {
-        return Err(err(form, "the hidden constraints were not built"));
+        return Err(err(form, Refusal::ConstraintsNotBuilt));
     };
     let n = dae.unknowns.len();
     let c = &reg.sigma.offsets.c;
@@ -41,19 +42,15 @@ pub fn ggl(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
         .filter(|&i| !has_derivative(&dae.pool, res[i]))
         .collect();
     if algebraic.is_empty() {
-        return Err(err(
-            form,
-            "the model has no algebraic equations, so no position constraints to stabilise (it is an ODE)",
-        ));
+        return Err(err(form, Refusal::NoAlgebraicEquations));
     }
     if let Some(&i) = algebraic.iter().find(|&&i| c[i] != 2) {
         return Err(err(
             form,
-            format!(
-                "equation {} is an algebraic equation differentiated {} time(s) by the Σ-method; GGL needs position constraints, differentiated exactly twice (position → velocity → acceleration)",
-                i + 1,
-                c[i]
-            ),
+            Refusal::NotPositionConstraint {
+                equation: i,
+                differentiations: c[i],
+            },
         ));
     }
     // Kinematic rows: the only derivative is q̇_j, linearly with a nonzero
@@ -97,18 +94,16 @@ pub fn ggl(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
         if !bad.is_empty() {
             return Err(err(
                 form,
-                format!(
-                    "the constraint of equation {} depends on {}, which {} no kinematic equation (a row whose only derivative is der(q)); GGL needs constraints on positions only",
-                    i + 1,
-                    names(dae, bad.iter().copied()),
-                    if bad.len() == 1 { "has" } else { "have" }
-                ),
+                Refusal::NonKinematicUnknowns {
+                    equation: i,
+                    unknowns: names(dae, bad.iter().copied()),
+                },
             ));
         }
         if vars.is_empty() {
             return Err(err(
                 form,
-                format!("the constraint of equation {} depends on no unknown", i + 1),
+                Refusal::ConstraintWithoutUnknowns { equation: i },
             ));
         }
         positions.push(vars);
@@ -121,13 +116,7 @@ pub fn ggl(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
             .iter()
             .find(|h| h.source == (i, 1) && !has_derivative(&dae.pool, h.expr))
         else {
-            return Err(err(
-                form,
-                format!(
-                    "no velocity-level (level 1) hidden constraint was derived from equation {}",
-                    i + 1
-                ),
-            ));
+            return Err(err(form, Refusal::NoVelocityConstraint { equation: i }));
         };
         velocity.push(h.expr);
     }

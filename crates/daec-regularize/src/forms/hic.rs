@@ -15,7 +15,8 @@
 
 use super::{DerivativeFlags, dae_rows, err, names, original_unknowns, regular};
 use crate::Analysis;
-use crate::formulation::{Form, FormEquation, Formulation, RegularizeError, RowKind, RowSource};
+use crate::error::{Refusal, RegularizeError};
+use crate::formulation::{Form, FormEquation, Formulation, RowKind, RowSource};
 use daec_model::Dae;
 
 /// The HiC formulation (37) of `dae`.
@@ -23,19 +24,15 @@ pub fn hic(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
     let form = Form::Hic;
     let reg = regular(dae, analysis, form)?;
     let Some(ca) = &reg.constraints else {
-        return Err(err(
-            form,
-            "the hidden constraints were not built (model too large for the analysis)",
-        ));
+        return Err(err(form, Refusal::ConstraintsNotBuilt));
     };
     if !ca.is_complete() {
         let vars = ca.unresolved_derivatives.iter().map(|&(j, _)| j as usize);
         return Err(err(
             form,
-            format!(
-                "some derivatives could not be eliminated symbolically from the hidden constraints (of {})",
-                names(dae, vars)
-            ),
+            Refusal::UneliminatedDerivatives {
+                unknowns: names(dae, vars),
+            },
         ));
     }
     let mut equations = dae_rows(dae, analysis);
@@ -44,10 +41,9 @@ pub fn hic(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
         if flags.get(&dae.pool, c.expr) {
             return Err(err(
                 form,
-                format!(
-                    "a hidden constraint derived from equation {} still contains derivatives",
-                    c.source.0 + 1
-                ),
+                Refusal::ConstraintKeepsDerivatives {
+                    equation: c.source.0,
+                },
             ));
         }
         equations.push(FormEquation {

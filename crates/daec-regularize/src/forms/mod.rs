@@ -33,8 +33,9 @@ pub mod ste;
 pub use dd::{dd_levels_at, dd_log_quality};
 pub use ste::{MIN_LEVEL_CONDITIONING, best_hvt, hvt_conditioning, log_kappa, ste_for_hvt};
 
+use crate::error::{Refusal, RegularizeError};
 use crate::formulation::{
-    Form, FormEquation, FormUnknown, Formulation, RegularizeError, RowKind, RowSource, UnknownKind,
+    Form, FormEquation, FormUnknown, Formulation, RowKind, RowSource, UnknownKind,
 };
 use crate::{Analysis, Regular};
 use daec_expr::{ExprId, ExprPool, Leaf, Names, ParamId, to_modelica};
@@ -100,29 +101,37 @@ fn index3(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeE
     })
 }
 
-pub(crate) fn err(form: Form, reason: impl Into<String>) -> RegularizeError {
-    RegularizeError {
-        form,
-        reason: reason.into(),
-    }
+pub(crate) fn err(form: Form, cause: Refusal) -> RegularizeError {
+    RegularizeError::new(form, cause)
 }
 
-/// `` `x`, `y` `` for the unknowns `vars` (sorted, deduplicated).
-pub(crate) fn names(dae: &Dae, vars: impl IntoIterator<Item = usize>) -> String {
+/// The names of the unknowns `vars` of `dae` (sorted by index,
+/// deduplicated), as the refusals carry them.
+pub(crate) fn names(dae: &Dae, vars: impl IntoIterator<Item = usize>) -> Vec<String> {
     let mut v: Vec<usize> = vars.into_iter().collect();
     v.sort_unstable();
     v.dedup();
-    let shown: Vec<String> = v
-        .iter()
-        .take(8)
-        .map(|&j| format!("`{}`", dae.unknowns.get(j).map_or("?", |u| u.name.as_str())))
-        .collect();
-    let more = if v.len() > 8 {
-        format!(" and {} more", v.len() - 8)
-    } else {
-        String::new()
+    v.iter()
+        .map(|&j| {
+            dae.unknowns
+                .get(j)
+                .map_or("?", |u| u.name.as_str())
+                .to_string()
+        })
+        .collect()
+}
+
+/// [`Refusal::StructurallySingular`] with the parts of `analysis`'s
+/// Dulmage–Mendelsohn decomposition (empty when Σ is not singular).
+pub(crate) fn structurally_singular(analysis: &Analysis) -> Refusal {
+    let (over_equations, under_unknowns) = match &analysis.outcome {
+        crate::Outcome::Singular(s) => (s.dm.over_rows.clone(), s.dm.under_cols.clone()),
+        crate::Outcome::Regular(_) => (Vec::new(), Vec::new()),
     };
-    format!("{}{more}", shown.join(", "))
+    Refusal::StructurallySingular {
+        over_equations,
+        under_unknowns,
+    }
 }
 
 /// The common preconditions: a structurally regular, first-order DAE with
@@ -133,13 +142,10 @@ pub(crate) fn regular<'a>(
     form: Form,
 ) -> Result<&'a Regular, RegularizeError> {
     if dae.unknowns.is_empty() {
-        return Err(err(form, "the model has no unknowns"));
+        return Err(err(form, Refusal::NoUnknowns));
     }
     let Some(reg) = analysis.regular() else {
-        return Err(err(
-            form,
-            "the model is structurally singular (see `daec analyze` for the over- and under-determined parts)",
-        ));
+        return Err(err(form, structurally_singular(analysis)));
     };
     let high: Vec<usize> = analysis
         .sigma
@@ -150,23 +156,16 @@ pub(crate) fn regular<'a>(
     if !high.is_empty() {
         return Err(err(
             form,
-            format!(
-                "derivatives of order > 1 of {}; reduce the model to first order first (`daec regularize` does this: a new unknown for each derivative below the highest)",
-                names(dae, high)
-            ),
+            Refusal::HigherOrder {
+                unknowns: names(dae, high),
+            },
         ));
     }
     if reg.success.singular() {
-        return Err(err(
-            form,
-            "the Σ-Jacobian is singular at the consistent point, so the Σ-method fails and its offsets and constraints do not describe the model there (see `daec analyze`)",
-        ));
+        return Err(err(form, Refusal::SingularSigmaJacobian));
     }
     if reg.derivative_array.is_none() {
-        return Err(err(
-            form,
-            "the reduced derivative array was not built (the model is larger than the analysis limit)",
-        ));
+        return Err(err(form, Refusal::DerivativeArrayNotBuilt));
     }
     Ok(reg)
 }
@@ -529,17 +528,11 @@ impl Formulation {
 /// `F3'' (level 2)`: the derivative-array row and the kind of an equation.
 pub fn row_label(dae: &Dae, e: &FormEquation) -> String {
     let _ = dae;
-    let primes = match e.source.derivative {
-        0 => String::new(),
-        1 => "'".into(),
-        2 => "''".into(),
-        k => format!("^({k})"),
-    };
     let kind = match e.kind {
         RowKind::Differential => "differential".to_string(),
         RowKind::Constraint { level } => format!("constraint, level {level}"),
     };
-    format!("F{}{primes} ({kind})", e.source.equation + 1)
+    format!("{} ({kind})", e.source.label())
 }
 
 /// Names of a formulation's unknowns (and of the DAE's parameters) for the

@@ -27,10 +27,11 @@
 //! those of Mattsson–Söderlind pivoting, [`super::dd`]), with the HVT of
 //! the pivoted dummies as the alternative.
 
-use super::{err, regular, replaced_array, replacement, row_label};
+use super::{err, regular, replaced_array, replacement};
 use crate::Analysis;
 use crate::dense::{FullPivLu, Matrix};
-use crate::formulation::{Form, Formulation, RegularizeError, UnknownKind};
+use crate::error::{OtherHvts, Refusal, RegularizeError};
+use crate::formulation::{Form, Formulation, RowSource, UnknownKind};
 use crate::hidden_constraints::ReferencePoint;
 use crate::signature::{sigma_jacobian, sigma_matrix};
 use daec_expr::ParamId;
@@ -47,13 +48,8 @@ use rustc_hash::FxHashMap;
 /// tried by decreasing `κ_T`, and the form is refused when none works.
 pub fn ste(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeError> {
     let form = Form::Ste;
+    // (`regular` refuses a Σ-Jacobian singular at the consistent point)
     let reg = regular(dae, analysis, form)?;
-    if reg.success.singular() {
-        return Err(err(
-            form,
-            "the Σ-Jacobian is singular at the consistent point, so no HVT gives a valid structural extension there (see `daec analyze`)",
-        ));
-    }
     let weights: Option<Vec<(usize, usize, f64)>> = reg.success.jacobian.as_ref().map(|jm| {
         reg.jacobian
             .iter()
@@ -129,27 +125,17 @@ pub fn ste(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
             return Ok(f);
         }
     }
-    let first_rows = if dependent.is_empty() {
-        String::new()
-    } else {
-        format!(" (its rows {} are dependent there)", dependent.join(", "))
-    };
     let others = match (&reg.hvts.count, tried) {
-        (HvtCount::Exact(n), 0) if *n <= 1 => String::new(),
-        (_, 0) if reg.hvts.hvts.is_empty() => format!(
-            "; the other HVTs were not tried: there are {}, too many to enumerate",
-            match reg.hvts.count {
-                HvtCount::Exact(n) => n.to_string(),
-                HvtCount::AtLeast(n) => format!("at least {n}"),
-            }
-        ),
-        (_, k) => format!(", and for the {k} other enumerated HVTs with κ_T ≠ 0"),
+        (HvtCount::Exact(n), 0) if *n <= 1 => OtherHvts::None,
+        (&count, 0) if reg.hvts.hvts.is_empty() => OtherHvts::NotEnumerated(count),
+        (_, k) => OtherHvts::Tried(k),
     };
     Err(err(
         Form::Ste,
-        format!(
-            "the Σ-Jacobian of the structurally extended system is singular at the consistent point for the chosen HVT (largest κ_T among those with well-conditioned dummies){first_rows}, for the one with the dummies of Mattsson–Söderlind pivoting{others}; `--form hic` (the default), `ada` and `dd` choose their complement from the constraints' Jacobian instead"
-        ),
+        Refusal::SingularExtension {
+            dependent_rows: dependent,
+            others,
+        },
     ))
 }
 
@@ -223,14 +209,14 @@ const CHECK_MAX: usize = 800;
 
 /// Whether the Σ-method succeeds on the formulation `f` at the point:
 /// `Some(Err(rows))` when its Σ-Jacobian is singular there, with the
-/// labels (`F8'`) of the rows of a left null vector (the dependent rows),
+/// derivative-array rows of a left null vector (the dependent rows),
 /// `None` when not checked (too large, or structurally singular —
 /// reported elsewhere).
 fn n_ok(
     dae: &mut Dae,
     f: &Formulation,
     values: &FxHashMap<(u32, u32), f64>,
-) -> Option<Result<(), Vec<String>>> {
+) -> Option<Result<(), Vec<RowSource>>> {
     let m = f.unknowns.len();
     if m > CHECK_MAX || f.equations.len() != m {
         return None;
@@ -261,10 +247,7 @@ fn n_ok(
         .flatten()
         .enumerate()
         .filter(|(_, v)| v.abs() > 1e-3 * big)
-        .map(|(i, _)| {
-            let label = row_label(dae, &f.equations[i]);
-            label.split(" (").next().unwrap_or_default().to_string()
-        })
+        .map(|(i, _)| f.equations[i].source)
         .collect();
     Some(Err(rows))
 }
@@ -360,10 +343,7 @@ fn hvt_from_weights(
     weights: &[(usize, usize, f64)],
 ) -> Result<Vec<usize>, RegularizeError> {
     let Some(col_of_row) = daec_structure::max_weight_tight_transversal(n, weights) else {
-        return Err(err(
-            Form::Ste,
-            "the Σ-Jacobian is singular at the point: no HVT has a non-zero weight κ_T = Π|𝔍_ij|",
-        ));
+        return Err(err(Form::Ste, Refusal::NoWeightedHvt));
     };
     let mut hvt = vec![usize::MAX; n];
     for (i, &j) in col_of_row.iter().enumerate() {
@@ -372,7 +352,7 @@ fn hvt_from_weights(
         }
     }
     if hvt.contains(&usize::MAX) {
-        return Err(err(Form::Ste, "no complete transversal of the Σ-Jacobian"));
+        return Err(err(Form::Ste, Refusal::NoCompleteTransversal));
     }
     Ok(hvt)
 }
@@ -388,7 +368,7 @@ pub fn best_hvt(
     env: &dyn Env,
 ) -> Result<Vec<usize>, RegularizeError> {
     let Some(reg) = analysis.regular() else {
-        return Err(err(Form::Ste, "the model is structurally singular"));
+        return Err(err(Form::Ste, super::structurally_singular(analysis)));
     };
     let weights = jacobian_at(reg, pool, env);
     regular_best_hvt(analysis, &weights, &reg.sigma.offsets.c)
@@ -446,14 +426,17 @@ pub fn ste_for_hvt(
     if hvt.len() != n {
         return Err(err(
             form,
-            format!("the HVT has {} entries for {n} unknowns", hvt.len()),
+            Refusal::HvtLength {
+                entries: hvt.len(),
+                unknowns: n,
+            },
         ));
     }
     let mut used = vec![false; n];
     let mut keep = vec![0u32; n];
     for (j, &i) in hvt.iter().enumerate() {
         if i >= n || used[i] {
-            return Err(err(form, "the given HVT is not a permutation"));
+            return Err(err(form, Refusal::HvtNotPermutation));
         }
         used[i] = true;
         match analysis.sigma.get(i, j) {
@@ -461,11 +444,10 @@ pub fn ste_for_hvt(
             _ => {
                 return Err(err(
                     form,
-                    format!(
-                        "({}, {}) of the given HVT is not a tight position of Σ (d_j − c_i = σ_ij)",
-                        i + 1,
-                        j + 1
-                    ),
+                    Refusal::HvtNotTight {
+                        equation: i,
+                        unknown: j,
+                    },
                 ));
             }
         }
