@@ -467,7 +467,8 @@ pub fn as_written(
         let source = problem.native_source(&dae.pool, &title);
         compiler
             .compile(&source)
-            .and_then(|code| problem.set_native(code))?;
+            .and_then(|code| problem.set_native(code))
+            .map_err(|e| e.to_string())?;
     }
     let span = resolve_options(dae, &SimOptions::default()).map_err(|e| e.to_string())?;
     let mut roots: Vec<_> = ql.diff.iter().map(|r| r.residual).collect();

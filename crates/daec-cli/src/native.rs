@@ -33,10 +33,10 @@
 //! place, so concurrent runs never load a half-written library.
 #![allow(unsafe_code)]
 
-use daec_sim::NativeCompiler;
 use daec_sim::native::{
     NATIVE_LAYOUT_SYMBOL, NATIVE_SYMBOLS, NativeCode, NativeFn, NativeLayout, NativeSource,
 };
+use daec_sim::{NativeCompiler, NativeError};
 use sha2::{Digest, Sha256};
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::Write;
@@ -194,20 +194,20 @@ impl RustcCompiler {
 
     /// The compiler's version (`rustc -vV`), or an error that says what
     /// to install or set.
-    fn version(&self) -> Result<String, String> {
+    fn version(&self) -> Result<String, NativeError> {
         let out = Command::new(&self.rustc).arg("-vV").output().map_err(|e| {
-            format!(
+            NativeError::Compiler(format!(
                 "cannot run `{}` ({e}); --native needs a Rust compiler: install one (https://rustup.rs), or give its path with --rustc or RUSTC",
                 self.rustc.display()
-            )
+            ))
         })?;
         if !out.status.success() {
-            return Err(format!(
+            return Err(NativeError::Compiler(format!(
                 "`{} -vV` failed ({}): {}",
                 self.rustc.display(),
                 out.status,
                 String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            )));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
@@ -228,11 +228,11 @@ impl RustcCompiler {
 
     /// The library for `source`, loaded: from the cache when its bytes
     /// are verified, else built by `rustc`.
-    fn library(&self, source: &NativeSource) -> Result<NativeCode, String> {
-        let cache = self.cache.as_deref().ok_or(
-            "no cache directory for the compiled model: set DAEC_CACHE_DIR (or HOME), or give --cache-dir",
-        )?;
-        let dir = private_dir(cache)?;
+    fn library(&self, source: &NativeSource) -> Result<NativeCode, NativeError> {
+        let cache = self.cache.as_deref().ok_or_else(|| NativeError::Cache(
+            "no cache directory for the compiled model: set DAEC_CACHE_DIR (or HOME), or give --cache-dir".into(),
+        ))?;
+        let dir = private_dir(cache).map_err(NativeError::Cache)?;
         let flags = RUSTC_FLAGS.join(" ");
         let key = fnv1a(&[
             source.text.as_bytes(),
@@ -285,12 +285,13 @@ impl RustcCompiler {
         files: &CacheFiles,
         stem: &str,
         source: &NativeSource,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, NativeError> {
         let clock = std::time::Instant::now();
         let version = self.version()?;
         let tmp_src = unique(&files.src, "rs");
-        fs::write(&tmp_src, &source.text)
-            .map_err(|e| format!("cannot write `{}`: {e}", tmp_src.display()))?;
+        fs::write(&tmp_src, &source.text).map_err(|e| {
+            NativeError::Cache(format!("cannot write `{}`: {e}", tmp_src.display()))
+        })?;
         let tmp_lib = unique(&files.lib, "tmp");
         let tmp_sum = unique(&files.sum, "tmp");
         let out = Command::new(&self.rustc)
@@ -300,7 +301,9 @@ impl RustcCompiler {
             .arg(&tmp_lib)
             .arg(&tmp_src)
             .output()
-            .map_err(|e| format!("cannot run `{}`: {e}", self.rustc.display()));
+            .map_err(|e| {
+                NativeError::Compiler(format!("cannot run `{}`: {e}", self.rustc.display()))
+            });
         let result = match out {
             Ok(out) if out.status.success() => fs::read(&tmp_lib)
                 .and_then(|bytes| {
@@ -311,20 +314,20 @@ impl RustcCompiler {
                     Ok(bytes)
                 })
                 .map_err(|e| {
-                    format!(
+                    NativeError::Cache(format!(
                         "cannot move the library into `{}`: {e}",
                         files.lib.parent().unwrap_or(Path::new(".")).display()
-                    )
+                    ))
                 }),
             Ok(out) => {
                 let err = String::from_utf8_lossy(&out.stderr);
                 let first: Vec<&str> = err.lines().take(20).collect();
-                Err(format!(
+                Err(NativeError::Build(format!(
                     "`{}` failed on the generated source ({}); this is a bug in daec, please report it with the model:\n{}",
                     self.rustc.display(),
                     out.status,
                     first.join("\n")
-                ))
+                )))
             }
             Err(e) => Err(e),
         };
@@ -355,7 +358,7 @@ struct CacheFiles {
 /// readable by the user only, which is loaded and then unlinked (the
 /// mapping stays). The directory is private (`private_dir`), so no one
 /// else can replace that file between the write and the load.
-fn load_bytes(lib: &Path, bytes: &[u8], layout: NativeLayout) -> Result<NativeCode, String> {
+fn load_bytes(lib: &Path, bytes: &[u8], layout: NativeLayout) -> Result<NativeCode, NativeError> {
     let path = loop {
         let path = unique(lib, "load");
         match OpenOptions::new()
@@ -369,21 +372,31 @@ fn load_bytes(lib: &Path, bytes: &[u8], layout: NativeLayout) -> Result<NativeCo
                 drop(f);
                 if let Err(e) = written {
                     let _ = fs::remove_file(&path);
-                    return Err(format!("cannot write `{}`: {e}", path.display()));
+                    return Err(NativeError::Load(format!(
+                        "cannot write `{}`: {e}",
+                        path.display()
+                    )));
                 }
                 break path;
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(format!("cannot write `{}`: {e}", path.display())),
+            Err(e) => {
+                return Err(NativeError::Load(format!(
+                    "cannot write `{}`: {e}",
+                    path.display()
+                )));
+            }
         }
     };
     let code = load(&path, layout);
     let _ = fs::remove_file(&path);
-    code.map_err(|e| e.replace(&path.display().to_string(), &lib.display().to_string()))
+    code.map_err(|e| {
+        NativeError::Load(e.replace(&path.display().to_string(), &lib.display().to_string()))
+    })
 }
 
 impl NativeCompiler for RustcCompiler {
-    fn compile(&self, source: &NativeSource) -> Result<NativeCode, String> {
+    fn compile(&self, source: &NativeSource) -> Result<NativeCode, NativeError> {
         self.library(source)
     }
 }

@@ -11,7 +11,7 @@
 //! [`BoundsCheck::Error`] stops the run at the first one, a numerical
 //! failure with the results up to that point.
 
-use crate::error::SimError;
+use crate::error::{FailureCause, SimError};
 use crate::outputs::Outputs;
 use crate::places;
 use daec_diag::{Label, Span};
@@ -238,7 +238,13 @@ fn declared(bound: &str, limit: f64) -> String {
 /// The failure of [`BoundsCheck::Error`] at the first violation.
 fn stop_error(b: &Bounded, bound: &str, limit: f64, slack: f64, t: f64, x: f64) -> SimError {
     let dir = if bound == "min" { "below" } else { "above" };
-    SimError::Numerical(format!(
+    let cause = FailureCause::Bound {
+        variable: b.name.clone(),
+        bound: bound.to_string(),
+        limit,
+        value: x,
+    };
+    SimError::numerical(t, cause, format!(
         "`{}` = {} at t = {} is {dir} its {bound} = {} (beyond the tolerance atol + rtol·|{bound}| = {}); the run stops at the first violation of a bound (--bounds error)",
         b.name,
         approx(x),

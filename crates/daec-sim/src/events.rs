@@ -63,7 +63,7 @@
 //! stepped to from the left: the driver ends the run at the breakpoint
 //! one unit of round-off before it, where no integration step fits.
 
-use crate::error::SimError;
+use crate::error::{FailureCause, SimError, Unsupported};
 use daec_diag::{Diagnostic, codes};
 use daec_expr::{CmpOp, ExprId, ExprPool, Func, Leaf, Node, Tape, TapeFrame, to_modelica};
 use daec_model::{Dae, FlatNames};
@@ -210,9 +210,10 @@ impl WhenEvents {
             conditions.push(condition_text(dae, ev.condition));
         }
         let err = |e: daec_expr::TapeError| {
-            SimError::Unsupported(format!(
-                "a `when` condition or `reinit` value depends on a derivative ({e})"
-            ))
+            SimError::unsupported(
+                Unsupported::Event,
+                format!("a `when` condition or `reinit` value depends on a derivative ({e})"),
+            )
         };
         let phi = Tape::compile(&dae.pool, &phis, &inputs).map_err(err)?;
         let rate_roots: Vec<ExprId> = phis.iter().map(|&p| dae.pool.dt(p)).collect();
@@ -524,16 +525,21 @@ impl EventTracker {
                 self.bounce[k] = None;
             } else if b.confirmed && self.phi[k] > b.phi && t > b.t {
                 let (n, first, _) = self.fired[k];
-                return Err(SimError::Numerical(format!(
-                    "events accumulate at t = {}: {} fired at t = {} and its reinit turned the state back, but it returned into the region where the condition holds without leaving it, so the clause cannot fire again (a bounce too small to resolve: Zeno behaviour); the clause fired {n} times between t = {} and t = {}; at t = {}: {}",
-                    show(b.t),
-                    events.clause(k),
-                    show(b.t),
-                    show(first),
-                    show(b.t),
-                    show(t),
-                    events.values_of(k, z)
-                )));
+                let cause = FailureCause::EventAccumulation { events: n };
+                return Err(SimError::numerical(
+                    b.t,
+                    cause,
+                    format!(
+                        "events accumulate at t = {}: {} fired at t = {} and its reinit turned the state back, but it returned into the region where the condition holds without leaving it, so the clause cannot fire again (a bounce too small to resolve: Zeno behaviour); the clause fired {n} times between t = {} and t = {}; at t = {}: {}",
+                        show(b.t),
+                        events.clause(k),
+                        show(b.t),
+                        show(first),
+                        show(b.t),
+                        show(t),
+                        events.values_of(k, z)
+                    ),
+                ));
             }
         }
         Ok(())
@@ -607,12 +613,19 @@ impl EventTracker {
             }
             if round >= MAX_EVENT_ITERATIONS {
                 let which: Vec<String> = fire.iter().map(|&k| events.clause(k)).collect();
-                return Err(SimError::Numerical(format!(
-                    "the event iteration at t = {} does not end: after {MAX_EVENT_ITERATIONS} rounds of reinits {} fires again; {}",
-                    show(t),
-                    which.join(", "),
-                    events.values_of(fire[0], z)
-                )));
+                let cause = FailureCause::EventIteration {
+                    rounds: MAX_EVENT_ITERATIONS,
+                };
+                return Err(SimError::numerical(
+                    t,
+                    cause,
+                    format!(
+                        "the event iteration at t = {} does not end: after {MAX_EVENT_ITERATIONS} rounds of reinits {} fires again; {}",
+                        show(t),
+                        which.join(", "),
+                        events.values_of(fire[0], z)
+                    ),
+                ));
             }
             let mut held = vec![false; z.len()];
             let mut assigned = Vec::new();
@@ -626,15 +639,12 @@ impl EventTracker {
                 held[j] = true;
             }
             if held.iter().any(|&h| h) {
-                *z = project(dae, z, &held).map_err(|e| match e {
-                    SimError::Numerical(msg) => SimError::Numerical(format!(
-                        "{}: {msg}",
-                        fire.iter()
-                            .map(|&k| events.clause(k))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-                    other => other,
+                *z = project(dae, z, &held).map_err(|mut e| {
+                    if let SimError::Numerical(failure) = &mut e {
+                        let clauses: Vec<String> = fire.iter().map(|&k| events.clause(k)).collect();
+                        failure.message = format!("{}: {}", clauses.join(", "), failure.message);
+                    }
+                    e
                 })?;
             }
             for &k in &fire {
@@ -643,14 +653,21 @@ impl EventTracker {
             count += fire.len();
             if self.total > self.max_events {
                 let k = fire[0];
-                return Err(SimError::Numerical(format!(
-                    "more than {} events (--max-events): {} fired {} times, the last at t = {}; {}; if the model really has this many events, raise --max-events",
-                    self.max_events,
-                    events.clause(k),
-                    self.fired[k].0,
-                    show(t),
-                    events.values_of(k, z)
-                )));
+                let cause = FailureCause::TooManyEvents {
+                    limit: self.max_events,
+                };
+                return Err(SimError::numerical(
+                    t,
+                    cause,
+                    format!(
+                        "more than {} events (--max-events): {} fired {} times, the last at t = {}; {}; if the model really has this many events, raise --max-events",
+                        self.max_events,
+                        events.clause(k),
+                        self.fired[k].0,
+                        show(t),
+                        events.values_of(k, z)
+                    ),
+                ));
             }
             let before = phi.clone();
             events.eval(t, z, &mut phi);
@@ -707,23 +724,34 @@ impl EventTracker {
             .filter(|&k| self.stall_events[k] > 0)
             .max_by_key(|&k| self.stall_events[k]);
         let dt = t - self.stall_since;
-        Err(SimError::Numerical(match busiest {
-            Some(k) => format!(
-                "events accumulate at t = {}: {} events within {} ({} fired {} times; the time between events shrinks to nothing, or its reinit sets the condition up to fire again at once: Zeno behaviour or chattering); {}",
-                show(t),
-                self.stall_events.iter().sum::<usize>(),
-                show(dt),
-                events.clause(k),
-                self.stall_events[k],
-                events.values_of(k, z)
+        let (cause, message) = match busiest {
+            Some(k) => (
+                FailureCause::EventAccumulation {
+                    events: self.stall_events.iter().sum(),
+                },
+                format!(
+                    "events accumulate at t = {}: {} events within {} ({} fired {} times; the time between events shrinks to nothing, or its reinit sets the condition up to fire again at once: Zeno behaviour or chattering); {}",
+                    show(t),
+                    self.stall_events.iter().sum::<usize>(),
+                    show(dt),
+                    events.clause(k),
+                    self.stall_events[k],
+                    events.values_of(k, z)
+                ),
             ),
-            None => format!(
-                "no progress at t = {}: the integration restarted {} times within {} ({why})",
-                show(t),
-                self.stalls,
-                show(dt)
+            None => (
+                FailureCause::NoProgress {
+                    restarts: self.stalls,
+                },
+                format!(
+                    "no progress at t = {}: the integration restarted {} times within {} ({why})",
+                    show(t),
+                    self.stalls,
+                    show(dt)
+                ),
             ),
-        }))
+        };
+        Err(SimError::numerical(t, cause, message))
     }
 }
 

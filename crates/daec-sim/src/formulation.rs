@@ -11,7 +11,7 @@
 //! The unknowns are the model's (same indices) followed by the ones the
 //! formulation adds (ψ, ω, dummy derivatives, μ, velocities).
 
-use crate::error::SimError;
+use crate::error::{SimError, Unsupported};
 use daec_model::Dae;
 use daec_regularize::{Analysis, RegularizeOptions, regularize};
 use daec_regularize::{Form, Formulation, QuasiLinearForm, RowSource};
@@ -103,13 +103,15 @@ pub fn sim_form(
 ) -> Result<SimForm, SimError> {
     let n_original = dae.unknowns.len();
     if n_original == 0 {
-        return Err(SimError::Unsupported("the model has no unknowns".into()));
+        return Err(SimError::unsupported(
+            Unsupported::NoUnknowns,
+            "the model has no unknowns",
+        ));
     }
-    let f =
-        regularize(dae, analysis, form, opts).map_err(|e| SimError::Unsupported(e.to_string()))?;
+    let f = regularize(dae, analysis, form, opts).map_err(SimError::formulation)?;
     let ql = f
         .quasi_linear(&mut dae.pool)
-        .map_err(|e| SimError::Unsupported(e.to_string()))?;
+        .map_err(SimError::formulation)?;
     Ok(SimForm::new(&f, ql, n_original))
 }
 

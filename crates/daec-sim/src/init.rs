@@ -7,7 +7,7 @@
 //! [`daec_regularize::Analysis`] keeps it; it is reused when present).
 //! The report lists which values moved and by how much.
 
-use crate::error::SimError;
+use crate::error::{FailureCause, InitFailure, SimError};
 use crate::formulation::SimForm;
 use crate::places;
 use daec_diag::Label;
@@ -96,24 +96,45 @@ pub fn weights(dae: &Dae) -> Vec<f64> {
 }
 
 fn var_names(dae: &Dae, e: ExprId, fixed: &[bool]) -> String {
-    let mut out = Vec::new();
-    for l in dae.pool.leaves(e) {
-        if let Some(Leaf::Var { unknown, order: 0 }) = dae.pool.as_leaf(l)
-            && let Some(u) = dae.unknowns.get(unknown as usize)
-        {
-            let f = if fixed.get(unknown as usize).copied().unwrap_or(false) {
+    let out: Vec<String> = involved(dae, e)
+        .into_iter()
+        .map(|j| {
+            let f = if fixed.get(j).copied().unwrap_or(false) {
                 " (fixed)"
             } else {
                 ""
             };
-            out.push(format!("`{}`{f}", u.name));
-        }
-    }
+            format!("`{}`{f}", dae.unknowns[j].name)
+        })
+        .collect();
     if out.is_empty() {
         "no unknowns".into()
     } else {
         out.join(", ")
     }
+}
+
+/// The unknowns (not their derivatives) `e` involves, as indices into
+/// `dae.unknowns`, in the order of its leaves.
+fn involved(dae: &Dae, e: ExprId) -> Vec<usize> {
+    dae.pool
+        .leaves(e)
+        .into_iter()
+        .filter_map(|l| match dae.pool.as_leaf(l) {
+            Some(Leaf::Var { unknown, order: 0 }) if (unknown as usize) < dae.unknowns.len() => {
+                Some(unknown as usize)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The names of the unknowns `e` involves ([`involved`]).
+fn involved_names(dae: &Dae, e: ExprId) -> Vec<String> {
+    involved(dae, e)
+        .into_iter()
+        .map(|j| dae.unknowns[j].name.clone())
+        .collect()
 }
 
 /// Where an equation of the initialisation comes from.
@@ -174,10 +195,15 @@ fn check_start_values(dae: &Dae, start: &[f64]) -> Result<(), SimError> {
         Some(j) => {
             let name = &dae.unknowns[j].name;
             let label = places::unknown_label(dae, j, format!("start = {}", start[j]), true);
-            Err(SimError::Initialization(format!(
-                "the start value of `{name}` is not a finite number ({})",
-                start[j]
-            ))
+            Err(SimError::initialization(
+                InitFailure::NonFiniteStart {
+                    unknown: name.clone(),
+                },
+                format!(
+                    "the start value of `{name}` is not a finite number ({})",
+                    start[j]
+                ),
+            )
             .with_labels(label.into_iter().collect()))
         }
     }
@@ -202,7 +228,11 @@ fn inconsistent(
         .find(|(_, _, v)| !v.is_finite());
     if let Some((e, origin, v)) = undefined {
         let label = origin.label(dae, format!("gives {v} at the start values"));
-        return SimError::Initialization(format!(
+        let cause = InitFailure::Unevaluable {
+            value: v,
+            unknowns: involved_names(dae, e),
+        };
+        return SimError::initialization(cause, format!(
             "{} cannot be evaluated at the start values: 0 = {} gives {v} (a division by zero, an overflow, or a function outside its domain such as the square root or logarithm of a negative number); it involves {}",
             origin.describe(dae),
             to_modelica(&dae.pool, e, &FlatNames(dae)),
@@ -226,7 +256,11 @@ fn inconsistent(
         ),
         None => (format!("residual {:.3e}", point.residual), None),
     };
-    SimError::Initialization(format!(
+    let cause = InitFailure::Inconsistent {
+        residual: point.residual,
+        unknowns: worst.map_or_else(Vec::new, |(e, _)| involved_names(dae, e)),
+    };
+    SimError::initialization(cause, format!(
         "the initial conditions are inconsistent: no point satisfying all (hidden) constraints was found near the start values: {what}; change the start values or fix fewer variables"
     ))
     .with_labels(label.into_iter().collect())
@@ -307,10 +341,13 @@ pub fn initialize(
                 k,
                 "derivatives not determined by the unknowns",
             );
-            return Err(SimError::Initialization(format!(
-                "the initial equation `{}` contains derivatives that cannot be expressed by the unknowns",
-                to_modelica(&dae.pool, ie.residual, &FlatNames(dae))
-            ))
+            return Err(SimError::initialization(
+                InitFailure::InitialEquationDerivatives { equation: k },
+                format!(
+                    "the initial equation `{}` contains derivatives that cannot be expressed by the unknowns",
+                    to_modelica(&dae.pool, ie.residual, &FlatNames(dae))
+                ),
+            )
             .with_labels(label.into_iter().collect()));
         }
         eqs.push(e);
@@ -417,12 +454,19 @@ pub fn initialize(
                 .take(8)
                 .map(|u| format!("`{}`", u.name))
                 .collect();
-            return Err(SimError::Initialization(format!(
-                "the unknowns the {} formulation adds ({}) could not be computed from its constraints at the consistent initial point (residual {:.3e})",
-                form.form.name().to_ascii_uppercase(),
-                names.join(", "),
-                p.residual
-            )));
+            let cause = InitFailure::AddedUnknowns {
+                unknowns: form.unknowns[n..].iter().map(|u| u.name.clone()).collect(),
+                residual: p.residual,
+            };
+            return Err(SimError::initialization(
+                cause,
+                format!(
+                    "the unknowns the {} formulation adds ({}) could not be computed from its constraints at the consistent initial point (residual {:.3e})",
+                    form.form.name().to_ascii_uppercase(),
+                    names.join(", "),
+                    p.residual
+                ),
+            ));
         }
         z0 = p.z;
         residual = residual.max(p.residual);
@@ -529,19 +573,34 @@ pub fn reinitialize(
             })
             .collect();
         if !blocked.is_empty() {
-            return Err(SimError::Numerical(format!(
+            let message = format!(
                 "re-initialisation at t = {}: the constraints do not let the value change: {}; the consistent re-initialisation returns it to the constraints",
                 show(t),
                 blocked.join(", ")
-            )));
+            );
+            let unknowns = moved
+                .iter()
+                .map(|&j| {
+                    form.unknowns
+                        .get(j)
+                        .map_or("?", |u| u.name.as_str())
+                        .to_string()
+                })
+                .collect();
+            let cause = FailureCause::ReinitBlocked { unknowns };
+            return Err(SimError::numerical(t, cause, message));
         }
     }
     let residual = last.as_ref().map_or(f64::NAN, |p| p.residual);
     let (worst, labels) = worst_constraint(dae, form, last.as_ref());
-    Err(SimError::Numerical(format!(
-        "re-initialisation at t = {t} failed: the values after `reinit` cannot be made consistent with the constraints (residual {residual:.3e}{worst})",
-        t = daec_solve::readable_number(t)
-    ))
+    Err(SimError::numerical(
+        t,
+        FailureCause::Projection { residual },
+        format!(
+            "re-initialisation at t = {} failed: the values after `reinit` cannot be made consistent with the constraints (residual {residual:.3e}{worst})",
+            daec_solve::readable_number(t)
+        ),
+    )
     .with_labels(labels))
 }
 
@@ -608,12 +667,18 @@ pub fn project_added(
         Ok(p.z)
     } else {
         let (worst, labels) = worst_constraint(dae, form, Some(&p));
-        Err(SimError::Numerical(format!(
-            "at t = {t} the unknowns of the {} formulation could not be made consistent with its constraints (residual {:.3e}{worst})",
-            form.form.name().to_ascii_uppercase(),
-            p.residual,
-            t = daec_solve::readable_number(t)
-        ))
+        Err(SimError::numerical(
+            t,
+            FailureCause::Projection {
+                residual: p.residual,
+            },
+            format!(
+                "at t = {} the unknowns of the {} formulation could not be made consistent with its constraints (residual {:.3e}{worst})",
+                daec_solve::readable_number(t),
+                form.form.name().to_ascii_uppercase(),
+                p.residual
+            ),
+        )
         .with_labels(labels))
     }
 }

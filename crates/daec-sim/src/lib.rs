@@ -49,15 +49,19 @@ mod second_order;
 mod simulate;
 
 pub use bounds::{BoundViolation, BoundsCheck};
-pub use error::SimError;
+pub use error::{
+    BadOption, FailureCause, InitFailure, NativeError, NumericalFailure, SimError, Unsupported,
+};
 pub use events::{DEFAULT_MAX_EVENTS, discontinuities, reinit_diagnostics, time_conditions};
 pub use first_order::reduce_to_first_order;
 pub use formulation::{SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
-pub use method::Method;
+pub use method::{Method, MethodError};
 pub use native::{NativeCode, NativeCompiler, NativeSource};
 pub use output::{MAX_PANELS, PANEL_SERIES};
-pub use output::{OutputTimes, Plot, Results, SimStats, log_grid, output_grid, to_csv, to_svg};
+pub use output::{
+    OutputTimes, Plot, PlotError, Results, SimStats, log_grid, output_grid, to_csv, to_svg,
+};
 pub use outputs::{Outputs, split_outputs};
 pub use problem::FormProblem;
 pub use second_order::integrate_second_order;

@@ -3,13 +3,45 @@
 //! Runge–Kutta methods of Bäse (2017), behind one `Solver` interface for
 //! the driver in [`crate::simulate()`].
 
-use crate::error::SimError;
+use crate::error::{BadOption, SimError, Unsupported};
 use daec_solve::{
     Herk, HerkOptions, Options, QuasiLinearDae, Radau5, SolveError, Stats, Step, StepControl,
     Tableau,
 };
 use std::fmt;
 use std::str::FromStr;
+
+/// Why `--method`/`--tableau` name no method ([`Method::from_names`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MethodError {
+    /// `--tableau` with a method other than `herk`.
+    #[error("--tableau applies only to --method herk")]
+    TableauWithoutHerk {
+        /// The method named.
+        method: Method,
+    },
+    /// No method of this name.
+    #[error("unknown method `{name}`; the methods are {}", Method::NAMES.join(", "))]
+    UnknownMethod {
+        /// The name given.
+        name: String,
+    },
+    /// No tableau of this name.
+    #[error(
+        "unknown tableau `{name}`; the tableaus are {}",
+        Tableau::ALL.map(Tableau::name).join(", ")
+    )]
+    UnknownTableau {
+        /// The name given.
+        name: String,
+    },
+}
+
+/// The integrator refused the problem or its options.
+pub(crate) fn refused(e: SolveError) -> SimError {
+    let message = format!("the integrator refused the problem: {e}");
+    SimError::options(BadOption::Integrator(e), message)
+}
 
 /// The integrator.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,28 +70,28 @@ impl Method {
 
     /// Builds a method from `--method NAME [--tableau T]` (the tableau
     /// only for `herk`, default HEM4).
-    pub fn from_names(method: &str, tableau: Option<&str>) -> Result<Self, String> {
-        match method.trim().to_ascii_lowercase().as_str() {
-            "radau5" => match tableau {
-                None => Ok(Method::Radau5),
-                Some(_) => Err("--tableau applies only to --method herk".into()),
-            },
-            "radau5-projected" => match tableau {
-                None => Ok(Method::Radau5Projected),
-                Some(_) => Err("--tableau applies only to --method herk".into()),
-            },
-            "radau-2nd" => match tableau {
-                None => Ok(Method::Radau2nd),
-                Some(_) => Err("--tableau applies only to --method herk".into()),
-            },
-            "herk" => Ok(Method::Herk(match tableau {
-                None => Tableau::default(),
-                Some(t) => t.parse()?,
-            })),
-            _ => Err(format!(
-                "unknown method `{method}`; the methods are {}",
-                Method::NAMES.join(", ")
-            )),
+    pub fn from_names(method: &str, tableau: Option<&str>) -> Result<Self, MethodError> {
+        let plain = match method.trim().to_ascii_lowercase().as_str() {
+            "radau5" => Method::Radau5,
+            "radau5-projected" => Method::Radau5Projected,
+            "radau-2nd" => Method::Radau2nd,
+            "herk" => {
+                return Ok(Method::Herk(match tableau {
+                    None => Tableau::default(),
+                    Some(t) => t.parse().map_err(|_| MethodError::UnknownTableau {
+                        name: t.to_string(),
+                    })?,
+                }));
+            }
+            _ => {
+                return Err(MethodError::UnknownMethod {
+                    name: method.to_string(),
+                });
+            }
+        };
+        match tableau {
+            None => Ok(plain),
+            Some(_) => Err(MethodError::TableauWithoutHerk { method: plain }),
         }
     }
 }
@@ -76,7 +108,7 @@ impl fmt::Display for Method {
 }
 
 impl FromStr for Method {
-    type Err = String;
+    type Err = MethodError;
 
     /// `radau5`, `herk` or `herk:TABLEAU`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -110,14 +142,13 @@ impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
         t: f64,
         z: &[f64],
     ) -> Result<Self, SimError> {
-        let refused =
-            |e: SolveError| SimError::Options(format!("the integrator refused the problem: {e}"));
         match method {
             Method::Radau5 | Method::Radau5Projected => Ok(Solver::Radau5(
                 Radau5::new(problem, options).map_err(refused)?,
             )),
-            Method::Radau2nd => Err(SimError::Unsupported(
-                "--method radau-2nd integrates the model as written (daec_sim::integrate_second_order), not a first-order formulation".into(),
+            Method::Radau2nd => Err(SimError::unsupported(
+                Unsupported::MethodModel { method },
+                "--method radau-2nd integrates the model as written (daec_sim::integrate_second_order), not a first-order formulation",
             )),
             Method::Herk(tableau) => {
                 let herk_options = HerkOptions {
@@ -131,9 +162,12 @@ impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
                 let mut herk = Herk::new(problem, herk_options).map_err(refused)?;
                 match herk.selectors_at(t, z) {
                     Ok(_) => Ok(Solver::Herk(herk)),
-                    Err(SolveError::InvalidProblem(m)) => Err(SimError::Unsupported(format!(
-                        "the half-explicit Runge–Kutta method does not apply to this model: {m}; use --method radau5"
-                    ))),
+                    Err(SolveError::InvalidProblem(m)) => Err(SimError::unsupported(
+                        Unsupported::MethodModel { method },
+                        format!(
+                            "the half-explicit Runge–Kutta method does not apply to this model: {m}; use --method radau5"
+                        ),
+                    )),
                     Err(e) => Err(refused(e)),
                 }
             }
@@ -179,16 +213,27 @@ mod tests {
         );
         assert_eq!("herk".parse(), Ok(Method::Herk(Tableau::Hem4)));
         assert_eq!("herk:rk4".parse(), Ok(Method::Herk(Tableau::Rk4)));
-        assert!(Method::from_names("radau5", Some("rk4")).is_err());
+        assert_eq!(
+            Method::from_names("radau5", Some("rk4")),
+            Err(MethodError::TableauWithoutHerk {
+                method: Method::Radau5
+            })
+        );
+        let unknown = Method::from_names("euler", None).unwrap_err();
+        assert_eq!(
+            unknown,
+            MethodError::UnknownMethod {
+                name: "euler".into()
+            }
+        );
         assert!(
-            Method::from_names("euler", None)
-                .unwrap_err()
+            unknown
+                .to_string()
                 .contains("radau5, radau5-projected, radau-2nd, herk")
         );
-        assert!(
-            Method::from_names("herk", Some("rk9"))
-                .unwrap_err()
-                .contains("hem4")
-        );
+        let tableau = Method::from_names("herk", Some("rk9")).unwrap_err();
+        assert_eq!(tableau, MethodError::UnknownTableau { name: "rk9".into() });
+        // the message of `Tableau`'s own parser
+        assert_eq!(tableau.to_string(), "rk9".parse::<Tableau>().unwrap_err());
     }
 }

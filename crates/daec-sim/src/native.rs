@@ -20,6 +20,7 @@
 //! the rows or the pattern's values — and `daec_native_layout(i)` returns
 //! the sizes ([`NativeLayout`]) the library was generated for.
 
+use crate::error::NativeError;
 use daec_expr::{ExprId, ExprPool, ParamId, RustNames, to_rust};
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -150,7 +151,7 @@ impl std::fmt::Debug for NativeCode {
 /// (StE and DD switches).
 pub trait NativeCompiler: std::fmt::Debug + Send + Sync {
     /// Compiles and loads `source`, or says why not.
-    fn compile(&self, source: &NativeSource) -> Result<NativeCode, String>;
+    fn compile(&self, source: &NativeSource) -> Result<NativeCode, NativeError>;
 }
 
 /// The roots of each function, as compiled to tapes by [`crate::FormProblem`].

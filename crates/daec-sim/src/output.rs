@@ -341,12 +341,26 @@ fn value_range(results: &Results, columns: &[usize]) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// Why [`to_svg`] could not draw a plot.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlotError {
+    /// The drawing backend failed (its message).
+    #[error("{0}")]
+    Drawing(String),
+}
+
+impl PlotError {
+    fn drawing(e: impl std::fmt::Display) -> PlotError {
+        PlotError::Drawing(e.to_string())
+    }
+}
+
 /// An SVG line plot of the variables `columns` (indices into
 /// `results.names`) over time: one panel per [`PANEL_SERIES`] variables,
 /// stacked, each with its own value axis and its legend to the right of
 /// it; at most [`MAX_PANELS`] panels (the caption and [`Plot::series`]
 /// say how many variables were drawn).
-pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Plot, String> {
+pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Plot, PlotError> {
     use plotters::prelude::*;
     use plotters::style::text_anchor::{HPos, Pos, VPos};
     let drawn = &columns[..columns.len().min(PANEL_SERIES * MAX_PANELS)];
@@ -379,10 +393,10 @@ pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Plot,
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(PlotError::drawing)?;
         let body = root
             .titled(&caption, ("sans-serif", 22))
-            .map_err(|e| e.to_string())?;
+            .map_err(PlotError::drawing)?;
         let panels = body.split_evenly((groups.len(), 1));
         for (panel, group) in panels.iter().zip(&groups) {
             let (plot_area, legend_area) = panel.split_horizontally(900);
@@ -398,7 +412,7 @@ pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Plot,
                 .x_label_area_size(36)
                 .y_label_area_size((y_label_chars * 8 + 16).clamp(40, 200))
                 .build_cartesian_2d(t0..t1, y0..y1)
-                .map_err(|e| e.to_string())?;
+                .map_err(PlotError::drawing)?;
             chart
                 .configure_mesh()
                 .x_labels(AXIS_LABELS)
@@ -407,7 +421,7 @@ pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Plot,
                 .x_label_formatter(&|t| x_format.label(*t))
                 .y_label_formatter(&|y| y_format.label(*y))
                 .draw()
-                .map_err(|e| e.to_string())?;
+                .map_err(PlotError::drawing)?;
             for (k, &c) in group.iter().enumerate() {
                 let color = Palette99::pick(k).to_rgba();
                 let pts: Vec<(f64, f64)> = results
@@ -420,22 +434,22 @@ pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Plot,
                     .collect();
                 chart
                     .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(PlotError::drawing)?;
                 let y = 24 + 20 * k as i32;
                 legend_area
                     .draw(&PathElement::new(
                         vec![(4, y), (28, y)],
                         color.stroke_width(2),
                     ))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(PlotError::drawing)?;
                 let font = TextStyle::from(("sans-serif", 14).into_font())
                     .pos(Pos::new(HPos::Left, VPos::Center));
                 legend_area
                     .draw(&Text::new(name_of(c), (36, y), font))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(PlotError::drawing)?;
             }
         }
-        root.present().map_err(|e| e.to_string())?;
+        root.present().map_err(PlotError::drawing)?;
     }
     Ok(Plot {
         svg,

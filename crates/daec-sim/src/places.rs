@@ -168,6 +168,7 @@ fn reinit_failure(
     t: f64,
 ) -> crate::SimError {
     let name = dae.unknowns.get(j).map_or("?", |u| u.name.as_str());
+    let time = t;
     let t = daec_solve::readable_number(t);
     let expr = dae
         .events
@@ -176,7 +177,11 @@ fn reinit_failure(
         .map(|&(_, v)| format!(" `{}`", to_modelica(&dae.pool, v, &FlatNames(dae))))
         .unwrap_or_default();
     let label = reinit_label(dae, event, k, format!("gives {value} at t = {t}"));
-    crate::SimError::Numerical(format!(
+    let cause = crate::FailureCause::ReinitNotFinite {
+        unknown: name.to_string(),
+        value,
+    };
+    crate::SimError::numerical(time, cause, format!(
         "the reinit of `{name}` gave {value} at t = {t}: its value{expr} cannot be evaluated there (a division by zero, an overflow, or a function outside its domain such as the square root or logarithm of a negative number)"
     ))
     .with_labels(label.into_iter().collect())

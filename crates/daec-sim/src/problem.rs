@@ -7,7 +7,7 @@
 //! ([`daec_expr::ExprPool::diff`]) and compiled once; an evaluation is one
 //! forward pass over a tape without allocation.
 
-use crate::error::SimError;
+use crate::error::{NativeError, SimError, Unsupported};
 use crate::native::{
     NATIVE_ABI, NativeCode, NativeLayout, NativeRoots, NativeSource, native_source,
 };
@@ -132,7 +132,13 @@ fn compile(
 ) -> Result<Compiled, SimError> {
     Tape::compile(pool, roots, inputs)
         .map(|tape| Compiled::new(tape, params))
-        .map_err(|e| SimError::Unsupported(format!("cannot compile the equations: {e}")))
+        .map_err(compile_error)
+}
+
+/// The equations cannot be compiled to tapes.
+pub(crate) fn compile_error(e: daec_expr::TapeError) -> SimError {
+    let message = format!("cannot compile the equations: {e}");
+    SimError::unsupported(Unsupported::Compile(e), message)
 }
 
 impl FormProblem {
@@ -226,13 +232,13 @@ impl FormProblem {
     /// was generated for a problem of this layout (else says why not and
     /// keeps the tapes). The projector of the index-3 formulation keeps
     /// its tapes (it runs once per step).
-    pub fn set_native(&mut self, code: NativeCode) -> Result<(), String> {
+    pub fn set_native(&mut self, code: NativeCode) -> Result<(), NativeError> {
         let want = self.native_layout();
         if code.layout != want {
-            return Err(format!(
-                "the compiled library does not fit the problem (library {:?}, problem {want:?})",
-                code.layout
-            ));
+            return Err(NativeError::Layout {
+                library: Box::new(code.layout),
+                problem: Box::new(want),
+            });
         }
         self.native = Some(code);
         Ok(())

@@ -14,7 +14,7 @@
 //! (velocities, `d_j = max d − 1`) index 2, the multipliers (`d_j = 0`)
 //! index 3: `index_j = max d − d_j + 1`.
 
-use crate::error::SimError;
+use crate::error::{SimError, Unsupported};
 use crate::formulation::{SimForm, sim_form};
 use crate::places;
 use daec_expr::Leaf;
@@ -38,9 +38,14 @@ pub struct Index3Form {
 }
 
 fn unsupported(why: impl std::fmt::Display) -> SimError {
-    SimError::Unsupported(format!(
-        "the index-3 formulation of projected Radau IIA does not apply: {why}; use --form hic (the default) with --method radau5"
-    ))
+    SimError::unsupported(
+        Unsupported::MethodModel {
+            method: crate::Method::Radau5Projected,
+        },
+        format!(
+            "the index-3 formulation of projected Radau IIA does not apply: {why}; use --form hic (the default) with --method radau5"
+        ),
+    )
 }
 
 /// Builds the index-3 formulation of `dae` (whose `analysis` must be of

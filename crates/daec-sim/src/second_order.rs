@@ -11,7 +11,7 @@
 //! polynomials from `x`, `ẋ` at the step ends.
 
 use crate::bounds::BoundsMonitor;
-use crate::error::SimError;
+use crate::error::{BadOption, FailureCause, SimError, Unsupported};
 use crate::output::{OutputWriter, Results, SimStats};
 use crate::simulate::{Prepared, ResolvedOptions, Simulation};
 use daec_expr::{ExprId, Leaf, Tape};
@@ -58,22 +58,22 @@ impl SecondOrderProblem {
         let orders = derivative_orders(dae);
         let max = orders.iter().copied().max().unwrap_or(0);
         if max < 2 {
-            return Err(SimError::Unsupported(
-                "--method radau-2nd integrates models written with second derivatives (der(der(x))); this model is of first order: use --method radau5".into(),
+            return Err(radau_2nd_refuses(
+                "--method radau-2nd integrates models written with second derivatives (der(der(x))); this model is of first order: use --method radau5",
             ));
         }
         if max > 2 {
-            return Err(SimError::Unsupported(
-                "--method radau-2nd handles derivatives up to the second; this model has higher ones: use --method radau5 (the first-order reduction)".into(),
+            return Err(radau_2nd_refuses(
+                "--method radau-2nd handles derivatives up to the second; this model has higher ones: use --method radau5 (the first-order reduction)",
             ));
         }
         if !dae.events.is_empty() {
-            return Err(SimError::Unsupported(
-                "--method radau-2nd does not handle `when` events: use --method radau5".into(),
+            return Err(radau_2nd_refuses(
+                "--method radau-2nd does not handle `when` events: use --method radau5",
             ));
         }
         if dae.equations.len() != n {
-            return Err(SimError::Unsupported(format!(
+            return Err(radau_2nd_refuses(format!(
                 "the model has {} equations for {n} unknowns",
                 dae.equations.len()
             )));
@@ -99,8 +99,7 @@ impl SecondOrderProblem {
         }
         let pool = &*pool;
         let compile = |roots: &[ExprId]| {
-            Tape::compile(pool, roots, &inputs)
-                .map_err(|e| SimError::Unsupported(format!("cannot compile the equations: {e}")))
+            Tape::compile(pool, roots, &inputs).map_err(crate::problem::compile_error)
         };
         let residual = compile(&residuals)?;
         let jacobian = compile(&exprs)?;
@@ -169,8 +168,8 @@ pub fn integrate_second_order(
     // Velocity unknown of the reduction for each second-order unknown.
     let second: Vec<usize> = (0..n).filter(|&j| orders[j] == 2).collect();
     if second.len() != added.len() {
-        return Err(SimError::Unsupported(
-            "the first-order reduction does not match the second-order unknowns".into(),
+        return Err(radau_2nd_refuses(
+            "the first-order reduction does not match the second-order unknowns",
         ));
     }
     let z0 = &init.z0;
@@ -190,8 +189,7 @@ pub fn integrate_second_order(
         max_steps: ro.max_steps,
         h_max: ro.max_step.unwrap_or(0.0),
     };
-    let mut solver = SecondOrderRadau::new(&problem, options)
-        .map_err(|e| SimError::Options(format!("the integrator refused the problem: {e}")))?;
+    let mut solver = SecondOrderRadau::new(&problem, options).map_err(crate::method::refused)?;
     let (t0, t_end) = (init.t0.max(ro.t0), ro.t_end);
     let mut writer = OutputWriter::new(ro.output, t0, t_end, ro.interval);
     let names: Vec<String> = reduced.unknowns.iter().map(|u| u.name.clone()).collect();
@@ -285,11 +283,16 @@ pub fn integrate_second_order(
     let failure = match outcome {
         Ok(_) => None,
         Err(e @ (SolveError::InvalidOptions(_) | SolveError::InvalidProblem(_))) => {
-            return Err(SimError::Options(e.to_string()));
+            let message = e.to_string();
+            return Err(SimError::options(BadOption::Integrator(e), message));
         }
-        Err(e) => Some(SimError::Numerical(format!(
-            "{e} (--method radau-2nd; --method radau5 integrates the first-order reduction)"
-        ))),
+        Err(e) => {
+            let message = format!(
+                "{e} (--method radau-2nd; --method radau5 integrates the first-order reduction)"
+            );
+            let time = e.time().unwrap_or(t0);
+            Some(SimError::numerical(time, FailureCause::Solver(e), message))
+        }
     };
     let failure = bounds.failure().or(failure);
     stats.bound_violations = bounds.finish();
@@ -299,4 +302,14 @@ pub fn integrate_second_order(
         init: init.clone(),
         failure,
     })
+}
+
+/// `--method radau-2nd` does not apply to the model, for `why`.
+fn radau_2nd_refuses(why: impl Into<String>) -> SimError {
+    SimError::unsupported(
+        Unsupported::MethodModel {
+            method: crate::Method::Radau2nd,
+        },
+        why,
+    )
 }

@@ -4,7 +4,7 @@
 //! selection → results on the output grid and statistics.
 
 use crate::bounds::{BoundsCheck, BoundsMonitor};
-use crate::error::SimError;
+use crate::error::{BadOption, FailureCause, SimError, Unsupported};
 use crate::events::{
     DEFAULT_MAX_EVENTS, EventTracker, WhenEvents, discontinuities, reinit_diagnostics,
     time_conditions,
@@ -98,48 +98,64 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
     let atol = opts.atol.unwrap_or(rtol);
     let positive = |v: f64| v.is_finite() && v > 0.0;
     if !positive(rtol) || !positive(atol) {
-        return Err(SimError::Options(format!(
-            "tolerances must be positive and finite (rtol = {}, atol = {})",
-            show(rtol),
-            show(atol)
-        )));
+        return Err(SimError::options(
+            BadOption::Tolerances,
+            format!(
+                "tolerances must be positive and finite (rtol = {}, atol = {})",
+                show(rtol),
+                show(atol)
+            ),
+        ));
     }
     if !(t0.is_finite() && t_end.is_finite() && t_end > t0) {
-        return Err(SimError::Options(format!(
-            "the end time must be finite and after the start time {} (got {})",
-            show(t0),
-            show(t_end)
-        )));
+        return Err(SimError::options(
+            BadOption::EndTime,
+            format!(
+                "the end time must be finite and after the start time {} (got {})",
+                show(t0),
+                show(t_end)
+            ),
+        ));
     }
     let interval = opts.interval.or(x.interval).unwrap_or((t_end - t0) / 500.0);
     if !positive(interval) {
-        return Err(SimError::Options(format!(
-            "the output interval must be positive and finite (got {})",
-            show(interval)
-        )));
+        return Err(SimError::options(
+            BadOption::Interval,
+            format!(
+                "the output interval must be positive and finite (got {})",
+                show(interval)
+            ),
+        ));
     }
     if opts.output == OutputTimes::Uniform && (t_end - t0) / interval > 1e7 {
-        return Err(SimError::Options(format!(
-            "the output interval {} over [{}, {}] gives more than 1e7 output points",
-            show(interval),
-            show(t0),
-            show(t_end)
-        )));
+        return Err(SimError::options(
+            BadOption::Interval,
+            format!(
+                "the output interval {} over [{}, {}] gives more than 1e7 output points",
+                show(interval),
+                show(t0),
+                show(t_end)
+            ),
+        ));
     }
     if let OutputTimes::Log { points } = opts.output
         && !(2..=10_000_000).contains(&points)
     {
-        return Err(SimError::Options(format!(
-            "a logarithmic output grid needs 2 to 1e7 points (got {points})"
-        )));
+        return Err(SimError::options(
+            BadOption::OutputPoints,
+            format!("a logarithmic output grid needs 2 to 1e7 points (got {points})"),
+        ));
     }
     if let Some(h) = opts.max_step
         && !positive(h)
     {
-        return Err(SimError::Options(format!(
-            "the maximal step must be positive and finite (got {})",
-            show(h)
-        )));
+        return Err(SimError::options(
+            BadOption::MaxStep,
+            format!(
+                "the maximal step must be positive and finite (got {})",
+                show(h)
+            ),
+        ));
     }
     Ok(ResolvedOptions {
         t0,
@@ -254,7 +270,7 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
             m.push_str("; ");
             m.push_str(note);
         }
-        return Err(SimError::Unsupported(m));
+        return Err(SimError::unsupported(Unsupported::Event, m));
     }
     let params = dae.parameter_values();
     let (sim, problem) = if form == Form::Index3 {
@@ -342,11 +358,12 @@ fn fastest(names: &[String], z: &[f64], zdot: &[f64], rtol: f64, atol: f64) -> S
         .join(", ")
 }
 
+/// The failure `err` of the integrator whose last good point is
+/// `(t, z, ż)`, in the words of the model (`names` of its unknowns).
 fn describe_failure(
     names: &[String],
     err: &SolveError,
-    z: &[f64],
-    zdot: &[f64],
+    (t, z, zdot): (f64, &[f64], &[f64]),
     ro: &ResolvedOptions,
 ) -> SimError {
     let name = |j: usize| names.get(j).map_or("?", |s| s.as_str());
@@ -380,7 +397,17 @@ fn describe_failure(
         ),
         other => other.to_string(),
     };
-    SimError::Numerical(msg)
+    let time = err.time().unwrap_or(t);
+    let cause = match *err {
+        // the integrator of a segment counts against what is left of the
+        // run's limit; the run's limit is the one the user set
+        SolveError::TooManySteps { t, .. } => SolveError::TooManySteps {
+            t,
+            max_steps: ro.max_steps,
+        },
+        ref other => other.clone(),
+    };
+    SimError::numerical(time, FailureCause::Solver(cause), msg)
 }
 
 /// The failure `err` of a segment of `form` whose last good point is
@@ -396,12 +423,13 @@ fn explain_failure(
     ro: &ResolvedOptions,
 ) -> SimError {
     let names: Vec<String> = form.unknowns.iter().map(|u| u.name.clone()).collect();
-    let mut f = describe_failure(&names, err, z, zdot, ro);
+    let mut f = describe_failure(&names, err, (t, z, zdot), ro);
     let why = sigma.and_then(|s| s.explain(dae, init.t0, &init.z0, &init.zdot0, t, z, zdot));
     if let Some((why, labels)) = why {
-        let m = f.message_mut();
-        m.push_str("; ");
-        m.push_str(&why);
+        if let Some(failure) = f.failure_mut() {
+            failure.message.push_str("; ");
+            failure.message.push_str(&why);
+        }
         f = f.with_labels(labels);
     }
     f
@@ -634,12 +662,16 @@ fn switch_state(
 /// half-explicit methods the hidden constraints of a regularized form.
 fn check_method(method: Method, form: Form) -> Result<(), SimError> {
     match (method, form) {
-        (Method::Radau5Projected, f) if f != Form::Index3 => Err(SimError::Unsupported(format!(
-            "projected Radau IIA integrates the DAE as written and projects onto its constraints: use --form index3 (its default), or --method radau5 for the {} formulation",
-            f.name()
-        ))),
-        (Method::Herk(_), Form::Index3) => Err(SimError::Unsupported(
-            "the half-explicit Runge–Kutta methods need the hidden constraints of a regularized formulation: use --form hic (the default), or --method radau5-projected for the index-3 formulation".into(),
+        (Method::Radau5Projected, f) if f != Form::Index3 => Err(SimError::unsupported(
+            Unsupported::MethodForm { method, form },
+            format!(
+                "projected Radau IIA integrates the DAE as written and projects onto its constraints: use --form index3 (its default), or --method radau5 for the {} formulation",
+                f.name()
+            ),
+        )),
+        (Method::Herk(_), Form::Index3) => Err(SimError::unsupported(
+            Unsupported::MethodForm { method, form },
+            "the half-explicit Runge–Kutta methods need the hidden constraints of a regularized formulation: use --form hic (the default), or --method radau5-projected for the index-3 formulation",
         )),
         _ => Ok(()),
     }
@@ -945,11 +977,19 @@ fn switch_variant(
             v.built.push(b);
             Ok(v.built.len())
         }
-        Err(e) => Err(SimError::Numerical(format!(
-            "{} state selection at t = {t}: the variant {variant:?} cannot be built: {e}",
-            variant.form().name().to_ascii_uppercase(),
-            t = show(t)
-        ))),
+        Err(e) => {
+            let form = variant.form();
+            let message = format!(
+                "{} state selection at t = {}: the variant {variant:?} cannot be built: {e}",
+                form.name().to_ascii_uppercase(),
+                show(t)
+            );
+            let cause = FailureCause::StateSelection {
+                form,
+                source: Box::new(e),
+            };
+            Err(SimError::numerical(t, cause, message))
+        }
     }
 }
 

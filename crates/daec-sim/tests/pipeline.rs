@@ -5,11 +5,11 @@ use daec_model::{Dae, LowerOptions};
 use daec_regularize::UnknownKind;
 use daec_regularize::{AnalyzeOptions, analyze};
 use daec_sim::{
-    FormProblem, Results, SimError, SimOptions, SimStats, hic_form, output_grid, prepare,
-    reduce_to_first_order, resolve_options, simulate, to_csv,
+    BadOption, FailureCause, FormProblem, NativeError, Results, SimError, SimOptions, SimStats,
+    hic_form, output_grid, prepare, reduce_to_first_order, resolve_options, simulate, to_csv,
 };
 use daec_sim::{discontinuities, time_conditions};
-use daec_solve::QuasiLinearDae;
+use daec_solve::{QuasiLinearDae, SolveError};
 
 fn load_text(name: &str, text: &str) -> Dae {
     let mut map = SourceMap::new();
@@ -248,13 +248,22 @@ fn options_resolve_against_the_experiment_annotation() {
     };
     assert_eq!(
         resolve_options(&dae, &bad).unwrap_err(),
-        SimError::Options("tolerances must be positive and finite (rtol = -1, atol = -1)".into())
+        SimError::Options {
+            cause: BadOption::Tolerances,
+            message: "tolerances must be positive and finite (rtol = -1, atol = -1)".into()
+        }
     );
     let back = SimOptions {
         t_end: Some(-1.0),
         ..SimOptions::default()
     };
-    assert!(resolve_options(&dae, &back).is_err());
+    assert!(matches!(
+        resolve_options(&dae, &back).unwrap_err(),
+        SimError::Options {
+            cause: BadOption::EndTime,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -458,7 +467,17 @@ fn native_code_is_checked_against_the_problem_and_then_called_for_every_function
         library: Arc::new(()),
     };
     let err = problem.set_native(wrong).unwrap_err();
-    assert!(err.contains("does not fit the problem"), "{err}");
+    assert_eq!(
+        err,
+        NativeError::Layout {
+            library: Box::new(daec_sim::native::NativeLayout { n: 6, ..layout }),
+            problem: Box::new(layout)
+        }
+    );
+    assert!(
+        err.to_string().contains("does not fit the problem"),
+        "{err}"
+    );
     assert!(!problem.is_native());
     let z = [1.0, 0.0, 0.0, 0.0, 0.5];
     let mut g = [0.0; 3];
@@ -561,11 +580,57 @@ fn the_step_limit_counts_what_the_statistics_show_over_all_segments() {
         "{s:?}"
     );
     assert!(s.events >= 3, "{s:?}");
-    match &sim.failure {
-        Some(SimError::Numerical(m)) => assert!(
-            m.starts_with("the run reached its limit of 60 step attempts (--max-steps) at t = "),
-            "{m}"
+    let failure = sim.failure.as_ref().expect("the step limit is a failure");
+    let m = failure.to_string();
+    assert!(
+        m.starts_with(
+            "integration failed: the run reached its limit of 60 step attempts (--max-steps) at t = "
         ),
-        other => panic!("{other:?}"),
-    }
+        "{m}"
+    );
+    // typed: the integrator's error, at the time of the last accepted step
+    let Some(&SolveError::TooManySteps { t, max_steps: 60 }) = failure.solve_error() else {
+        panic!("{failure:?}");
+    };
+    assert_eq!(failure.time(), Some(t));
+    assert!(t > 0.0 && t < 10.0, "{t}");
+    assert!(
+        m.contains(&format!("at t = {}", daec_solve::readable_number(t))),
+        "{m}"
+    );
+    assert!(matches!(
+        failure.cause(),
+        Some(FailureCause::Solver(SolveError::TooManySteps { .. }))
+    ));
+}
+
+#[test]
+fn a_blow_up_fails_with_the_time_and_the_integrators_error() {
+    // x' = x², x(0) = 1: x = 1/(1 − t) blows up at t = 1.
+    let mut dae = load_text(
+        "blowup.dae",
+        "model BlowUp\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = x^2;\nend BlowUp;\n",
+    );
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let opts = SimOptions {
+        t_end: Some(2.0),
+        ..SimOptions::default()
+    };
+    let sim = simulate(&mut dae, &analysis, &opts).unwrap();
+    let failure = sim.failure.as_ref().expect("the blow-up is a failure");
+    let Some(&SolveError::StepSizeTooSmall { t, h }) = failure.solve_error() else {
+        panic!("{failure:?}");
+    };
+    assert_eq!(failure.time(), Some(t));
+    assert!((t - 1.0).abs() < 1e-3 && h < 1e-10, "t = {t}, h = {h}");
+    // the partial results end at or before the failure
+    let last = *sim.results.t.last().unwrap();
+    assert!(last <= t && last > 0.9, "{last}");
+    assert!(
+        failure
+            .to_string()
+            .starts_with("integration failed: step size too small at t = "),
+        "{failure}"
+    );
+    assert!(failure.labels().is_empty());
 }

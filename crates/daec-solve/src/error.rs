@@ -142,6 +142,8 @@ mod tests {
             huge.to_string(),
             "the limit of 10 step attempts (accepted and rejected steps and Newton failures) was reached at t = 3e20"
         );
+        assert_eq!(huge.time(), Some(3e20));
+        assert_eq!(SolveError::InvalidOptions("h".into()).time(), None);
         assert_eq!(readable_number(-2.5e-7), "-2.5e-7");
         assert_eq!(readable_number(0.0), "0");
         assert_eq!(readable_number(1234.5), "1234.5");

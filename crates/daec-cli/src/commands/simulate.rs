@@ -258,7 +258,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     }
     let mut prepared = match prepare_form(&mut dae, &analysis, form) {
         Ok(p) => p,
-        Err(e) if matches!(e.kind(), SimError::Options(_)) => {
+        Err(e) if matches!(e.kind(), SimError::Options { .. }) => {
             return Err(ctx.usage_error(&e.to_string()));
         }
         Err(e) => {
@@ -337,7 +337,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     };
     let mut sim = match run {
         Ok(s) => s,
-        Err(e) if matches!(e.kind(), SimError::Options(_)) => {
+        Err(e) if matches!(e.kind(), SimError::Options { .. }) => {
             return Err(ctx.usage_error(&e.to_string()));
         }
         Err(e) => {
