@@ -2,11 +2,12 @@
 
 use daec_diag::SourceMap;
 use daec_model::{Dae, LowerOptions};
-use daec_regularize::UnknownKind;
 use daec_regularize::{AnalyzeOptions, analyze};
+use daec_regularize::{Form, Refusal, UnknownKind};
 use daec_sim::{
-    BadOption, FailureCause, FormProblem, NativeError, Results, SimError, SimOptions, SimStats,
-    hic_form, output_grid, prepare, reduce_to_first_order, resolve_options, simulate, to_csv,
+    BadOption, FailureCause, FormProblem, InitFailure, NativeError, Results, SimError, SimOptions,
+    SimStats, Unsupported, hic_form, output_grid, prepare, reduce_to_first_order, resolve_options,
+    simulate, to_csv,
 };
 use daec_sim::{discontinuities, time_conditions};
 use daec_solve::{QuasiLinearDae, SolveError};
@@ -633,4 +634,52 @@ fn a_blow_up_fails_with_the_time_and_the_integrators_error() {
         "{failure}"
     );
     assert!(failure.labels().is_empty());
+}
+
+#[test]
+fn set_up_errors_carry_their_typed_causes() {
+    // GGL on an ODE: the formulation's refusal, kept whole.
+    let mut dae = load_text(
+        "ode.dae",
+        "model O\n  Real x(start = 1);\nequation\n  der(x) = -x;\nend O;\n",
+    );
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let e = daec_sim::prepare_form(&mut dae, &analysis, Form::Ggl).unwrap_err();
+    let SimError::Unsupported {
+        cause: Unsupported::Formulation(refusal),
+        message,
+    } = e.kind()
+    else {
+        panic!("{e:?}");
+    };
+    assert_eq!(
+        (refusal.form, &refusal.cause),
+        (Form::Ggl, &Refusal::NoAlgebraicEquations)
+    );
+    assert_eq!(*message, refusal.to_string());
+    assert_eq!(
+        e.to_string(),
+        format!("cannot simulate this model: {refusal}")
+    );
+    // Fixed start values that contradict `y = x`: the inconsistency
+    // names the unknowns of the equation left with the residual.
+    let mut dae = load_text(
+        "inconsistent.dae",
+        "model I\n  Real x(start = 1, fixed = true);\n  Real y(start = 5, fixed = true);\nequation\n  der(x) = -x;\n  y = x;\nend I;\n",
+    );
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let e = prepare(&mut dae, &analysis).unwrap_err();
+    let SimError::Initialization {
+        cause: InitFailure::Inconsistent { residual, unknowns },
+        ..
+    } = e.kind()
+    else {
+        panic!("{e:?}");
+    };
+    let mut unknowns = unknowns.clone();
+    unknowns.sort();
+    assert_eq!(unknowns, ["x", "y"]);
+    assert!((residual - 4.0).abs() < 1e-6, "{residual}");
+    assert_eq!(e.labels().len(), 1);
+    assert_eq!(e.time(), None);
 }
