@@ -62,8 +62,11 @@
 //! println!("{} steps", out.stats.steps_accepted);
 //! ```
 
+mod bdf_second_order;
 mod error;
 mod events;
+mod gauss_second_order;
+mod glm_nordsieck;
 mod herk;
 mod linalg;
 mod problem;
@@ -72,8 +75,10 @@ mod second_order;
 mod selection;
 mod step;
 
+pub use bdf_second_order::{BDF_MAX_ORDER, BdfOptions, BdfSecondOrder, BdfSteps};
 pub use error::{ReadableNumber, SolveError, readable_number};
 pub use events::{EVENT_SAMPLES, REFINE_DEPTH, RisingEdge, first_rising_edge, holds};
+pub use glm_nordsieck::GeneralLinear;
 pub use herk::{Herk, HerkOptions, Selectors, Tableau};
 pub use linalg::{
     FAER_THRESHOLD, RealLu, SPARSE_THRESHOLD, SparsePattern, SparseRealLu, min_norm_solve_sparse,
@@ -86,7 +91,8 @@ pub use radau5::{
     LinearSolver, MIDPOINT_FAILURES, Options, Radau5, SolveFailure, Trajectory, solve,
 };
 pub use second_order::{
-    Collocation, SecondOrderDae, SecondOrderOptions, SecondOrderRadau, SecondOrderStep, StepSize,
+    Collocation, Family, SecondOrderDae, SecondOrderOptions, SecondOrderRadau, SecondOrderStep,
+    StepSize,
 };
 pub use selection::{
     EquationSelection, select_equations, select_equations_ordered, select_equations_sparse,
