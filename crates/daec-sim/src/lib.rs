@@ -10,7 +10,7 @@
 //!    `projected` — the index-3 formulation (the DAE as written) of
 //!    projected Radau IIA;
 //!    [`integrate_second_order`] — models with `der(der(x))` integrated as written
-//!    (`--method radau-2nd`);
+//!    (`--method radau-2nd`, `bdf-2nd`, `gauss-2nd`, `glm-2nd`);
 //! 2. [`FormProblem`] — the formulation compiled to tapes with analytic sparse
 //!    Jacobians, as a [`daec_solve::QuasiLinearDae`] for the Radau IIA
 //!    integrator (overdetermined systems are integrated as QUALIDAES does,

@@ -58,6 +58,17 @@ pub enum Method {
     /// (wunderlich2005-second-order-daes, eqs. (29)/(30)) on the model as
     /// written, run by [`crate::second_order::integrate_second_order`].
     Radau2nd,
+    /// The modified variable-step variable-order BDF method for
+    /// second-order DAEs (wunderlich2005 §2.1, (15)) on the model as
+    /// written, orders 1 to 5 with error control.
+    Bdf2nd,
+    /// 2-stage Gauss collocation on the second-order form
+    /// (wunderlich2005 Example 2.4, order 4), step doubling.
+    Gauss2nd,
+    /// The order-2 general linear method in Nordsieck form of
+    /// wunderlich2005 Example 2.11 with step-size changes (60), step
+    /// doubling.
+    Glm2nd,
     /// Half-explicit Runge–Kutta (Bäse 2017, Algorithm 3.3) with the given
     /// explicit tableau and step doubling; refused with
     /// [`SimError::Unsupported`] where it does not apply.
@@ -66,7 +77,24 @@ pub enum Method {
 
 impl Method {
     /// The method names `--method` accepts.
-    pub const NAMES: [&'static str; 4] = ["radau5", "radau5-projected", "radau-2nd", "herk"];
+    pub const NAMES: [&'static str; 7] = [
+        "radau5",
+        "radau5-projected",
+        "radau-2nd",
+        "bdf-2nd",
+        "gauss-2nd",
+        "glm-2nd",
+        "herk",
+    ];
+
+    /// Whether the method integrates the model as written in second-order
+    /// form ([`crate::second_order::integrate_second_order`]).
+    pub fn is_second_order(self) -> bool {
+        matches!(
+            self,
+            Method::Radau2nd | Method::Bdf2nd | Method::Gauss2nd | Method::Glm2nd
+        )
+    }
 
     /// Builds a method from `--method NAME [--tableau T]` (the tableau
     /// only for `herk`, default HEM4).
@@ -75,6 +103,9 @@ impl Method {
             "radau5" => Method::Radau5,
             "radau5-projected" => Method::Radau5Projected,
             "radau-2nd" => Method::Radau2nd,
+            "bdf-2nd" => Method::Bdf2nd,
+            "gauss-2nd" => Method::Gauss2nd,
+            "glm-2nd" => Method::Glm2nd,
             "herk" => {
                 return Ok(Method::Herk(match tableau {
                     None => Tableau::default(),
@@ -102,6 +133,9 @@ impl fmt::Display for Method {
             Method::Radau5 => f.write_str("radau5"),
             Method::Radau5Projected => f.write_str("radau5-projected"),
             Method::Radau2nd => f.write_str("radau-2nd"),
+            Method::Bdf2nd => f.write_str("bdf-2nd"),
+            Method::Gauss2nd => f.write_str("gauss-2nd"),
+            Method::Glm2nd => f.write_str("glm-2nd"),
             Method::Herk(t) => write!(f, "herk ({t})"),
         }
     }
@@ -146,10 +180,14 @@ impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
             Method::Radau5 | Method::Radau5Projected => Ok(Solver::Radau5(
                 Radau5::new(problem, options).map_err(refused)?,
             )),
-            Method::Radau2nd => Err(SimError::unsupported(
-                Unsupported::MethodModel { method },
-                "--method radau-2nd integrates the model as written (daec_sim::integrate_second_order), not a first-order formulation",
-            )),
+            Method::Radau2nd | Method::Bdf2nd | Method::Gauss2nd | Method::Glm2nd => {
+                Err(SimError::unsupported(
+                    Unsupported::MethodModel { method },
+                    format!(
+                        "--method {method} integrates the model as written (daec_sim::integrate_second_order), not a first-order formulation"
+                    ),
+                ))
+            }
             Method::Herk(tableau) => {
                 let herk_options = HerkOptions {
                     tableau,
@@ -229,8 +267,22 @@ mod tests {
         assert!(
             unknown
                 .to_string()
-                .contains("radau5, radau5-projected, radau-2nd, herk")
+                .contains("radau5, radau5-projected, radau-2nd, bdf-2nd, gauss-2nd, glm-2nd, herk")
         );
+        for (name, m) in [
+            ("bdf-2nd", Method::Bdf2nd),
+            ("Gauss-2nd", Method::Gauss2nd),
+            ("glm-2nd", Method::Glm2nd),
+        ] {
+            assert_eq!(Method::from_names(name, None), Ok(m));
+            assert!(m.is_second_order());
+            assert_eq!(
+                Method::from_names(name, Some("rk4")),
+                Err(MethodError::TableauWithoutHerk { method: m })
+            );
+        }
+        assert_eq!(Method::Glm2nd.to_string(), "glm-2nd");
+        assert!(!Method::Radau5.is_second_order());
         let tableau = Method::from_names("herk", Some("rk9")).unwrap_err();
         assert_eq!(tableau, MethodError::UnknownTableau { name: "rk9".into() });
         // the message of `Tableau`'s own parser

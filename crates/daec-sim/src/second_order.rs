@@ -1,8 +1,12 @@
-//! `daec simulate --method radau-2nd`: a model written with
-//! `der(der(x))` integrated directly in second-order form by the Radau
-//! IIA discretisation of wunderlich2005-second-order-daes (eqs. (29)/(30),
-//! [`daec_solve::SecondOrderRadau`]), without the first-order reduction
-//! the other methods integrate.
+//! `daec simulate --method radau-2nd|bdf-2nd|gauss-2nd|glm-2nd`: a model
+//! written with `der(der(x))` integrated directly in second-order form by
+//! the methods of wunderlich2005-second-order-daes — the Radau IIA (3
+//! stages) or Gauss (2 stages, Example 2.4) discretisation (29)/(30) and
+//! the general linear method of Example 2.11 (60), all
+//! [`daec_solve::SecondOrderRadau`] with step doubling, or the modified
+//! variable-step variable-order BDF method (15)
+//! ([`daec_solve::BdfSecondOrder`], orders 1–5) — without the first-order
+//! reduction the other methods integrate.
 //!
 //! The consistent initial point comes from the usual pipeline on the
 //! reduced model (the velocities are its `der(x)` unknowns); the results
@@ -12,11 +16,15 @@
 
 use crate::bounds::BoundsMonitor;
 use crate::error::{BadOption, FailureCause, SimError, Unsupported};
+use crate::method::Method;
 use crate::output::{OutputWriter, Results, SimStats};
 use crate::simulate::{Prepared, ResolvedOptions, Simulation};
 use daec_expr::{ExprId, Leaf, Tape};
 use daec_model::Dae;
-use daec_solve::{SecondOrderDae, SecondOrderOptions, SecondOrderRadau, SolveError, StepSize};
+use daec_solve::{
+    BDF_MAX_ORDER, BdfOptions, BdfSecondOrder, BdfSteps, Family, SecondOrderDae,
+    SecondOrderOptions, SecondOrderRadau, SecondOrderStep, SolveError, StepSize,
+};
 use std::cell::RefCell;
 use std::time::Instant;
 
@@ -49,31 +57,32 @@ pub fn derivative_orders(dae: &Dae) -> Vec<u32> {
 }
 
 impl SecondOrderProblem {
-    /// Compiles the equations of `dae` (not reduced to first order).
-    /// Refused, saying what to use instead, when the model has no second
-    /// derivatives, derivatives above the second, `when` events, or is not
-    /// square.
-    pub fn new(dae: &mut Dae) -> Result<Self, SimError> {
+    /// Compiles the equations of `dae` (not reduced to first order) for
+    /// `method`. Refused, saying what to use instead, when the model has
+    /// no second derivatives, derivatives above the second, `when` events,
+    /// or is not square.
+    pub fn for_method(dae: &mut Dae, method: Method) -> Result<Self, SimError> {
+        let refuses = |why: String| refuses(method, why);
         let n = dae.unknowns.len();
         let orders = derivative_orders(dae);
         let max = orders.iter().copied().max().unwrap_or(0);
         if max < 2 {
-            return Err(radau_2nd_refuses(
-                "--method radau-2nd integrates models written with second derivatives (der(der(x))); this model is of first order: use --method radau5",
-            ));
+            return Err(refuses(format!(
+                "--method {method} integrates models written with second derivatives (der(der(x))); this model is of first order: use --method radau5"
+            )));
         }
         if max > 2 {
-            return Err(radau_2nd_refuses(
-                "--method radau-2nd handles derivatives up to the second; this model has higher ones: use --method radau5 (the first-order reduction)",
-            ));
+            return Err(refuses(format!(
+                "--method {method} handles derivatives up to the second; this model has higher ones: use --method radau5 (the first-order reduction)"
+            )));
         }
         if !dae.events.is_empty() {
-            return Err(radau_2nd_refuses(
-                "--method radau-2nd does not handle `when` events: use --method radau5",
-            ));
+            return Err(refuses(format!(
+                "--method {method} does not handle `when` events: use --method radau5"
+            )));
         }
         if dae.equations.len() != n {
-            return Err(radau_2nd_refuses(format!(
+            return Err(refuses(format!(
                 "the model has {} equations for {n} unknowns",
                 dae.equations.len()
             )));
@@ -149,8 +158,9 @@ impl SecondOrderDae for SecondOrderProblem {
     }
 }
 
-/// Integrates `original` (the model as written) with
-/// `--method radau-2nd` from the consistent point of `prepared` (built on
+/// Integrates `original` (the model as written) with the second-order
+/// method of `ro` (`--method radau-2nd`, `bdf-2nd`, `gauss-2nd`,
+/// `glm-2nd`) from the consistent point of `prepared` (built on
 /// `reduced`, its first-order reduction, whose unknowns `added` are the
 /// velocities `der(x)` of the second-order unknowns in increasing order).
 pub fn integrate_second_order(
@@ -161,14 +171,16 @@ pub fn integrate_second_order(
     ro: &ResolvedOptions,
 ) -> Result<Simulation, SimError> {
     let clock = Instant::now();
-    let problem = SecondOrderProblem::new(original)?;
+    let method = ro.method;
+    let problem = SecondOrderProblem::for_method(original, method)?;
     let n = problem.n;
     let init = &prepared.init;
     let orders = problem.orders.clone();
     // Velocity unknown of the reduction for each second-order unknown.
     let second: Vec<usize> = (0..n).filter(|&j| orders[j] == 2).collect();
     if second.len() != added.len() {
-        return Err(radau_2nd_refuses(
+        return Err(refuses(
+            method,
             "the first-order reduction does not match the second-order unknowns",
         ));
     }
@@ -180,16 +192,6 @@ pub fn integrate_second_order(
     for (&j, &a) in second.iter().zip(added) {
         xd0[j] = at(z0, a);
     }
-    let options = SecondOrderOptions {
-        stages: 3,
-        step: StepSize::Adaptive {
-            rtol: ro.rtol,
-            atol: ro.atol,
-        },
-        max_steps: ro.max_steps,
-        h_max: ro.max_step.unwrap_or(0.0),
-    };
-    let mut solver = SecondOrderRadau::new(&problem, options).map_err(crate::method::refused)?;
     let (t0, t_end) = (init.t0.max(ro.t0), ro.t_end);
     let mut writer = OutputWriter::new(ro.output, t0, t_end, ro.interval);
     let names: Vec<String> = reduced.unknowns.iter().map(|u| u.name.clone()).collect();
@@ -240,7 +242,7 @@ pub fn integrate_second_order(
     let mut dense_x = vec![0.0; n];
     let mut dense_xd = vec![0.0; n];
     let mut out = vec![0.0; n_red];
-    let outcome = solver.integrate(t0, &x0, &xd0, t_end, |step| {
+    let mut on_step = |step: &SecondOrderStep<'_>| {
         let end = row(step.x, step.xd);
         record(&mut stats, step.t, &end);
         let check = |tg: f64, z: &[f64]| {
@@ -276,9 +278,43 @@ pub fn integrate_second_order(
             check,
         );
         !bounds.check(step.t, &end)
-    });
-    let s = solver.stats();
-    stats.solver = s;
+    };
+    let refused = crate::method::refused;
+    let h_max = ro.max_step.unwrap_or(0.0);
+    let (outcome, solver_stats) = if method == Method::Bdf2nd {
+        let options = BdfOptions {
+            steps: BdfSteps::Adaptive {
+                rtol: ro.rtol,
+                atol: ro.atol,
+                max_order: BDF_MAX_ORDER,
+            },
+            max_steps: ro.max_steps,
+            h_max,
+        };
+        let mut solver = BdfSecondOrder::new(&problem, options).map_err(refused)?;
+        let outcome = solver.integrate(t0, &x0, &xd0, t_end, &mut on_step);
+        (outcome, solver.stats())
+    } else {
+        let (family, stages) = match method {
+            Method::Gauss2nd => (Family::Gauss, 2),
+            Method::Glm2nd => (Family::Glm, 3),
+            _ => (Family::RadauIia, 3),
+        };
+        let options = SecondOrderOptions {
+            family,
+            stages,
+            step: StepSize::Adaptive {
+                rtol: ro.rtol,
+                atol: ro.atol,
+            },
+            max_steps: ro.max_steps,
+            h_max,
+        };
+        let mut solver = SecondOrderRadau::new(&problem, options).map_err(refused)?;
+        let outcome = solver.integrate(t0, &x0, &xd0, t_end, &mut on_step);
+        (outcome, solver.stats())
+    };
+    stats.solver = solver_stats;
     stats.integrate_seconds = clock.elapsed().as_secs_f64();
     let failure = match outcome {
         Ok(_) => None,
@@ -287,8 +323,13 @@ pub fn integrate_second_order(
             return Err(SimError::options(BadOption::Integrator(e), message));
         }
         Err(e) => {
+            let hint = if method == Method::Gauss2nd {
+                "; Gauss collocation is not stiffly accurate, and with it the multipliers of index-3 systems do not converge: use --method radau-2nd"
+            } else {
+                ""
+            };
             let message = format!(
-                "{e} (--method radau-2nd; --method radau5 integrates the first-order reduction)"
+                "{e} (--method {method}{hint}; --method radau5 integrates the first-order reduction)"
             );
             let time = e.time().unwrap_or(t0);
             Some(SimError::numerical(time, FailureCause::Solver(e), message))
@@ -304,12 +345,7 @@ pub fn integrate_second_order(
     })
 }
 
-/// `--method radau-2nd` does not apply to the model, for `why`.
-fn radau_2nd_refuses(why: impl Into<String>) -> SimError {
-    SimError::unsupported(
-        Unsupported::MethodModel {
-            method: crate::Method::Radau2nd,
-        },
-        why,
-    )
+/// The second-order `method` does not apply to the model, for `why`.
+fn refuses(method: Method, why: impl Into<String>) -> SimError {
+    SimError::unsupported(Unsupported::MethodModel { method }, why)
 }

@@ -294,7 +294,7 @@ impl<'p, P: SecondOrderDae + ?Sized> BdfSecondOrder<'p, P> {
                 }
             };
             let [e_lower, e_k, e_higher] = a.errors;
-            if !(e_k <= 1.0) {
+            if e_k.is_nan() || e_k > 1.0 {
                 self.stats.steps_rejected += 1;
                 rejected_in_row += 1;
                 let factor = if e_k.is_finite() {

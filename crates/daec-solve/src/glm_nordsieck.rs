@@ -151,8 +151,8 @@ impl GeneralLinear {
         for (r, er) in e.iter().enumerate() {
             let bsum: f64 = self.b2[r * s..(r + 1) * s].iter().sum();
             let v = [er[0], er[1], er[2] - bsum];
-            for k in 0..3 {
-                worst = worst.max((self.v2[3 * r + k] - v[k]).abs());
+            for (got, want) in self.v2[3 * r..3 * r + 3].iter().zip(v) {
+                worst = worst.max((got - want).abs());
             }
         }
         worst

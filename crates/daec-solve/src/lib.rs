@@ -12,9 +12,14 @@
 //! * [`Herk`] — half-explicit Runge–Kutta methods for overdetermined
 //!   semi-implicit DAEs (Bäse 2017, Algorithm 3.3) with automatic
 //!   selectors and step doubling;
-//! * [`SecondOrderRadau`] — the direct Runge–Kutta (Radau IIA) discretisation
-//!   of second-order DAEs `F(t, x, ẋ, ẍ) = 0` (Wunderlich 2005, eqs.
-//!   (29)/(30)), and the same collocation method on first-order systems;
+//! * [`SecondOrderRadau`] — the direct one-step discretisations of
+//!   second-order DAEs `F(t, x, ẋ, ẍ) = 0` (Wunderlich 2005, §2.2–2.3):
+//!   Radau IIA or Gauss collocation (29)/(30) and the general linear method
+//!   of Example 2.11 ([`GeneralLinear`], Nordsieck form (60)), selected by
+//!   [`Family`], and the same methods on first-order systems;
+//! * [`BdfSecondOrder`] — the modified variable-step variable-order BDF
+//!   method for second-order DAEs (Wunderlich 2005, §2.1), ordinary BDF on
+//!   first-order systems;
 //! * `step` — what every integrator hands its observer: the accepted
 //!   [`Step`] with its dense output, [`StepControl`], and the work
 //!   counters [`Stats`];

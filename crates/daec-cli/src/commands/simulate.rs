@@ -27,7 +27,12 @@ pub(crate) struct SimulateArgs {
     /// radau5-projected (Radau IIA on the index-3 formulation, projected
     /// onto the position and velocity constraints after each step),
     /// radau-2nd (Radau IIA directly on a model with der(der(x)),
-    /// Wunderlich 2005) or herk (half-explicit Runge–Kutta, Bäse 2017).
+    /// Wunderlich 2005), bdf-2nd (the modified variable-step
+    /// variable-order BDF method of Wunderlich 2005 §2.1 on such a model,
+    /// orders 1–5, error control), gauss-2nd (2-stage Gauss collocation on
+    /// it, Example 2.4, order 4, step doubling), glm-2nd (the order-2
+    /// general linear method in Nordsieck form of Example 2.11, step
+    /// doubling) or herk (half-explicit Runge–Kutta, Bäse 2017).
     #[arg(long, default_value = "radau5")]
     method: String,
     /// Explicit tableau of --method herk: euler, heun, kutta3, rk4 or hem4
@@ -115,10 +120,10 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     let clock = Instant::now();
     let method = daec_sim::Method::from_names(&args.method, args.tableau.as_deref())
         .map_err(|e| ctx.usage_error(&format!("--method: {e}")))?;
-    if args.native && method == daec_sim::Method::Radau2nd {
-        return Err(ctx.usage_error(
-            "--native compiles the first-order formulations; --method radau-2nd integrates the model as written and has no native code",
-        ));
+    if args.native && method.is_second_order() {
+        return Err(ctx.usage_error(&format!(
+            "--native compiles the first-order formulations; --method {method} integrates the model as written and has no native code",
+        )));
     }
     let bounds = daec_sim::BoundsCheck::parse(&args.bounds).ok_or_else(|| {
         ctx.usage_error(&format!(
@@ -213,8 +218,9 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         max_steps: args.max_steps,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
-    // --method radau-2nd integrates the model as written.
-    let mut original = (method == daec_sim::Method::Radau2nd).then(|| dae.clone());
+    // --method radau-2nd, bdf-2nd, gauss-2nd and glm-2nd integrate the
+    // model as written.
+    let mut original = method.is_second_order().then(|| dae.clone());
     let added = daec_sim::reduce_to_first_order(&mut dae);
     if args.verbose && !added.is_empty() {
         let names: Vec<&str> = added
