@@ -48,7 +48,8 @@
 use crate::error::SolveError;
 use crate::linalg::RealLu;
 use crate::second_order::{
-    SecondOrderDae, SecondOrderStep, StageCoefficients, StageSystem, solve_stages,
+    SecondOrderDae, SecondOrderStep, StageCoefficients, StageSystem, check_start, largest_step,
+    solve_stages,
 };
 use crate::step::Stats;
 
@@ -199,18 +200,7 @@ impl<'p, P: SecondOrderDae + ?Sized> BdfSecondOrder<'p, P> {
         F: FnMut(&SecondOrderStep<'_>) -> bool,
     {
         let n = self.problem.n_vars();
-        if x0.len() != n || xd0.len() != n {
-            return Err(SolveError::InvalidOptions(format!(
-                "initial values have {} and {} entries, expected {n}",
-                x0.len(),
-                xd0.len()
-            )));
-        }
-        if t_end.partial_cmp(&t0) != Some(std::cmp::Ordering::Greater) {
-            return Err(SolveError::InvalidOptions(format!(
-                "t_end = {t_end} must lie after t0 = {t0}"
-            )));
-        }
+        check_start(n, t0, x0, xd0, t_end)?;
         self.stats = Stats::default();
         let orders = self.problem.orders();
         let mut history = vec![Point {
@@ -219,10 +209,7 @@ impl<'p, P: SecondOrderDae + ?Sized> BdfSecondOrder<'p, P> {
             xd: xd0.to_vec(),
             order: 0,
         }];
-        let h_max = match self.options.h_max {
-            m if m > 0.0 && m.is_finite() => m,
-            _ => f64::INFINITY,
-        };
+        let h_max = largest_step(self.options.h_max);
         let steps = self.options.steps.clone();
         let (mut h, max_order) = match &steps {
             BdfSteps::Fixed { h, max_order } => (*h, *max_order),

@@ -339,27 +339,13 @@ impl<'p, P: SecondOrderDae + ?Sized> SecondOrderRadau<'p, P> {
         F: FnMut(&SecondOrderStep<'_>) -> bool,
     {
         let n = self.problem.n_vars();
-        if x0.len() != n || xd0.len() != n {
-            return Err(SolveError::InvalidOptions(format!(
-                "initial values have {} and {} entries, expected {n}",
-                x0.len(),
-                xd0.len()
-            )));
-        }
-        if t_end.partial_cmp(&t0) != Some(std::cmp::Ordering::Greater) {
-            return Err(SolveError::InvalidOptions(format!(
-                "t_end = {t_end} must lie after t0 = {t0}"
-            )));
-        }
+        check_start(n, t0, x0, xd0, t_end)?;
         self.stats = Stats::default();
         let (mut t, mut x, mut xd) = (t0, x0.to_vec(), xd0.to_vec());
         let mut xdd = vec![0.0; n];
         let orders = self.problem.orders();
         let p = self.method.order as i32;
-        let h_max = match self.options.h_max {
-            m if m > 0.0 && m.is_finite() => m,
-            _ => f64::INFINITY,
-        };
+        let h_max = largest_step(self.options.h_max);
         let mut h = match self.options.step {
             StepSize::Fixed(h) => h,
             StepSize::Adaptive { rtol, .. } => {
@@ -565,6 +551,40 @@ impl<'p, P: SecondOrderDae + ?Sized> SecondOrderRadau<'p, P> {
             xd: xdn,
             xdd: xddn,
         })
+    }
+}
+
+/// Checks the start of an integration: `n` entries in `x0` and `ẋ0`,
+/// `t_end` after `t0`.
+pub(crate) fn check_start(
+    n: usize,
+    t0: f64,
+    x0: &[f64],
+    xd0: &[f64],
+    t_end: f64,
+) -> Result<(), SolveError> {
+    if x0.len() != n || xd0.len() != n {
+        return Err(SolveError::InvalidOptions(format!(
+            "initial values have {} and {} entries, expected {n}",
+            x0.len(),
+            xd0.len()
+        )));
+    }
+    if t_end.partial_cmp(&t0) != Some(std::cmp::Ordering::Greater) {
+        return Err(SolveError::InvalidOptions(format!(
+            "t_end = {t_end} must lie after t0 = {t0}"
+        )));
+    }
+    Ok(())
+}
+
+/// The bound on the step size: `h_max`, or no bound for `0` or a
+/// non-finite value.
+pub(crate) fn largest_step(h_max: f64) -> f64 {
+    if h_max > 0.0 && h_max.is_finite() {
+        h_max
+    } else {
+        f64::INFINITY
     }
 }
 
