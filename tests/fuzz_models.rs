@@ -619,7 +619,7 @@ proptest! {
     fn mutants_simulate(
         (model, muts) in mutant(),
         form in 0..FORMS.len() + 3,
-        method in 0usize..6,
+        method in 0usize..9,
         t_end in 0usize..4,
     ) {
         let text = mutated(model, &muts);
@@ -630,7 +630,8 @@ proptest! {
             args.extend(["--form", f]);
         }
         // (radau5 thrice as often)
-        if let Some(m) = ["herk", "radau-2nd", "radau5-projected"].get(method) {
+        let methods = ["herk", "radau-2nd", "radau5-projected", "bdf-2nd", "gauss-2nd", "glm-2nd"];
+        if let Some(m) = methods.get(method) {
             args.extend(["--method", m]);
         }
         check_run("simulate", &text, &args)?;
