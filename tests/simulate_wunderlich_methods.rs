@@ -1,5 +1,5 @@
 //! `daec simulate --method bdf-2nd|gauss-2nd|glm-2nd`: the modified BDF
-//! method (wunderlich2005-second-order-daes §2.1), Gauss collocation
+//! method (wunderlich2005 §2.1), Gauss collocation
 //! (Example 2.4) and the general linear method of Example 2.11 on models
 //! written with `der(der(x))`, integrated as written like
 //! `--method radau-2nd`.

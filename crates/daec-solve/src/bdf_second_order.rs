@@ -1,7 +1,6 @@
 //! The modified variable-step variable-order BDF method for second-order
-//! DAEs (wunderlich2005-second-order-daes, §2.1, eqs. (12)–(23), the
-//! algorithm "Modified BDF method for second order systems"; after Sand
-//! 2002).
+//! DAEs (wunderlich2005 §2.1, eqs. (12)–(23), the algorithm "Modified BDF
+//! method for second order systems"; after Sand 2002, the paper's [22]).
 //!
 //! The first derivative at `t_n` is the ordinary variable-step BDF formula
 //! of order `k` (12), the derivative at `t_n` of the polynomial through

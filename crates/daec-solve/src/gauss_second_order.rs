@@ -1,6 +1,5 @@
 //! The Gauss variant of the direct Runge–Kutta discretisation of
-//! second-order DAEs (wunderlich2005-second-order-daes, §2.2,
-//! Example 2.4): collocation (29)/(32) at the Gauss–Legendre nodes, with
+//! second-order DAEs (wunderlich2005 §2.2, Example 2.4): collocation (29)/(32) at the Gauss–Legendre nodes, with
 //! `Ã = A²`, `b̃ = bA` (28f). With `s = 2` the paper's tableau
 //! `c = (3 ∓ √3)/6`, `A = [1/4, (3 − 2√3)/12; (3 + 2√3)/12, 1/4]`,
 //! `Ã = [1/24, (3 − 2√3)/24; (3 + 2√3)/24, 1/24]`, `b = (1/2, 1/2)`,

@@ -1,5 +1,5 @@
 //! General linear methods for second-order DAEs in Nordsieck form
-//! (wunderlich2005-second-order-daes, §2.3, eqs. (35)–(61)).
+//! (wunderlich2005 §2.3, eqs. (35)–(61)).
 //!
 //! A `k`-value `s`-stage method passes the Nordsieck vector
 //! `y^[n] ≈ [y(t_n), h ẏ(t_n), h² ÿ(t_n)]` (40) from step to step and

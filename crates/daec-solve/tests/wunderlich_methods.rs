@@ -1,4 +1,4 @@
-//! The second-order methods of wunderlich2005-second-order-daes §2 on the
+//! The second-order methods of wunderlich2005 §2 on the
 //! particle on a circular track, Example 1.3 (6) / first-order form (7),
 //! whose exact solution from t0 = 1 is `y = (sin t², cos t²)`,
 //! `λ = −4t²` (problem-catalogue W2, reconstructed: it reproduces the
