@@ -251,3 +251,98 @@ fn crates_export_an_explicit_list_over_private_modules() {
         offences.join("\n")
     );
 }
+
+/// Longest function body allowed in `crates/*/src` (issue #29).
+const FUNCTION_LINES_MAX: usize = 300;
+/// Longest source file allowed without a reason at its top.
+const FILE_LINES_MAX: usize = 1500;
+
+/// The functions of a rustfmt-formatted source longer than
+/// [`FUNCTION_LINES_MAX`] lines: `(first line, length, signature)`. A
+/// function runs from its `fn` line to the first later line that is its
+/// indentation followed by `}`; a declaration without a body (its
+/// signature ends in `;`) is skipped.
+fn long_functions(text: &str) -> Vec<(usize, usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut long = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let is_fn = [
+            "fn ",
+            "pub fn ",
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "const fn ",
+        ]
+        .iter()
+        .any(|p| body.starts_with(p));
+        if !is_fn || body.starts_with("fn(") {
+            continue;
+        }
+        let Some(sig_end) = (i..lines.len())
+            .find(|&j| lines[j].trim_end().ends_with('{') || lines[j].trim_end().ends_with(';'))
+        else {
+            continue;
+        };
+        if lines[sig_end].trim_end().ends_with(';') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = (sig_end..lines.len()).find(|&j| lines[j].trim_end() == close) {
+            let length = end - i + 1;
+            if length > FUNCTION_LINES_MAX {
+                long.push((i + 1, length, body.to_string()));
+            }
+        }
+    }
+    long
+}
+
+/// Invariant 9: no function in `crates/*/src` is longer than 300 lines,
+/// and a source file longer than 1 500 lines says why at its top (a
+/// `//! Length:` line among its first 40 lines).
+#[test]
+fn functions_and_files_stay_short_enough_to_read() {
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(common::root().join("crates"))
+        .unwrap()
+        .flatten()
+    {
+        sources(&krate.path().join("src"), &mut files);
+    }
+    assert!(files.len() > 50, "found only {} source files", files.len());
+    let mut problems = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, length, signature) in long_functions(&text) {
+            problems.push(format!(
+                "{}:{line}: {length} lines: {signature}",
+                file.display()
+            ));
+        }
+        let reason = text.lines().take(40).any(|l| l.starts_with("//! Length:"));
+        if text.lines().count() > FILE_LINES_MAX && !reason {
+            problems.push(format!(
+                "{}: {} lines and no `//! Length:` reason at its top",
+                file.display(),
+                text.lines().count()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "too long:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn a_long_function_is_found_and_a_declaration_is_skipped() {
+    let mut text = String::from("trait T {\n    fn declared(&self);\n}\n\nfn long() {\n");
+    for _ in 0..FUNCTION_LINES_MAX {
+        text.push_str("    let x = 1;\n");
+    }
+    text.push_str("}\n\nfn short() {\n    let y = 2;\n}\n");
+    let long = long_functions(&text);
+    assert_eq!(
+        long,
+        vec![(5, FUNCTION_LINES_MAX + 2, "fn long() {".to_string())]
+    );
+}
