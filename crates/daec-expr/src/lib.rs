@@ -8,7 +8,9 @@
 //! * Derivatives — [`ExprPool::diff`] (partial, memoised) and
 //!   [`ExprPool::dt`] (total time derivative, `z_j^(k)` ↦ `z_j^(k+1)`).
 //! * Queries — [`ExprPool::max_orders`] (Σ-matrix entries),
-//!   [`ExprPool::linear_in`], [`ExprPool::substitute`], [`ExprPool::leaves`].
+//!   [`ExprPool::linear_in`], [`ExprPool::linear_in_sparse`] (the cost of the
+//!   expression, not of the leaf set), [`ExprPool::substitute`],
+//!   [`ExprPool::leaves`].
 //! * Evaluation — [`ExprPool::eval`] (direct) and [`Tape`] (compiled, no
 //!   recursion, no allocation per call).
 //! * Printing — [`to_modelica`], [`to_rust`], [`to_latex`].

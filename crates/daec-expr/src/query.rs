@@ -201,11 +201,48 @@ impl ExprPool {
     pub fn linear_in(&mut self, e: ExprId, leaves: &[ExprId]) -> Option<(Vec<ExprId>, ExprId)> {
         let index: FxHashMap<ExprId, usize> =
             leaves.iter().enumerate().map(|(k, &l)| (l, k)).collect();
+        let (coefs, rest) = self.linear_in_by(e, |id, _| index.get(&id).copied())?;
+        let zero = self.constant(0.0);
+        let mut dense = vec![zero; leaves.len()];
+        for (k, c) in coefs {
+            dense[k] = c;
+        }
+        Some((dense, rest))
+    }
+
+    /// [`ExprPool::linear_in`] without a list of the leaves: `index(leaf)`
+    /// is `Some(k)` when the leaf is the `k`-th of the set (any injective
+    /// numbering, e.g. the unknown of a derivative leaf). Returns the
+    /// coefficients of the leaves that occur in `e` only, as `(k, coef)`
+    /// sorted by `k`, and `rest`.
+    ///
+    /// The cost is that of one walk over the DAG of `e`, independent of the
+    /// size of the set: the quasi-linear split of `n` equations against all
+    /// `n` derivatives costs the size of the equations, not `n²`.
+    pub fn linear_in_sparse(
+        &mut self,
+        e: ExprId,
+        index: &dyn Fn(&Leaf) -> Option<usize>,
+    ) -> Option<(Vec<(usize, ExprId)>, ExprId)> {
+        self.linear_in_by(e, |_, node| match node {
+            Node::Leaf(l) => index(l),
+            _ => None,
+        })
+    }
+
+    /// The walk of [`ExprPool::linear_in_sparse`]; `index(id, node)` numbers
+    /// the nodes that are leaves of the set.
+    fn linear_in_by(
+        &mut self,
+        e: ExprId,
+        index: impl Fn(ExprId, &Node) -> Option<usize>,
+    ) -> Option<(Vec<(usize, ExprId)>, ExprId)> {
         let order = self.topo_order(&[e]);
         let mut lin: FxHashMap<ExprId, Lin> = FxHashMap::default();
+        lin.reserve(order.len());
         for id in order {
             let node = self.node(id).clone();
-            let result = if let Some(&k) = index.get(&id) {
+            let result = if let Some(k) = index(id, &node) {
                 let one = self.constant(1.0);
                 let zero = self.constant(0.0);
                 Lin::Linear(vec![(k, one)], zero)
@@ -215,14 +252,7 @@ impl ExprPool {
             lin.insert(id, result);
         }
         match lin.remove(&e) {
-            Some(Lin::Linear(coefs, rest)) => {
-                let zero = self.constant(0.0);
-                let mut dense = vec![zero; leaves.len()];
-                for (k, c) in coefs {
-                    dense[k] = c;
-                }
-                Some((dense, rest))
-            }
+            Some(Lin::Linear(coefs, rest)) => Some((coefs, rest)),
             _ => None,
         }
     }

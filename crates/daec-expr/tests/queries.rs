@@ -1,9 +1,9 @@
-//! max_orders, leaves, substitute and linear_in.
+//! max_orders, leaves, substitute, linear_in and linear_in_sparse.
 
 mod common;
 
 use common::TestEnv;
-use daec_expr::{CmpOp, ExprPool, Func, ParamId};
+use daec_expr::{CmpOp, ExprPool, Func, Leaf, ParamId};
 
 /// The simple pendulum of steinbrecher2016 Ex. 2.7 (problem S1), unknowns
 /// (x, y, v, w, λ) = 0..5, parameters (m, g, ℓ) = 0..3.
@@ -187,4 +187,82 @@ fn scale_of_an_evaluation_tells_cancellation_from_small_units() {
     let sel = p.select(cond, cx, big);
     let (v, scale) = p.eval_with_scale(sel, &env);
     assert!((v - 4e-14).abs() < 1e-27 && scale == v, "{v} {scale}");
+}
+
+/// The numbering of the first-order derivative leaves by their unknown.
+fn first_derivative(l: &Leaf) -> Option<usize> {
+    match *l {
+        Leaf::Var { unknown, order: 1 } => Some(unknown as usize),
+        _ => None,
+    }
+}
+
+#[test]
+fn sparse_coefficients_cover_only_the_leaves_that_occur() {
+    let mut p = ExprPool::new();
+    let f = pendulum(&mut p);
+    let m = p.param(ParamId(0));
+    let one = p.constant(1.0);
+    // F3 = m·v̇ + 2xλ: one coefficient (unknown 2), rest 2xλ
+    let (coefs, rest) = p
+        .linear_in_sparse(f[2], &first_derivative)
+        .expect("F3 is linear in ż");
+    assert_eq!(coefs, vec![(2, m)]);
+    let (x, lam) = (p.var(0, 0), p.var(4, 0));
+    let two = p.constant(2.0);
+    assert_eq!(rest, p.product(&[two, x, lam]));
+    // F1 = ẋ − v: coefficient 1 of unknown 0
+    let (coefs, _) = p.linear_in_sparse(f[0], &first_derivative).unwrap();
+    assert_eq!(coefs, vec![(0, one)]);
+    // F5 has no derivative: no coefficients, rest is the row itself
+    let (coefs, rest) = p.linear_in_sparse(f[4], &first_derivative).unwrap();
+    assert!(coefs.is_empty());
+    assert_eq!(rest, f[4]);
+    // the dense form agrees on every row
+    let zd: Vec<_> = (0..5).map(|j| p.var(j, 1)).collect();
+    for &r in &f {
+        let (dense, rest_dense) = p.linear_in(r, &zd).unwrap();
+        let (sparse, rest_sparse) = p.linear_in_sparse(r, &first_derivative).unwrap();
+        assert_eq!(rest_dense, rest_sparse);
+        for (j, &c) in dense.iter().enumerate() {
+            let s = sparse.iter().find(|e| e.0 == j).map(|e| e.1);
+            match s {
+                Some(s) => assert_eq!(s, c),
+                None => assert_eq!(p.as_constant(c), Some(0.0)),
+            }
+        }
+    }
+}
+
+#[test]
+fn sparse_coefficients_are_merged_sorted_and_reject_nonlinear_rows() {
+    let mut p = ExprPool::new();
+    // 3ẏ + t·ẋ + ẏ·5 − x: coefficients of unknowns 0 and 1, sorted, ẏ merged
+    let (xd, yd, x, t) = (p.var(0, 1), p.var(1, 1), p.var(0, 0), p.time());
+    let three = p.constant(3.0);
+    let five = p.constant(5.0);
+    let a = p.mul(three, yd);
+    let b = p.mul(t, xd);
+    let c = p.mul(yd, five);
+    let nx = p.neg(x);
+    let e = p.sum(&[a, b, c, nx]);
+    let (coefs, rest) = p.linear_in_sparse(e, &first_derivative).unwrap();
+    assert_eq!(coefs.iter().map(|c| c.0).collect::<Vec<_>>(), vec![0, 1]);
+    assert_eq!(coefs[0].1, t);
+    assert_eq!(p.as_constant(coefs[1].1), Some(8.0));
+    assert_eq!(rest, nx);
+    // a product of two derivatives, a derivative under a function or in a
+    // condition is not linear
+    let xy = p.mul(xd, yd);
+    assert!(p.linear_in_sparse(xy, &first_derivative).is_none());
+    let s = p.func(Func::Sin, xd);
+    assert!(p.linear_in_sparse(s, &first_derivative).is_none());
+    let zero = p.constant(0.0);
+    let cond = p.cmp(CmpOp::Gt, xd, zero);
+    let sel = p.select(cond, x, zero);
+    assert!(p.linear_in_sparse(sel, &first_derivative).is_none());
+    // x·ẋ is linear in ẋ with the state-dependent coefficient x
+    let xxd = p.mul(x, xd);
+    let (coefs, _) = p.linear_in_sparse(xxd, &first_derivative).unwrap();
+    assert_eq!(coefs, vec![(0, x)]);
 }

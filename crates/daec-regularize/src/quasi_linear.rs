@@ -2,7 +2,7 @@
 //! `0 = g(t,z)` (the problem class of `daec_solve::QuasiLinearDae` and of
 //! QUALIDAES, steinbrecher2016 §4).
 //!
-//! Differential rows are split with [`ExprPool::linear_in`] on the
+//! Differential rows are split with [`ExprPool::linear_in_sparse`] on the
 //! first-order derivative leaves `ż_j`: the coefficients are the row of `E`,
 //! the residual `E_i·ż − k_i` is kept as it is. Constraint rows keep their
 //! levels and are ordered by level.
@@ -34,7 +34,7 @@ use crate::formulation::{
     ConstraintRow, DiffRow, FormUnknown, Formulation, QuasiLinearForm, RowKind, UnknownKind,
 };
 use daec_expr::{ExprId, ExprPool, Leaf};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 impl Formulation {
     /// The quasi-linear split `E(t,z)ż = k(t,z)`, `0 = g(t,z)` of this
@@ -78,7 +78,7 @@ fn derivatives(pool: &ExprPool, e: ExprId) -> Vec<(usize, u32)> {
 }
 
 /// A name for the velocity of `base` that is not taken yet.
-fn fresh_name(base: &str, taken: &mut Vec<String>) -> String {
+fn fresh_name(base: &str, taken: &mut FxHashSet<String>) -> String {
     let clean: String = base
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
@@ -91,7 +91,7 @@ fn fresh_name(base: &str, taken: &mut Vec<String>) -> String {
         k += 1;
         name = format!("{stem}_{k}");
     }
-    taken.push(name.clone());
+    taken.insert(name.clone());
     name
 }
 
@@ -150,6 +150,11 @@ pub fn quasi_linear(
         }
     }
     let dvars: Vec<ExprId> = (0..n as u32).map(|j| pool.var(j, 1)).collect();
+    // The leaves ż_j, numbered by j: the split of a row costs its size, not n.
+    let first_derivative = |l: &Leaf| match *l {
+        Leaf::Var { unknown, order: 1 } => Some(unknown as usize),
+        _ => None,
+    };
     // Pass 1: which rows are affine in ż, and the derivatives of the others.
     let mut velocity: Vec<usize> = Vec::new();
     for eq in &form.equations {
@@ -160,14 +165,17 @@ pub fn quasi_linear(
         if d.is_empty() {
             continue;
         }
-        if pool.linear_in(eq.residual, &dvars).is_none() {
+        if pool
+            .linear_in_sparse(eq.residual, &first_derivative)
+            .is_none()
+        {
             velocity.extend(d.iter().map(|&(j, _)| j));
         }
     }
     velocity.sort_unstable();
     velocity.dedup();
     let mut unknowns = form.unknowns.clone();
-    let mut taken: Vec<String> = unknowns.iter().map(|u| u.name.clone()).collect();
+    let mut taken: FxHashSet<String> = unknowns.iter().map(|u| u.name.clone()).collect();
     let mut subst: FxHashMap<ExprId, ExprId> = FxHashMap::default();
     let mut diff = Vec::new();
     for &j in &velocity {
@@ -189,13 +197,13 @@ pub fn quasi_linear(
         subst.insert(dvars[j], u);
     }
     let mut constraints = Vec::new();
+    // The expressions of the rows kept so far, to drop literal repeats.
+    let mut constraint_exprs: FxHashSet<ExprId> = FxHashSet::default();
+    let mut diff_exprs: FxHashSet<ExprId> = diff.iter().map(|d| d.residual).collect();
     for (i, eq) in form.equations.iter().enumerate() {
         let level = match eq.kind {
             RowKind::Constraint { level } => {
-                if constraints
-                    .iter()
-                    .any(|c: &ConstraintRow| c.expr == eq.residual)
-                {
+                if !constraint_exprs.insert(eq.residual) {
                     continue;
                 }
                 constraints.push(ConstraintRow {
@@ -214,7 +222,7 @@ pub fn quasi_linear(
         };
         if derivatives(pool, r).is_empty() {
             // Algebraic (possibly after the velocity substitution).
-            if constraints.iter().any(|c| c.expr == r) {
+            if !constraint_exprs.insert(r) {
                 continue;
             }
             constraints.push(ConstraintRow {
@@ -224,17 +232,16 @@ pub fn quasi_linear(
             });
             continue;
         }
-        if diff.iter().any(|d: &DiffRow| d.residual == r) {
+        if !diff_exprs.insert(r) {
             continue;
         }
-        let Some((coefs, _rest)) = pool.linear_in(r, &dvars) else {
+        let Some((coefs, _rest)) = pool.linear_in_sparse(r, &first_derivative) else {
             // Cannot happen: every derivative of a non-affine row was
             // replaced by a velocity unknown.
             return Err(err(form, Refusal::NotAffine { equation: i }));
         };
         let mass: Vec<(usize, ExprId)> = coefs
             .into_iter()
-            .enumerate()
             .filter(|(_, c)| pool.as_constant(*c) != Some(0.0))
             .collect();
         diff.push(DiffRow {

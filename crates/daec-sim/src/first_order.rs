@@ -79,13 +79,18 @@ pub fn reduce_to_first_order(dae: &mut Dae) -> Vec<usize> {
 /// Σ-method analysis of the result provides the extra hidden constraint.
 fn quasi_linearize(dae: &mut Dae) -> Vec<usize> {
     let n = dae.unknowns.len();
-    let dvars: Vec<ExprId> = (0..n as u32).map(|j| dae.pool.var(j, 1)).collect();
+    // The leaves der(z_j) of the original unknowns, numbered by j: the test
+    // of a row costs its size, not n.
+    let first_derivative = |l: &Leaf| match *l {
+        Leaf::Var { unknown, order: 1 } if (unknown as usize) < n => Some(unknown as usize),
+        _ => None,
+    };
     let mut added = Vec::new();
     let mut map: FxHashMap<ExprId, ExprId> = FxHashMap::default();
     let mut links = Vec::new();
     for i in 0..dae.equations.len() {
         let r = dae.equations[i].residual;
-        if dae.pool.linear_in(r, &dvars).is_some() {
+        if dae.pool.linear_in_sparse(r, &first_derivative).is_some() {
             continue;
         }
         for l in dae.pool.leaves(r) {
@@ -112,7 +117,7 @@ fn quasi_linearize(dae: &mut Dae) -> Vec<usize> {
     let nonlinear: Vec<usize> = (0..dae.equations.len())
         .filter(|&i| {
             dae.pool
-                .linear_in(dae.equations[i].residual, &dvars)
+                .linear_in_sparse(dae.equations[i].residual, &first_derivative)
                 .is_none()
         })
         .collect();
