@@ -587,12 +587,51 @@ fn stacked_rows(n: usize, e: SparseRows<'_>, g: SparseRows<'_>) -> Vec<Vec<(usiz
 /// well-conditioned rows first.
 const ORDERED_GOOD: f64 = 0.1;
 
+/// A pivot row of the ordered selection: its pivot column, the pivot and
+/// the row's (reduced, normalised) entries.
+type PivotRow = (usize, f64, Vec<(usize, f64)>);
+
+/// A pivot of the ordered selection may be this fraction of the largest
+/// remaining entry of its row (threshold pivoting, Duff, Erisman & Reid,
+/// *Direct Methods for Sparse Matrices*, §5.4): among those entries the
+/// column that fewest of the remaining rows hold is chosen, so the pivot
+/// row brings as little fill as possible into the rows after it.
+const ORDERED_PIVOT: f64 = 0.1;
+
+/// The pivot column of a reduced row (its entries `x` on `touched`; the
+/// largest, `best`, is `(|x|, column)`): among the free columns whose entry
+/// is at least [`ORDERED_PIVOT`] of the largest, the one held by the fewest
+/// remaining rows (`remaining`, a Markowitz count of the rows to come), the
+/// larger entry on ties, then the first.
+fn sparsest_pivot(
+    touched: &[usize],
+    x: &[f64],
+    pivot_of_col: &[usize],
+    remaining: &[usize],
+    best: (f64, usize),
+) -> usize {
+    let floor = ORDERED_PIVOT * best.0;
+    let mut chosen = (remaining[best.1], best.0, best.1);
+    for &c in touched {
+        let a = x[c].abs();
+        if pivot_of_col[c] != usize::MAX || a < floor {
+            continue;
+        }
+        if (remaining[c], -a) < (chosen.0, -chosen.1) {
+            chosen = (remaining[c], a, c);
+        }
+    }
+    chosen.2
+}
+
 /// The equation selection for large sparse systems with limited fill:
 /// rows are taken *in their order* (the constraints, then the differential
 /// rows), each reduced against the pivot rows chosen so far (sparse
 /// accumulator, pivots applied in the order they were created) and kept
-/// as a new pivot row — pivoting on its largest remaining entry — when
-/// that entry is above the rank tolerance. Row reduction only brings in
+/// as a new pivot row when its largest remaining entry is above the rank
+/// tolerance — pivoting, among its entries of at least `ORDERED_PIVOT` of
+/// the largest, on the column the fewest rows still to come hold
+/// (`sparsest_pivot`, a Markowitz count). Row reduction only brings in
 /// the entries of earlier pivot rows, so for chain-like models (whose
 /// equations follow the chain) the fill stays within the coupling band,
 /// where the complete pivoting of [`select_equations_sparse`] fills in
@@ -611,18 +650,42 @@ pub fn select_equations_ordered(
     g_values: &[f64],
     n_g: usize,
 ) -> Result<EquationSelection, usize> {
+    select_ordered(n, e_pattern, e_values, n_d, g_pattern, g_values, n_g).0
+}
+
+/// [`select_equations_ordered`] and the number of entries of its pivot
+/// rows (the fill, which bounds its cost).
+fn select_ordered(
+    n: usize,
+    e_pattern: &[(usize, usize)],
+    e_values: &[f64],
+    n_d: usize,
+    g_pattern: &[(usize, usize)],
+    g_values: &[f64],
+    n_g: usize,
+) -> (Result<EquationSelection, usize>, usize) {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let rows = n_g + n_d;
     let w = stacked_rows(n, (e_pattern, e_values, n_d), (g_pattern, g_values, n_g));
-    // pivot k: its column and its (reduced, normalised) row
+    // pivot k: its column, its value and its (reduced, normalised) row
     let mut pivot_of_col: Vec<usize> = vec![usize::MAX; n];
-    let mut pivots: Vec<(usize, Vec<(usize, f64)>)> = Vec::new();
-    // sparse accumulator
+    let mut pivots: Vec<PivotRow> = Vec::new();
+    // sparse accumulator; the marks of the queued pivots are cleared after
+    // each row through `queued_list`, so a row costs its own fill, not n
     let mut x = vec![0.0f64; n];
     let mut touched: Vec<usize> = Vec::new();
     let mut mark = vec![false; n];
-    let mut queued: Vec<bool> = Vec::new();
+    let mut queued = vec![false; n];
+    let mut queued_list: Vec<usize> = Vec::new();
+    let mut heap: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
+    // how many rows not yet taken hold each column (their pattern)
+    let mut remaining = vec![0usize; n];
+    for row in &w {
+        for &(c, _) in row {
+            remaining[c] += 1;
+        }
+    }
     let mut sel = EquationSelection {
         diff_rows: Vec::new(),
         constraint_rows: Vec::new(),
@@ -646,9 +709,6 @@ pub fn select_equations_ordered(
             if !(scale > 0.0 && scale.is_finite()) {
                 continue;
             }
-            queued.clear();
-            queued.resize(pivots.len(), false);
-            let mut heap: BinaryHeap<Reverse<usize>> = BinaryHeap::new();
             for &(c, v) in &w[r] {
                 if !mark[c] {
                     mark[c] = true;
@@ -658,13 +718,13 @@ pub fn select_equations_ordered(
                 let p = pivot_of_col[c];
                 if p != usize::MAX && !queued[p] {
                     queued[p] = true;
+                    queued_list.push(p);
                     heap.push(Reverse(p));
                 }
             }
             // eliminate the pivot columns, oldest pivot first
             while let Some(Reverse(p)) = heap.pop() {
-                let (pc, ref prow) = pivots[p];
-                let pv = prow.iter().find(|e| e.0 == pc).map_or(0.0, |e| e.1);
+                let (pc, pv, ref prow) = pivots[p];
                 let f = x[pc] / pv;
                 if f == 0.0 || !f.is_finite() {
                     x[pc] = 0.0;
@@ -679,6 +739,7 @@ pub fn select_equations_ordered(
                     let q = pivot_of_col[c];
                     if q != usize::MAX && q != p && !queued[q] {
                         queued[q] = true;
+                        queued_list.push(q);
                         heap.push(Reverse(q));
                     }
                 }
@@ -693,6 +754,10 @@ pub fn select_equations_ordered(
             }
             let accept = best.1 != usize::MAX && best.0 > threshold && best.0.is_finite();
             if accept {
+                best.1 = sparsest_pivot(&touched, &x, &pivot_of_col, &remaining, best);
+                for &(c, _) in &w[r] {
+                    remaining[c] -= 1;
+                }
                 let mut row: Vec<(usize, f64)> = touched
                     .iter()
                     .filter(|&&c| pivot_of_col[c] == usize::MAX && x[c] != 0.0)
@@ -700,7 +765,7 @@ pub fn select_equations_ordered(
                     .collect();
                 row.sort_unstable_by_key(|e| e.0);
                 pivot_of_col[best.1] = pivots.len();
-                pivots.push((best.1, row));
+                pivots.push((best.1, x[best.1], row));
                 taken[r] = true;
                 if r < n_g {
                     sel.constraint_rows.push(r);
@@ -713,14 +778,19 @@ pub fn select_equations_ordered(
                 mark[c] = false;
             }
             touched.clear();
+            for &p in &queued_list {
+                queued[p] = false;
+            }
+            queued_list.clear();
         }
     }
+    let fill = pivots.iter().map(|p| p.2.len()).sum();
     if pivots.len() < n {
-        return Err(pivots.len());
+        return (Err(pivots.len()), fill);
     }
     sel.diff_rows.sort_unstable();
     sel.constraint_rows.sort_unstable();
-    Ok(sel)
+    (Ok(sel), fill)
 }
 
 #[cfg(test)]
@@ -895,6 +965,56 @@ mod tests {
             assert_eq!(s.diff_rows, vec![0], "v = {v}");
             assert_eq!(s.constraint_rows, vec![0, 1], "v = {v}");
         }
+    }
+
+    #[test]
+    fn the_ordered_pivot_is_the_column_fewest_remaining_rows_hold() {
+        // a reduced row with entries 1.0 (col 0, held by 5 later rows),
+        // 0.5 (col 1, 1 row), 0.05 (col 2, no row) and col 3 pivoted
+        let touched = [0, 1, 2, 3];
+        let x = [1.0, -0.5, 0.05, 2.0];
+        let pivot_of_col = [usize::MAX, usize::MAX, usize::MAX, 0];
+        let remaining = [5, 1, 0, 0];
+        // col 2 is below the threshold (0.1 of 1.0), col 3 is taken
+        assert_eq!(
+            sparsest_pivot(&touched, &x, &pivot_of_col, &remaining, (1.0, 0)),
+            1
+        );
+        // on equal counts the larger entry wins
+        let remaining = [1, 1, 0, 0];
+        assert_eq!(
+            sparsest_pivot(&touched, &x, &pivot_of_col, &remaining, (1.0, 0)),
+            0
+        );
+    }
+
+    #[test]
+    fn a_chain_is_selected_with_fill_linear_in_its_length() {
+        // columns a_i = i and b_i = k + i; rows i < k: 2·a_i + b_i + a_{i−1}
+        // (a_i is the largest entry and the next row holds it), then the k
+        // rows a_i. Pivoting on the largest entry (a_i) carries every
+        // b_j, j < i, into row i: the pivot rows hold ~k²/2 entries. The
+        // sparsest pivot takes b_i, which no later row holds: no fill.
+        let k = 40;
+        let n = 2 * k;
+        let mut pattern = Vec::new();
+        let mut values = Vec::new();
+        for i in 0..k {
+            pattern.extend([(i, i), (i, k + i)]);
+            values.extend([2.0, 1.0]);
+            if i > 0 {
+                pattern.push((i, i - 1));
+                values.push(1.0);
+            }
+        }
+        for i in 0..k {
+            pattern.push((k + i, i));
+            values.push(1.0);
+        }
+        let (sel, fill) = select_ordered(n, &[], &[], 0, &pattern, &values, n);
+        let sel = sel.expect("regular");
+        assert_eq!(sel.constraint_rows, (0..n).collect::<Vec<_>>());
+        assert!(fill <= 2 * n, "pivot rows hold {fill} entries");
     }
 
     #[test]
