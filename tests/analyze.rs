@@ -532,3 +532,35 @@ fn a_name_of_65536_characters_keys_the_sigma_table() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn size_limits_that_apply_are_recorded() {
+    // the spring chain with 10 masses: 21 unknowns, above both limits
+    let opts = AnalyzeOptions {
+        constraints_max_unknowns: 20,
+        sparse_success_check_max_unknowns: 15,
+        ..AnalyzeOptions::default()
+    };
+    let mut dae = load_with("models/scale/spring_chain.dae", &[]);
+    let a = analyze(&mut dae, &opts);
+    let reg = a.regular().unwrap();
+    assert!(reg.constraints.is_none() && reg.success.point.is_none());
+    let seen: Vec<(&str, usize, usize)> = reg
+        .limits
+        .iter()
+        .map(|l| (l.stage, l.limit, l.size))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![("hidden constraints", 20, 21), ("success check", 15, 21)]
+    );
+    assert!(
+        reg.limits[0]
+            .what_was_skipped
+            .contains("hidden constraints")
+    );
+    // within the limits: none
+    let mut dae = load_with("models/scale/spring_chain.dae", &[]);
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    assert!(a.regular().unwrap().limits.is_empty());
+}

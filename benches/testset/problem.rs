@@ -353,6 +353,7 @@ fn as_written_formulation(dae: &Dae) -> Formulation {
             })
             .collect(),
         hvt: None,
+        limits: Vec::new(),
     }
 }
 

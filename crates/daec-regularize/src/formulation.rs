@@ -15,6 +15,7 @@
 //! need: `E(t,z)ż = k(t,z)`, `0 = g(t,z)` with first-order derivatives
 //! only, affine in `ż`.
 
+use crate::Limit;
 use daec_expr::ExprId;
 
 /// The regularizations `daec regularize --form` offers.
@@ -177,6 +178,9 @@ pub struct Formulation {
     /// StE: the HVT `T*` it was built on, as `hvt[j] = i` (column `j` of Σ
     /// is matched to row `i`); `None` for the other forms.
     pub hvt: Option<Vec<usize>>,
+    /// The size limits that made the construction skip a check (StE's
+    /// verification at the consistent point, the dummies' conditioning).
+    pub limits: Vec<Limit>,
 }
 
 impl Formulation {

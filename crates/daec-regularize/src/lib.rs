@@ -21,6 +21,7 @@ mod expand;
 mod forms;
 mod formulation;
 mod hidden_constraints;
+mod limits;
 mod linear_combination;
 mod quasi_linear;
 mod signature;
@@ -41,6 +42,7 @@ pub use formulation::{
 pub use hidden_constraints::{
     ConstraintArray, HiddenConstraint, ReferencePoint, hidden_constraints,
 };
+pub use limits::Limit;
 pub use linear_combination::{Conversion, has_rational_entries};
 pub use quasi_linear::{mass_entries, sparse_jacobian};
 pub use signature::{DerivativeArray, JacobianEntry, sigma_jacobian, sigma_matrix};
@@ -103,6 +105,9 @@ pub struct Regular {
     pub pantelides: Result<PantelidesResult, PantelidesError>,
     /// The success check.
     pub success: SuccessCheck,
+    /// The size limits that made the analysis skip work (the hidden
+    /// constraints, the numerical success check).
+    pub limits: Vec<Limit>,
 }
 
 /// Structural regularity or singularity.
@@ -256,6 +261,20 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
     } else {
         (None, None)
     };
+    let mut limits: Vec<Limit> = Limit::check(
+        "hidden constraints",
+        options.constraints_max_unknowns,
+        n,
+        || "the derivative array and the hidden constraints were not built".into(),
+    )
+    .into_iter()
+    .collect();
+    limits.extend(Limit::check(
+        "success check",
+        options.sparse_success_check_max_unknowns,
+        n,
+        || "the numerical success check (consistent point, regularity of the Σ-Jacobian) was not performed".into(),
+    ));
     let success = success_check(
         dae,
         &jacobian,
@@ -277,6 +296,7 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
             constraints,
             pantelides,
             success,
+            limits,
         })),
         conversions: Vec::new(),
         before_conversion: None,

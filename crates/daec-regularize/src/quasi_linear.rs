@@ -344,6 +344,7 @@ mod tests {
                 eq(x, RowKind::Constraint { level: 0 }),
             ],
             hvt: None,
+            limits: Vec::new(),
         };
         let q = form.quasi_linear(&mut p).unwrap();
         assert_eq!(q.n(), 3);
@@ -372,6 +373,7 @@ mod tests {
             unknowns: vec![unknown("x", 0), unknown("y[1]", 1)],
             equations: vec![eq(r1, RowKind::Differential), eq(r2, RowKind::Differential)],
             hvt: None,
+            limits: Vec::new(),
         };
         let q = form.quasi_linear(&mut p).unwrap();
         assert_eq!(q.n(), 3);
@@ -393,6 +395,7 @@ mod tests {
             unknowns: vec![unknown("x", 0)],
             equations: vec![eq(xdd, RowKind::Differential)],
             hvt: None,
+            limits: Vec::new(),
         };
         let e = form.quasi_linear(&mut p).unwrap_err();
         assert!(e.to_string().contains("order > 1 of `x`"), "{e}");
@@ -408,6 +411,7 @@ mod tests {
             unknowns: vec![unknown("x", 0)],
             equations: vec![eq(xd, RowKind::Constraint { level: 0 })],
             hvt: None,
+            limits: Vec::new(),
         };
         assert_eq!(
             form.quasi_linear(&mut p).unwrap_err().cause,
@@ -422,6 +426,7 @@ mod tests {
             unknowns: vec![unknown("x", 0)],
             equations: vec![eq(z, RowKind::Differential)],
             hvt: None,
+            limits: Vec::new(),
         };
         let e = form.quasi_linear(&mut p).unwrap_err();
         assert_eq!(
@@ -441,6 +446,7 @@ mod tests {
             unknowns: vec![],
             equations: vec![],
             hvt: None,
+            limits: Vec::new(),
         };
         assert_eq!(
             empty.quasi_linear(&mut p).unwrap_err().cause,

@@ -35,5 +35,6 @@ pub fn ada(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
         unknowns,
         equations,
         hvt: None,
+        limits: Vec::new(),
     })
 }

@@ -229,6 +229,7 @@ pub fn dd_with_levels(
         unknowns,
         equations,
         hvt: None,
+        limits: Vec::new(),
     })
 }
 

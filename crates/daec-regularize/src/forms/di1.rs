@@ -104,5 +104,6 @@ pub fn di1(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
         unknowns: super::original_unknowns(dae),
         equations,
         hvt: None,
+        limits: Vec::new(),
     })
 }

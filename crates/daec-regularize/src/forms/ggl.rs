@@ -194,5 +194,6 @@ pub fn ggl(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
         unknowns,
         equations,
         hvt: None,
+        limits: Vec::new(),
     })
 }

@@ -60,5 +60,6 @@ pub fn hic(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regularize
         unknowns: original_unknowns(dae),
         equations,
         hvt: None,
+        limits: Vec::new(),
     })
 }

@@ -98,6 +98,7 @@ fn index3(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeE
         unknowns: original_unknowns(dae),
         equations: dae_rows(dae, analysis),
         hvt: None,
+        limits: Vec::new(),
     })
 }
 

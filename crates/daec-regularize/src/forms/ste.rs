@@ -28,12 +28,12 @@
 //! the pivoted dummies as the alternative.
 
 use super::{err, regular, replaced_array, replacement};
-use crate::Analysis;
 use crate::dense::{FullPivLu, Matrix};
 use crate::error::{OtherHvts, Refusal, RegularizeError};
 use crate::formulation::{Form, Formulation, RowSource, UnknownKind};
 use crate::hidden_constraints::ReferencePoint;
 use crate::signature::{sigma_jacobian, sigma_matrix};
+use crate::{Analysis, Limit};
 use daec_expr::ParamId;
 use daec_expr::{Env, ExprPool};
 use daec_model::Dae;
@@ -47,6 +47,29 @@ use rustc_hash::FxHashMap;
 /// that point (ψ = Ω(t, z)); when it is not, the other enumerated HVTs are
 /// tried by decreasing `κ_T`, and the form is refused when none works.
 pub fn ste(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeError> {
+    let mut f = ste_checked(dae, analysis)?;
+    let n = dae.unknowns.len();
+    let conditioned = analysis
+        .regular()
+        .is_some_and(|r| r.success.jacobian.is_some());
+    f.limits.extend(Limit::check(
+        "StE check",
+        CHECK_MAX,
+        f.unknowns.len(),
+        || "the Σ-Jacobian of the extended system was not verified at the consistent point".into(),
+    ));
+    if conditioned {
+        f.limits
+            .extend(Limit::check("StE HVT choice", CONDITIONING_MAX, n, || {
+                "the HVT was chosen by κ_T alone: the conditioning of its dummies was not assessed"
+                    .into()
+            }));
+    }
+    Ok(f)
+}
+
+/// [`ste`] without the report of the limits that applied.
+fn ste_checked(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeError> {
     let form = Form::Ste;
     // (`regular` refuses a Σ-Jacobian singular at the consistent point)
     let reg = regular(dae, analysis, form)?;
@@ -462,5 +485,6 @@ pub fn ste_for_hvt(
         unknowns,
         equations,
         hvt: Some(hvt.to_vec()),
+        limits: Vec::new(),
     })
 }
