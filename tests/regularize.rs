@@ -144,3 +144,49 @@ fn usage_and_model_errors() {
         r.stderr
     );
 }
+
+#[test]
+fn size_limits_are_warnings_and_json_fields() {
+    // StE of the spring chain with 70 masses (141 unknowns): the
+    // conditioning of the dummies is assessed for at most 120 unknowns
+    let model = "models/scale/spring_chain.dae";
+    let r = daec(&[
+        "regularize",
+        model,
+        "-p",
+        "N=70",
+        "--form",
+        "ste",
+        "--emit",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("warning: StE HVT choice: the HVT was chosen by κ_T alone")
+            && r.stderr.contains("(size 141 above the limit 120)"),
+        "{}",
+        r.stderr
+    );
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let limits = v["limits"].as_array().unwrap();
+    assert_eq!(limits.len(), 1, "{limits:?}");
+    assert_eq!(limits[0]["stage"], "StE HVT choice");
+    assert_eq!(limits[0]["limit"], 120);
+    assert_eq!(limits[0]["size"], 141);
+    // the small model: no limit, an empty list, no warning
+    let r = daec(&[
+        "regularize",
+        model,
+        "-p",
+        "N=3",
+        "--form",
+        "ste",
+        "--emit",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["limits"], serde_json::json!([]));
+}

@@ -195,11 +195,15 @@ fn temporary_beside(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.daec-tmp-{}-{k}", std::process::id()))
 }
 
-/// Writes `contents` to a fresh file beside `path` and renames it over
+/// Writes what `write` produces to a fresh file beside `path` and renames it over
 /// `path`. The fresh file is created exclusively (`O_EXCL`: an existing
 /// file or link of that name is never followed) with the permission bits
 /// `mode` of the file it replaces.
-fn replace_atomically(path: &Path, mode: Option<u32>, contents: &[u8]) -> std::io::Result<()> {
+fn replace_atomically(
+    path: &Path,
+    mode: Option<u32>,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut open = OpenOptions::new();
     open.write(true).create_new(true);
     if let Some(mode) = mode {
@@ -214,7 +218,10 @@ fn replace_atomically(path: &Path, mode: Option<u32>, contents: &[u8]) -> std::i
         }
     };
     let result = (|| {
-        file.write_all(contents)?;
+        let mut w = std::io::BufWriter::new(&mut file);
+        write(&mut w)?;
+        w.flush()?;
+        drop(w);
         if let Some(mode) = mode {
             // (`mode` at creation is reduced by the umask)
             file.set_permissions(fs::Permissions::from_mode(mode))?;
@@ -231,13 +238,24 @@ fn replace_atomically(path: &Path, mode: Option<u32>, contents: &[u8]) -> std::i
 /// Writes `contents` to `path` (see the module documentation); a usage
 /// error when it cannot.
 pub(crate) fn write_output(ctx: &mut Ctx<'_, '_>, path: &Path, contents: &[u8]) -> Result<(), i32> {
+    write_output_with(ctx, path, &mut |w| w.write_all(contents))
+}
+
+/// [`write_output`] of what `write` produces, written as it is produced
+/// (through a buffer), so that a large output is never held in memory.
+pub(crate) fn write_output_with(
+    ctx: &mut Ctx<'_, '_>,
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), i32> {
     let written = resolve(path).and_then(|target| {
         match target.kind {
-            Kind::Replace { path: real, mode } => replace_atomically(&real, mode, contents),
-            Kind::Direct => OpenOptions::new()
-                .append(true)
-                .open(path)
-                .and_then(|mut f| f.write_all(contents)),
+            Kind::Replace { path: real, mode } => replace_atomically(&real, mode, write),
+            Kind::Direct => OpenOptions::new().append(true).open(path).and_then(|f| {
+                let mut w = std::io::BufWriter::new(f);
+                write(&mut w)?;
+                w.flush()
+            }),
         }
         .map_err(|e| e.to_string())
     });

@@ -9,6 +9,7 @@
 
 mod commands;
 mod files;
+mod json;
 mod memory;
 // `native` stays a namespace: benches name `native::RustcCompiler`.
 pub mod native;
@@ -371,13 +372,25 @@ fn read_model(ctx: &mut Ctx<'_, '_>, path: &Path) -> Result<String, i32> {
     }
 }
 
-/// Writes command output to `-o FILE` (see [`files`]) or stdout.
-pub(crate) fn emit(ctx: &mut Ctx<'_, '_>, output: Option<&Path>, text: &str) -> Result<(), i32> {
+/// Writes command output as `write` produces it (through a buffer) to
+/// `-o FILE` (see [`files`]) or stdout: large outputs are never held in
+/// memory.
+pub(crate) fn emit_with(
+    ctx: &mut Ctx<'_, '_>,
+    output: Option<&Path>,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), i32> {
     match output {
-        Some(path) => files::write_output(ctx, path, text.as_bytes()),
+        Some(path) => files::write_output_with(ctx, path, write),
         None => {
-            let _ = ctx.io.stdout.write_all(text.as_bytes());
+            let mut w = std::io::BufWriter::new(&mut *ctx.io.stdout);
+            let _ = write(&mut w).and_then(|()| w.flush());
             Ok(())
         }
     }
+}
+
+/// Writes command output to `-o FILE` (see [`files`]) or stdout.
+pub(crate) fn emit(ctx: &mut Ctx<'_, '_>, output: Option<&Path>, text: &str) -> Result<(), i32> {
+    emit_with(ctx, output, &mut |w| w.write_all(text.as_bytes()))
 }

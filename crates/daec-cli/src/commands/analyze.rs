@@ -2,14 +2,17 @@
 //! index, DOF, Σ-Jacobian, BTF, Pantelides, hidden constraints by level,
 //! success check — as a text report or JSON.
 
-use crate::{Ctx, EXIT_MODEL, Format, ModelArgs, emit, load};
+use crate::json::{Array, write_object};
+use crate::{Ctx, EXIT_MODEL, Format, ModelArgs, emit, emit_with, load};
 use daec_diag::{Diagnostic, Span, codes};
 use daec_expr::{ExprId, to_modelica};
 use daec_model::{Dae, FlatNames};
 use daec_regularize::expand;
 use daec_regularize::has_rational_entries;
-use daec_regularize::{Analysis, AnalyzeOptions, Outcome, Regular, analyze};
+use daec_regularize::{Analysis, AnalyzeOptions, Limit, Outcome, Regular, analyze};
 use daec_structure::{HvtCount, SigmaAnalysis, StructuralSingularity};
+use serde::Serialize;
+use serde::ser::SerializeMap;
 use serde_json::{Value, json};
 use std::fmt::Write;
 use std::path::Path;
@@ -80,16 +83,16 @@ pub(crate) fn analyze_command(
                 .collect()
         })
         .unwrap_or_default();
-    let text = match format {
-        Format::Text => text_report(&dae, &analysis, reg, &expanded),
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(&json_report(&dae, &analysis, reg, &expanded))
-                .unwrap_or_default();
-            s.push('\n');
-            s
+    warn_limits(ctx, &reg.limits);
+    match format {
+        Format::Text => {
+            let text = text_report(&dae, &analysis, reg, &expanded);
+            emit(ctx, output, &text)
         }
-    };
-    emit(ctx, output, &text)
+        Format::Json => emit_with(ctx, output, &mut |w| {
+            write_json_report(w, &dae, &analysis, reg, &expanded)
+        }),
+    }
 }
 
 fn eq_name(i: usize) -> String {
@@ -660,7 +663,80 @@ fn fmt_num(x: f64) -> String {
     format!("{x:.6e}")
 }
 
-fn json_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId]) -> Value {
+/// A warning on standard error for every size limit that applied.
+pub(crate) fn warn_limits(ctx: &mut Ctx<'_, '_>, limits: &[Limit]) {
+    for l in limits {
+        let line = format!("warning: {}\n", l.message());
+        let _ = std::io::Write::write_all(&mut ctx.io.stderr, line.as_bytes());
+    }
+}
+
+/// The `limits` field of the JSON reports: one object per limit that
+/// applied.
+pub(crate) fn limits_json(limits: &[Limit]) -> Vec<Value> {
+    limits
+        .iter()
+        .map(|l| {
+            json!({
+                "stage": l.stage,
+                "limit": l.limit,
+                "size": l.size,
+                "what_was_skipped": l.what_was_skipped,
+            })
+        })
+        .collect()
+}
+
+/// The success check in the JSON report (keys in sorted order).
+#[derive(Serialize)]
+struct SuccessJson<'a> {
+    consistent: Option<bool>,
+    determinant: Option<f64>,
+    performed: bool,
+    point: Option<&'a [f64]>,
+    rank: Option<usize>,
+    residual: Option<f64>,
+    skipped_because: Option<&'a str>,
+    succeeded: bool,
+}
+
+/// The canonical offsets in the JSON report.
+#[derive(Serialize)]
+struct OffsetsJson<'a> {
+    c: &'a [u32],
+    d: &'a [u32],
+}
+
+/// Pantelides' differentiations in the JSON report.
+#[derive(Serialize)]
+struct PantelidesJson<'a> {
+    differentiations: &'a [u32],
+    equals_c: bool,
+}
+
+/// The blocks of a block triangular form in the JSON report.
+struct BlocksJson<'a>(&'a daec_structure::Btf);
+
+impl Serialize for BlocksJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            self.0
+                .blocks
+                .iter()
+                .map(|bl| json!({"equations": bl.rows, "unknowns": bl.cols})),
+        )
+    }
+}
+
+/// Writes the JSON report to `w` as it is produced (keys in sorted order,
+/// see [`crate::json`]).
+fn write_json_report(
+    w: &mut dyn std::io::Write,
+    dae: &Dae,
+    analysis: &Analysis,
+    reg: &Regular,
+    expanded: &[ExprId],
+) -> std::io::Result<()> {
     let names = FlatNames(dae);
     let sa = &reg.sigma;
     let structural_index = analysis
@@ -668,88 +744,94 @@ fn json_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
         .as_ref()
         .and_then(|b| b.regular().map(|r| r.sigma.structural_index))
         .unwrap_or(sa.structural_index);
-    let sigma: Vec<Value> = analysis
-        .sigma
-        .iter()
-        .map(|(i, j, s)| json!([i, j, s]))
-        .collect();
-    let hvt: Vec<Value> = sa
-        .hvt
-        .col_of_row
-        .iter()
-        .enumerate()
-        .map(|(i, &j)| json!([i, j]))
-        .collect();
-    let constraints: Vec<Value> = reg
-        .constraints
-        .as_ref()
-        .map(|ca| {
-            ca.constraints
-                .iter()
-                .enumerate()
-                .map(|(k, h)| {
-                    json!({
-                        "level": h.level,
-                        "equation": format!("0 = {}", to_modelica(&dae.pool, expanded[k], &names)),
-                        "source": {"equation": h.source.0, "differentiations": h.source.1},
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let blocks = |b: &daec_structure::Btf| -> Vec<Value> {
-        b.blocks
-            .iter()
-            .map(|bl| json!({"equations": bl.rows, "unknowns": bl.cols}))
-            .collect()
-    };
     let s = &reg.success;
-    let success = json!({
-        "performed": s.skipped.is_none(),
-        "skipped_because": s.skipped,
-        "consistent": s.point.as_ref().map(|p| p.converged),
-        "residual": s.point.as_ref().map(|p| p.residual),
-        "point": s.point.as_ref().map(|p| p.z.clone()),
-        "determinant": s.determinant,
-        "rank": s.rank,
-        "succeeded": s.succeeded(),
+    let success = SuccessJson {
+        consistent: s.point.as_ref().map(|p| p.converged),
+        determinant: s.determinant,
+        performed: s.skipped.is_none(),
+        point: s.point.as_ref().map(|p| p.z.as_slice()),
+        rank: s.rank,
+        residual: s.point.as_ref().map(|p| p.residual),
+        skipped_because: s.skipped.as_deref(),
+        succeeded: s.succeeded(),
+    };
+    let constraints = Array(|| {
+        reg.constraints
+            .iter()
+            .flat_map(|ca| ca.constraints.iter().enumerate())
+            .map(|(k, h)| {
+                json!({
+                    "level": h.level,
+                    "equation": format!("0 = {}", to_modelica(&dae.pool, expanded[k], &names)),
+                    "source": {"equation": h.source.0, "differentiations": h.source.1},
+                })
+            })
     });
-    let conversions: Vec<Value> = analysis
-        .conversions
-        .iter()
-        .map(|c| {
+    let conversions = Array(|| {
+        analysis.conversions.iter().map(|c| {
             json!({
                 "replaced": c.replaced,
                 "combination": c.combination.iter().map(|&(i, u, k)| json!({"equation": i, "coefficient": u, "differentiations": k})).collect::<Vec<_>>(),
                 "dof_before": c.val_before,
             })
         })
-        .collect();
-    json!({
-        "model": dae.name,
-        "unknowns": dae.unknowns.iter().map(|u| u.name.clone()).collect::<Vec<_>>(),
-        "equations": analysis.residuals.iter().map(|&r| format!("0 = {}", to_modelica(&dae.pool, r, &names))).collect::<Vec<_>>(),
-        "index": analysis.index().unwrap_or(sa.structural_index),
-        "structural_index": structural_index,
-        "dof": sa.dof,
-        "offsets": {"c": sa.offsets.c, "d": sa.offsets.d},
-        "sigma": sigma,
-        "hvt": hvt,
-    "hvt_count": match reg.hvts.count {
-            HvtCount::Exact(n) => u64::try_from(n).map_or_else(|_| json!(n as f64), |n| json!(n)),
-            HvtCount::AtLeast(n) => json!({"at_least": n as f64}),
-        },
-        "all_hvts": reg.hvts.hvts,
-        "sigma_jacobian": reg.jacobian.iter().map(|e| json!([e.row, e.col, to_modelica(&dae.pool, e.expr, &names)])).collect::<Vec<_>>(),
-        "hidden_constraints": constraints,
-        "n_constraints": sa.n_constraints,
-        "blocks": blocks(&sa.fine_btf),
-        "coarse_blocks": blocks(&sa.coarse_btf),
-        "pantelides": match &reg.pantelides {
-            Ok(p) => json!({"differentiations": p.differentiations, "equals_c": p.differentiations == sa.offsets.c}),
-            Err(e) => json!({"error": e.to_string()}),
-        },
-        "success_check": success,
-        "conversions": conversions,
+    });
+    let hvt_count = match reg.hvts.count {
+        HvtCount::Exact(n) => u64::try_from(n).map_or_else(|_| json!(n as f64), |n| json!(n)),
+        HvtCount::AtLeast(n) => json!({"at_least": n as f64}),
+    };
+    let pantelides = match &reg.pantelides {
+        Ok(p) => serde_json::to_value(PantelidesJson {
+            differentiations: &p.differentiations,
+            equals_c: p.differentiations == sa.offsets.c,
+        })
+        .unwrap_or_default(),
+        Err(e) => json!({"error": e.to_string()}),
+    };
+    write_object(w, |m| {
+        m.serialize_entry("all_hvts", &reg.hvts.hvts)?;
+        m.serialize_entry("blocks", &BlocksJson(&sa.fine_btf))?;
+        m.serialize_entry("coarse_blocks", &BlocksJson(&sa.coarse_btf))?;
+        m.serialize_entry("conversions", &conversions)?;
+        m.serialize_entry("dof", &sa.dof)?;
+        m.serialize_entry(
+            "equations",
+            &Array(|| {
+                analysis
+                    .residuals
+                    .iter()
+                    .map(|&r| format!("0 = {}", to_modelica(&dae.pool, r, &names)))
+            }),
+        )?;
+        m.serialize_entry("hidden_constraints", &constraints)?;
+        m.serialize_entry(
+            "hvt",
+            &Array(|| sa.hvt.col_of_row.iter().enumerate().map(|(i, &j)| (i, j))),
+        )?;
+        m.serialize_entry("hvt_count", &hvt_count)?;
+        m.serialize_entry("index", &analysis.index().unwrap_or(sa.structural_index))?;
+        m.serialize_entry("limits", &limits_json(&reg.limits))?;
+        m.serialize_entry("model", &dae.name)?;
+        m.serialize_entry("n_constraints", &sa.n_constraints)?;
+        m.serialize_entry(
+            "offsets",
+            &OffsetsJson {
+                c: &sa.offsets.c,
+                d: &sa.offsets.d,
+            },
+        )?;
+        m.serialize_entry("pantelides", &pantelides)?;
+        m.serialize_entry("sigma", &Array(|| analysis.sigma.iter()))?;
+        m.serialize_entry(
+            "sigma_jacobian",
+            &Array(|| {
+                reg.jacobian
+                    .iter()
+                    .map(|e| (e.row, e.col, to_modelica(&dae.pool, e.expr, &names)))
+            }),
+        )?;
+        m.serialize_entry("structural_index", &structural_index)?;
+        m.serialize_entry("success_check", &success)?;
+        m.serialize_entry("unknowns", &Array(|| dae.unknowns.iter().map(|u| &u.name)))
     })
 }

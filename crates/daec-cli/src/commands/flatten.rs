@@ -1,8 +1,12 @@
 //! `daec flatten`: the flat scalar model as `.dae` text or JSON.
 
-use crate::{Ctx, Format, ModelArgs, emit, load};
-use daec_model::{FlatNames, to_dae_text};
-use serde_json::{Map, Value, json};
+use crate::json::{Array, write_object};
+use crate::{Ctx, Format, ModelArgs, emit, emit_with, load};
+use daec_model::{Dae, FlatNames, to_dae_text};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde_json::json;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// `daec flatten MODEL [--format text|json] [-o FILE]`.
@@ -15,50 +19,73 @@ pub(crate) fn flatten(
     crate::files::check_outputs(ctx, &args.model, &[("-o", output)])?;
     let loaded = load(ctx, args)?;
     let dae = &loaded.dae;
-    let text = match format {
-        Format::Text => to_dae_text(dae),
-        Format::Json => {
-            let names = FlatNames(dae);
-            let unknowns: Vec<Value> = dae
-                .unknowns
-                .iter()
-                .map(|u| json!({"name": u.name, "start": u.start, "fixed": u.fixed}))
-                .collect();
-            let text = |list: &[daec_model::Equation]| -> Vec<Value> {
-                list.iter()
-                    .map(|e| {
-                        Value::String(format!(
-                            "{} = {}",
-                            daec_expr::to_modelica(&dae.pool, e.lhs, &names),
-                            daec_expr::to_modelica(&dae.pool, e.rhs, &names)
-                        ))
-                    })
-                    .collect()
-            };
-            let equations = text(&dae.equations);
-            let initial = text(&dae.initial_equations);
-            let mut params = Map::new();
-            for p in &dae.parameters {
-                params.insert(p.name.clone(), json!(p.value));
-            }
-            let x = &dae.experiment;
-            let doc = json!({
-                "model": dae.name,
-                "unknowns": unknowns,
-                "equations": equations,
-                "initial_equations": initial,
-                "parameters": params,
-                "experiment": {
-                    "start_time": x.start_time,
-                    "stop_time": x.stop_time,
-                    "tolerance": x.tolerance,
-                    "interval": x.interval,
-                },
-            });
-            let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
-            s.push('\n');
-            s
-        }
+    match format {
+        Format::Text => emit(ctx, output, &to_dae_text(dae)),
+        Format::Json => emit_with(ctx, output, &mut |w| write_json(w, dae)),
+    }
+}
+
+/// The experiment settings in the JSON output (keys in sorted order).
+#[derive(Serialize)]
+struct ExperimentJson {
+    interval: Option<f64>,
+    start_time: Option<f64>,
+    stop_time: Option<f64>,
+    tolerance: Option<f64>,
+}
+
+/// Writes the flat model as JSON to `w` as it is produced (keys in sorted
+/// order, see [`crate::json`]).
+fn write_json(w: &mut dyn std::io::Write, dae: &Dae) -> std::io::Result<()> {
+    let names = FlatNames(dae);
+    // the parameters by name, a later one of the same name replacing an
+    // earlier one (as in a JSON object)
+    let params: BTreeMap<&str, f64> = dae
+        .parameters
+        .iter()
+        .map(|p| (p.name.as_str(), p.value))
+        .collect();
+    let x = &dae.experiment;
+    let experiment = ExperimentJson {
+        interval: x.interval,
+        start_time: x.start_time,
+        stop_time: x.stop_time,
+        tolerance: x.tolerance,
     };
-    emit(ctx, output, &text)
+    write_object(w, |m| {
+        m.serialize_entry(
+            "equations",
+            &Array(|| text_iter(dae, &names, &dae.equations)),
+        )?;
+        m.serialize_entry("experiment", &experiment)?;
+        m.serialize_entry(
+            "initial_equations",
+            &Array(|| text_iter(dae, &names, &dae.initial_equations)),
+        )?;
+        m.serialize_entry("model", &dae.name)?;
+        m.serialize_entry("parameters", &params)?;
+        m.serialize_entry(
+            "unknowns",
+            &Array(|| {
+                dae.unknowns
+                    .iter()
+                    .map(|u| json!({"name": u.name, "start": u.start, "fixed": u.fixed}))
+            }),
+        )
+    })
+}
+
+/// The equations of `list` as `lhs = rhs` text, one at a time.
+fn text_iter<'a>(
+    dae: &'a Dae,
+    names: &'a FlatNames<'a>,
+    list: &'a [daec_model::Equation],
+) -> impl Iterator<Item = String> + 'a {
+    list.iter().map(move |e| {
+        format!(
+            "{} = {}",
+            daec_expr::to_modelica(&dae.pool, e.lhs, names),
+            daec_expr::to_modelica(&dae.pool, e.rhs, names)
+        )
+    })
 }

@@ -2,12 +2,16 @@
 //! (steinbrecher2016 §3: StE, ADA, HiC; the baselines DD, GGL, DI1) as a
 //! readable listing, JSON, a `.dae` model (square forms) or Rust source.
 
-use crate::{Ctx, EXIT_MODEL, ModelArgs, emit, load};
+use crate::commands::analyze::limits_json;
+use crate::json::{Array, write_object};
+use crate::{Ctx, EXIT_MODEL, ModelArgs, emit, emit_with, load};
 use clap::{Args, ValueEnum};
 use daec_model::Dae;
 use daec_regularize::{
-    AnalyzeOptions, Form, Formulation, RegularizeOptions, RowKind, UnknownKind, analyze, regularize,
+    AnalyzeOptions, Form, Formulation, Limit, RegularizeOptions, RowKind, UnknownKind, analyze,
+    regularize,
 };
+use serde::ser::SerializeMap;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -76,13 +80,17 @@ pub(crate) fn regularize_command(ctx: &mut Ctx<'_, '_>, args: &RegularizeArgs) -
             return Err(EXIT_MODEL);
         }
     };
+    let mut limits = analysis
+        .regular()
+        .map_or_else(Vec::new, |r| r.limits.clone());
+    limits.extend(f.limits.iter().cloned());
+    crate::commands::analyze::warn_limits(ctx, &limits);
     let text = match args.emit {
         Emit::Text => f.to_text(&dae),
         Emit::Json => {
-            let v = to_json(&dae, &f, &added);
-            let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
-            s.push('\n');
-            s
+            return emit_with(ctx, args.output.as_deref(), &mut |w| {
+                write_json(w, &dae, &f, &added, &limits)
+            });
         }
         Emit::Modelica => daec_model::to_dae_text(&f.to_dae(&dae)),
         Emit::Rust => {
@@ -105,17 +113,22 @@ pub(crate) fn regularize_command(ctx: &mut Ctx<'_, '_>, args: &RegularizeArgs) -
     emit(ctx, args.output.as_deref(), &text)
 }
 
-fn to_json(dae: &Dae, f: &Formulation, first_order: &[usize]) -> Value {
+/// Writes the formulation as JSON to `w` as it is produced (keys in
+/// sorted order, see [`crate::json`]).
+fn write_json(
+    w: &mut dyn std::io::Write,
+    dae: &Dae,
+    f: &Formulation,
+    first_order: &[usize],
+    limits: &[Limit],
+) -> std::io::Result<()> {
     let n = f
         .unknowns
         .iter()
         .filter(|u| matches!(u.kind, UnknownKind::Original(_)))
         .count();
-    let unknowns: Vec<&str> = f.unknowns.iter().map(|u| u.name.as_str()).collect();
-    let stands_for: Vec<Value> = f
-        .unknowns
-        .iter()
-        .map(|u| match u.kind {
+    let stands_for = Array(|| {
+        f.unknowns.iter().map(|u| match u.kind {
             UnknownKind::Original(_) => Value::Null,
             UnknownKind::Derivative { unknown, order } => json!({
                 "derivative_of": f.unknowns.get(unknown).map(|v| v.name.as_str()),
@@ -124,50 +137,51 @@ fn to_json(dae: &Dae, f: &Formulation, first_order: &[usize]) -> Value {
             UnknownKind::Multiplier { constraint } => json!({ "multiplier_of_row": constraint }),
             UnknownKind::Velocity { unknown } => json!({ "velocity_of": unknown }),
         })
-        .collect();
-    let equations: Vec<String> = (0..f.equations.len())
-        .map(|r| f.equation_text(dae, r))
-        .collect();
-    let levels: Vec<Value> = f
-        .equations
-        .iter()
-        .map(|e| match e.kind {
-            RowKind::Differential => Value::Null,
-            RowKind::Constraint { level } => json!(level),
+    });
+    let levels = Array(|| {
+        f.equations.iter().map(|e| match e.kind {
+            RowKind::Differential => None,
+            RowKind::Constraint { level } => Some(level),
         })
-        .collect();
-    let sources: Vec<Value> = f
-        .equations
-        .iter()
-        .map(|e| json!({"equation": e.source.equation, "derivative": e.source.derivative}))
-        .collect();
+    });
+    let sources = Array(|| {
+        f.equations
+            .iter()
+            .map(|e| json!({"equation": e.source.equation, "derivative": e.source.derivative}))
+    });
     let hvt = f.hvt.as_ref().map(|h| {
-        h.iter()
-            .enumerate()
-            .map(|(j, &i)| {
+        Array(move || {
+            h.iter().enumerate().map(|(j, &i)| {
                 json!({"unknown": dae.unknowns.get(j).map(|u| u.name.as_str()), "equation": i})
             })
-            .collect::<Vec<_>>()
+        })
     });
-    json!({
-        "model": dae.name,
-        "form": f.form.name(),
-        "square": f.equations.len() == f.unknowns.len(),
-        "n_equations": f.equations.len(),
-        "n_unknowns": f.unknowns.len(),
-        "unknowns": unknowns,
-        "original_unknowns": n,
-        "stands_for": stands_for,
-        "first_order_reduction": first_order
-            .iter()
-            .map(|&j| dae.unknowns[j].name.as_str())
-            .collect::<Vec<_>>(),
-        "equations": equations,
-        "differential_rows": f.differential_rows(),
-        "constraint_rows": f.constraint_rows(),
-        "levels": levels,
-        "sources": sources,
-        "duplicate_rows": f.duplicate_rows(),
-        "hvt": hvt,
+    write_object(w, |m| {
+        m.serialize_entry("constraint_rows", &f.constraint_rows())?;
+        m.serialize_entry("differential_rows", &f.differential_rows())?;
+        m.serialize_entry("duplicate_rows", &f.duplicate_rows())?;
+        m.serialize_entry(
+            "equations",
+            &Array(|| (0..f.equations.len()).map(|r| f.equation_text(dae, r))),
+        )?;
+        m.serialize_entry(
+            "first_order_reduction",
+            &Array(|| first_order.iter().map(|&j| dae.unknowns[j].name.as_str())),
+        )?;
+        m.serialize_entry("form", f.form.name())?;
+        m.serialize_entry("hvt", &hvt)?;
+        m.serialize_entry("levels", &levels)?;
+        m.serialize_entry("limits", &limits_json(limits))?;
+        m.serialize_entry("model", &dae.name)?;
+        m.serialize_entry("n_equations", &f.equations.len())?;
+        m.serialize_entry("n_unknowns", &f.unknowns.len())?;
+        m.serialize_entry("original_unknowns", &n)?;
+        m.serialize_entry("sources", &sources)?;
+        m.serialize_entry("square", &(f.equations.len() == f.unknowns.len()))?;
+        m.serialize_entry("stands_for", &stands_for)?;
+        m.serialize_entry(
+            "unknowns",
+            &Array(|| f.unknowns.iter().map(|u| u.name.as_str())),
+        )
     })
 }
