@@ -70,7 +70,9 @@ pub struct AnalyzeOptions {
     /// regularity by a sparse LU, no determinant or null vector).
     pub sparse_success_check_max_unknowns: usize,
     /// Largest number of unknowns for which the derivative array and the
-    /// hidden constraints are built.
+    /// hidden constraints are built (no limit by default: their cost grows
+    /// linearly with the model; the limit is for tests and callers with a
+    /// tighter budget).
     pub constraints_max_unknowns: usize,
     /// Largest number of linear-combination conversions.
     pub max_conversions: usize,
@@ -82,7 +84,7 @@ impl Default for AnalyzeOptions {
             hvt_limit: 16,
             success_check_max_unknowns: 800,
             sparse_success_check_max_unknowns: 20_000,
-            constraints_max_unknowns: 200_000,
+            constraints_max_unknowns: usize::MAX,
             max_conversions: 20,
         }
     }
