@@ -77,10 +77,11 @@ pub(crate) struct SimulateArgs {
     /// What the local error test weighs: all (every component, unscaled),
     /// index (RADAU5: the error of an index-k unknown scaled by h^(k−1))
     /// or differential (the algebraic unknowns left out, as IDA's
-    /// suppressalg). Default: index for radau5 and radau5-projected, all
-    /// for herk, differential for radau-2nd; index does not apply to herk
-    /// and radau-2nd. The summary and --stats-json name the unknowns left
-    /// out or scaled.
+    /// suppressalg). Default: all for radau5 on the regularized forms,
+    /// index on ggl and index3 (radau5-projected), all for herk,
+    /// differential for radau-2nd; index does not apply to herk and
+    /// radau-2nd. The summary and --stats-json name the unknowns left out
+    /// or scaled.
     #[arg(long = "error-control", value_name = "MODE")]
     error_control: Option<String>,
     /// Write the CSV here instead of standard output.
