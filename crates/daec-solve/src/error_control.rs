@@ -11,9 +11,10 @@
 //! * [`ErrorControl::Index`] — RADAU5's index scaling (Hairer & Wanner,
 //!   Solving ODEs II, §VII.8, and the NIND2/NIND3 arguments of
 //!   `radau5.f`): the error of a component of index `k ≥ 2` is multiplied
-//!   by `h^{k−1}`, since the embedded estimate of an index-`k` component of
-//!   a DAE of index `k` is only `O(h^{…−k+1})` and would otherwise reject
-//!   every step. The index of each component is
+//!   by `h^{k−1}`: in a system of higher index the embedded estimate of an
+//!   index-`k` component carries the factor `h^{−(k−1)}` of the
+//!   differentiations that determine it, and unscaled it would shrink the
+//!   steps far below what the solution needs. The index of each component is
 //!   [`QuasiLinearDae::variable_index`](crate::QuasiLinearDae::variable_index).
 //!   RADAU5 applies the same weights to the Newton stopping test; so does
 //!   [`Radau5`](crate::Radau5).
