@@ -153,7 +153,7 @@ fn index_scaling_is_a_usage_error_for_the_step_doubling_methods() {
         (
             "models/wunderlich/unit_circle.dae",
             "radau-2nd",
-            "second-order Radau IIA",
+            "second-order methods estimate their error by step doubling",
         ),
     ] {
         let r = daec(&[
@@ -187,6 +187,26 @@ fn index_scaling_is_a_usage_error_for_the_step_doubling_methods() {
             assert_eq!(r.code, 0, "{method} {mode}: {}", r.stderr);
             assert!(r.stderr.contains(&format!("local error control: {mode}")));
         }
+    }
+    // BDF's predictor–corrector estimate knows only the differentiated
+    // unknowns
+    for mode in ["all", "index"] {
+        let r = daec(&[
+            "simulate",
+            "models/wunderlich/unit_circle.dae",
+            "--method",
+            "bdf-2nd",
+            "--error-control",
+            mode,
+        ]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "--error-control {mode} does not apply to --method bdf-2nd"
+            )) && r.stderr.contains("use differential"),
+            "{}",
+            r.stderr
+        );
     }
     let r = daec(&[
         "simulate",

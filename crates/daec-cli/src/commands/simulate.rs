@@ -79,9 +79,9 @@ pub(crate) struct SimulateArgs {
     /// or differential (the algebraic unknowns left out, as IDA's
     /// suppressalg). Default: all for radau5 on the regularized forms,
     /// index on ggl and index3 (radau5-projected), all for herk,
-    /// differential for radau-2nd; index does not apply to herk and
-    /// radau-2nd. The summary and --stats-json name the unknowns left out
-    /// or scaled.
+    /// differential for the second-order methods; index does not apply to
+    /// herk and the second-order methods, all not to bdf-2nd. The summary
+    /// and --stats-json name the unknowns left out or scaled.
     #[arg(long = "error-control", value_name = "MODE")]
     error_control: Option<String>,
     /// Write the CSV here instead of standard output.
