@@ -132,6 +132,9 @@ pub enum BadOption {
     OutputPoints,
     /// The maximal step size.
     MaxStep,
+    /// An error control the method does not apply
+    /// ([`crate::check_error_control`]).
+    ErrorControl,
     /// The integrator refused the problem or its options.
     Integrator(SolveError),
 }

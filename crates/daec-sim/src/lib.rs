@@ -32,6 +32,7 @@
 
 mod bounds;
 mod error;
+mod error_control;
 mod events;
 mod first_order;
 mod formulation;
@@ -49,8 +50,13 @@ mod second_order;
 mod simulate;
 
 pub use bounds::{BoundViolation, BoundsCheck};
+pub use daec_solve::ErrorControl;
 pub use error::{
     BadOption, FailureCause, InitFailure, NativeError, NumericalFailure, SimError, Unsupported,
+};
+pub use error_control::{
+    ErrorControlReport, REGULARIZED_DEFAULT, ScaledVariable, check_error_control,
+    default_error_control, variable_indices,
 };
 pub use events::{DEFAULT_MAX_EVENTS, discontinuities, reinit_diagnostics, time_conditions};
 pub use first_order::reduce_to_first_order;

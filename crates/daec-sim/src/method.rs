@@ -165,8 +165,8 @@ pub(crate) enum Solver<'p, P: QuasiLinearDae + ?Sized> {
 
 impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
     /// Binds `method` to `problem` with the Radau options `options` (the
-    /// tolerances, the step limit and the largest step are passed on to
-    /// HERK). For HERK the
+    /// tolerances, the step limit, the largest step and the error control
+    /// are passed on to HERK). For HERK the
     /// applicability is checked at `(t, z)` (Bäse 2017, Criterion 3.6):
     /// if it does not apply, [`SimError::Unsupported`] says why.
     pub(crate) fn new(
@@ -195,6 +195,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
                     atol: options.atol,
                     max_steps: options.max_steps,
                     h_max: options.h_max,
+                    error_control: options.error_control,
                     ..HerkOptions::default()
                 };
                 let mut herk = Herk::new(problem, herk_options).map_err(refused)?;

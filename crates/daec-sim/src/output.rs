@@ -2,6 +2,7 @@
 //! plot of chosen variables, and the run statistics (text and JSON).
 
 use crate::bounds::BoundViolation;
+use crate::error_control::ErrorControlReport;
 use daec_solve::Stats;
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use std::fmt::Write;
@@ -487,6 +488,15 @@ pub struct SimStats {
     pub max_constraint_residual: f64,
     /// The same per constraint level `0..=ν_c`.
     pub max_constraint_residual_by_level: Vec<f64>,
+    /// Largest constraint residual at the accepted steps in units of the
+    /// error weights: `max_i |g_i| / Σ_j |∂g_i/∂z_j|·(atol + rtol·|z_j|)`,
+    /// to first order the multiple of the tolerance by which the unknowns
+    /// would have to move to satisfy the constraints (below 1: on the
+    /// constraints within the tolerance).
+    pub max_constraint_residual_scaled: f64,
+    /// What the error test weighed, and which of the model's unknowns it
+    /// left out or scaled down.
+    pub error_control: ErrorControlReport,
     /// Wall time of parsing, analysis, the HiC form and compilation, in
     /// seconds.
     pub compile_seconds: f64,
@@ -522,7 +532,7 @@ impl Serialize for SimStats {
     /// when set).
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let s = &self.solver;
-        let mut m = serializer.serialize_struct("SimStats", 22)?;
+        let mut m = serializer.serialize_struct("SimStats", 26)?;
         m.serialize_field("steps_accepted", &s.steps_accepted)?;
         m.serialize_field("steps_rejected", &s.steps_rejected)?;
         m.serialize_field("residual_evals", &s.residual_evals)?;
@@ -543,6 +553,13 @@ impl Serialize for SimStats {
             "max_constraint_residual_by_level",
             &self.max_constraint_residual_by_level,
         )?;
+        m.serialize_field(
+            "max_constraint_residual_scaled",
+            &self.max_constraint_residual_scaled,
+        )?;
+        m.serialize_field("error_control", self.error_control.mode.name())?;
+        m.serialize_field("error_control_suppressed", &self.error_control.suppressed)?;
+        m.serialize_field("error_control_scaled", &self.error_control.scaled)?;
         m.serialize_field("compile_seconds", &self.compile_seconds)?;
         m.serialize_field("integrate_seconds", &self.integrate_seconds)?;
         if self.native_code {
@@ -584,6 +601,18 @@ impl SimStats {
             m[l] = m[l].max(a);
             self.max_constraint_residual = self.max_constraint_residual.max(a);
         }
+    }
+
+    /// Takes the scaled constraint residual of one accepted point
+    /// ([`SimStats::max_constraint_residual_scaled`]) into the running
+    /// maximum (NaN counts as infinite).
+    pub fn record_scaled_constraint_residual(&mut self, scaled: f64) {
+        let v = if scaled.is_nan() {
+            f64::INFINITY
+        } else {
+            scaled
+        };
+        self.max_constraint_residual_scaled = self.max_constraint_residual_scaled.max(v);
     }
 
     /// The statistics as a pretty-printed JSON document.
@@ -640,15 +669,17 @@ impl SimStats {
         if self.constraints > 0 {
             let _ = writeln!(
                 s,
-                "max constraint residual: {:.2e}{}",
+                "max constraint residual: {:.2e}{}; in units of the tolerance: {:.2e}",
                 self.max_constraint_residual,
                 if levels.is_empty() {
                     String::new()
                 } else {
                     format!(" ({})", levels.join(", "))
-                }
+                },
+                self.max_constraint_residual_scaled
             );
         }
+        let _ = writeln!(s, "{}", self.error_control.summary_line(8));
         if !self.bound_violations.is_empty() {
             let variables: std::collections::BTreeSet<&str> = self
                 .bound_violations
@@ -876,6 +907,10 @@ mod tests {
                 "constraints",
                 "max_constraint_residual",
                 "max_constraint_residual_by_level",
+                "max_constraint_residual_scaled",
+                "error_control",
+                "error_control_suppressed",
+                "error_control_scaled",
                 "compile_seconds",
                 "integrate_seconds",
                 "bound_violations",

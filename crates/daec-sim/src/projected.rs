@@ -12,15 +12,16 @@
 //! (variable offset `d_j` maximal) only. Anything else is refused with the
 //! reason. The position variables have index 1, their derivatives
 //! (velocities, `d_j = max d − 1`) index 2, the multipliers (`d_j = 0`)
-//! index 3: `index_j = max d − d_j + 1`.
+//! index 3: `index_j = max c + 1 − d_j` (`variable_indices`).
 
 use crate::error::{SimError, Unsupported};
+use crate::error_control::variable_indices;
 use crate::formulation::{SimForm, sim_form};
 use crate::places;
 use daec_expr::Leaf;
 use daec_model::Dae;
 use daec_regularize::{Analysis, RegularizeOptions};
-use daec_regularize::{ConstraintRow, Form, QuasiLinearForm, UnknownKind};
+use daec_regularize::{ConstraintRow, Form, QuasiLinearForm};
 
 /// The index-3 formulation and what projected Radau IIA needs beside it.
 #[derive(Debug, Clone)]
@@ -51,9 +52,9 @@ fn unsupported(why: impl std::fmt::Display) -> SimError {
 /// Builds the index-3 formulation of `dae` (whose `analysis` must be of
 /// this `dae`), checking that the model is an index-3 Hessenberg system.
 pub fn index3_form(dae: &mut Dae, analysis: &Analysis) -> Result<Index3Form, SimError> {
-    let Some(reg) = analysis.regular() else {
+    if analysis.regular().is_none() {
         return Err(unsupported("the model is structurally singular"));
-    };
+    }
     let index = analysis.index().unwrap_or(0);
     if index != 3 {
         return Err(unsupported(format!(
@@ -65,26 +66,9 @@ pub fn index3_form(dae: &mut Dae, analysis: &Analysis) -> Result<Index3Form, Sim
     let hic = sim_form(dae, analysis, Form::Hic, &RegularizeOptions::default())?;
     let n = hic.n;
     let n_original = hic.n_original;
-    let d = &reg.sigma.offsets.d;
-    let max_d = d.iter().copied().max().unwrap_or(0);
-    let index_of = |j: usize| -> u8 {
-        let dj = d.get(j).copied().unwrap_or(max_d);
-        (max_d - dj.min(max_d) + 1).min(u8::MAX as u32) as u8
-    };
-    let variable_index: Vec<u8> = hic
-        .unknowns
-        .iter()
-        .enumerate()
-        .map(|(k, u)| match u.kind {
-            UnknownKind::Original(j) => index_of(j),
-            // u_j = ż_j: one index above z_j.
-            UnknownKind::Velocity { unknown } => match hic.unknowns.get(unknown).map(|b| b.kind) {
-                Some(UnknownKind::Original(j)) => index_of(j).saturating_add(1),
-                _ => 1,
-            },
-            _ => index_of(k),
-        })
-        .collect();
+    // Hessenberg index 3: `max c = 2` and the positions have the largest
+    // offset, so `k_j = max c + 1 − d_j` is 1, 2, 3 as described above.
+    let variable_index = variable_indices(analysis, &hic);
     let stated: Vec<ConstraintRow> = hic
         .constraints
         .iter()

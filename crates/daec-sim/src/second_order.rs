@@ -16,6 +16,7 @@
 
 use crate::bounds::BoundsMonitor;
 use crate::error::{BadOption, FailureCause, SimError, Unsupported};
+use crate::error_control::ErrorControlReport;
 use crate::method::Method;
 use crate::output::{OutputWriter, Results, SimStats};
 use crate::simulate::{Prepared, ResolvedOptions, Simulation};
@@ -227,13 +228,25 @@ pub fn integrate_second_order(
         unknowns: n,
         differential_equations: n - algebraic.min(n),
         constraints: algebraic,
+        error_control: ErrorControlReport::new(
+            ro.error_control,
+            &original
+                .unknowns
+                .iter()
+                .map(|u| u.name.clone())
+                .collect::<Vec<_>>(),
+            &[],
+            &orders.iter().map(|&o| o > 0).collect::<Vec<_>>(),
+        ),
         ..SimStats::default()
     };
     let record = |stats: &mut SimStats, t: f64, z: &[f64]| {
         if prepared.form.n != z.len() {
             return;
         }
-        prepared.problem.record_constraint_residuals(stats, t, z);
+        prepared
+            .problem
+            .record_constraint_residuals(stats, t, z, (ro.rtol, ro.atol));
     };
     record(&mut stats, t0, &results.z[0]);
     let bounded = prepared.outputs().bounded();
@@ -309,6 +322,7 @@ pub fn integrate_second_order(
             },
             max_steps: ro.max_steps,
             h_max,
+            error_control: ro.error_control,
         };
         let mut solver = SecondOrderRadau::new(&problem, options).map_err(refused)?;
         let outcome = solver.integrate(t0, &x0, &xd0, t_end, &mut on_step);

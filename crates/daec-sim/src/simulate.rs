@@ -5,6 +5,9 @@
 
 use crate::bounds::{BoundsCheck, BoundsMonitor};
 use crate::error::{BadOption, FailureCause, SimError, Unsupported};
+use crate::error_control::{
+    ErrorControlReport, check_error_control, default_error_control, variable_indices,
+};
 use crate::events::{
     DEFAULT_MAX_EVENTS, EventTracker, WhenEvents, discontinuities, reinit_diagnostics,
     time_conditions,
@@ -26,7 +29,7 @@ use daec_regularize::{
 };
 use daec_regularize::{Form, UnknownKind};
 use daec_solve::readable_number as show; // `x` for a message
-use daec_solve::{Options, RisingEdge, SolveError, Step, StepControl};
+use daec_solve::{ErrorControl, Options, RisingEdge, SolveError, Step, StepControl};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -57,6 +60,9 @@ pub struct SimOptions {
     pub output: OutputTimes,
     /// Step attempts allowed in the run (default [`MAX_STEPS`]).
     pub max_steps: Option<usize>,
+    /// What the error test weighs (default [`default_error_control`] of
+    /// the method and formulation).
+    pub error_control: Option<ErrorControl>,
 }
 
 /// The settings actually used.
@@ -86,6 +92,8 @@ pub struct ResolvedOptions {
     /// and rejected steps and Newton failures, as the statistics count
     /// them.
     pub max_steps: usize,
+    /// What the error test weighs.
+    pub error_control: ErrorControl,
 }
 
 /// Resolves `opts` against the `experiment` annotation of `dae` and checks
@@ -157,7 +165,12 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
             ),
         ));
     }
+    let error_control = opts.error_control.unwrap_or_else(|| {
+        default_error_control(opts.method, opts.form.unwrap_or(default_form(opts.method)))
+    });
+    check_error_control(opts.method, error_control)?;
     Ok(ResolvedOptions {
+        error_control,
         t0,
         t_end,
         rtol,
@@ -281,18 +294,8 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
         (i3.form, problem)
     } else {
         let sim = sim_form(dae, analysis, form, &RegularizeOptions::default())?;
-        let mut problem = FormProblem::new(&mut dae.pool, &sim, params)?;
-        if form == Form::Ggl {
-            // GGL is of index 2 (steinbrecher2016 §5, (40)): the
-            // multipliers λ, μ — the unknowns that occur undifferentiated —
-            // are index-2 variables for RADAU5's scaling.
-            let index = sim
-                .differential
-                .iter()
-                .map(|&d| if d { 1 } else { 2 })
-                .collect();
-            problem = problem.with_variable_index(index);
-        }
+        let problem = FormProblem::new(&mut dae.pool, &sim, params)?
+            .with_variable_index(variable_indices(analysis, &sim));
         (sim, problem)
     };
     let init = initialize(dae, analysis, &sim)?;
@@ -677,6 +680,23 @@ fn check_method(method: Method, form: Form) -> Result<(), SimError> {
     }
 }
 
+/// The report of the error control `mode` on the model's unknowns (the
+/// first of `form`): which the error test leaves out or scales down.
+fn error_control_report(
+    form: &SimForm,
+    problem: &FormProblem,
+    mode: ErrorControl,
+) -> ErrorControlReport {
+    let names: Vec<String> = form
+        .unknowns
+        .iter()
+        .take(form.n_original)
+        .map(|u| u.name.clone())
+        .collect();
+    let index = daec_solve::QuasiLinearDae::variable_index(problem);
+    ErrorControlReport::new(mode, &names, &index, &form.differential)
+}
+
 /// Integrates a prepared model over `[t0, t_end]` of `ro`. A numerical
 /// failure is reported in [`Simulation::failure`] with the results up to
 /// the last good step; `Err` only for set-up errors.
@@ -732,9 +752,11 @@ pub fn integrate_with_progress(
         constraints: form0.constraints.len(),
         max_constraint_residual_by_level: vec![0.0; levels],
         native_code: problem0.is_native(),
+        error_control: error_control_report(form0, problem0, ro.error_control),
         ..SimStats::default()
     };
-    problem0.record_constraint_residuals(&mut stats, t0, &init.z0);
+    let tol = (ro.rtol, ro.atol);
+    problem0.record_constraint_residuals(&mut stats, t0, &init.z0, tol);
     let mut tracker = EventTracker::new(events, t0, &init.z0, t_end, ro.max_events);
     // ż at the segment's start where known (after an event the integrator
     // computes it from the DAE)
@@ -772,6 +794,7 @@ pub fn integrate_with_progress(
             initial_derivative: zdot.take(),
             max_steps: ro.max_steps.saturating_sub(used),
             h_max: ro.max_step.unwrap_or(0.0),
+            error_control: ro.error_control,
             ..Options::default()
         };
         let mut solver = Solver::new(ro.method, problem, options, t, &z)?;
@@ -788,6 +811,7 @@ pub fn integrate_with_progress(
             outputs: &mut *outputs,
             bounds: &mut bounds,
             seg_end,
+            tol,
             ste: ste.as_ref().map(|v| (&*dae, &*v.analysis, &params[..])),
             last: (t, z.clone(), vec![0.0; form.n]),
             dense: vec![0.0; form.n],
@@ -963,7 +987,8 @@ fn switch_variant(
     }
     let opts = variant.options();
     let built = sim_form(dae, &v.analysis, variant.form(), &opts).and_then(|f| {
-        let mut p = FormProblem::new(&mut dae.pool, &f, params.to_vec())?;
+        let mut p = FormProblem::new(&mut dae.pool, &f, params.to_vec())?
+            .with_variable_index(variable_indices(&v.analysis, &f));
         if let Some(compiler) = native {
             let build = Instant::now();
             let compiled = compile_native(&mut p, dae, &f, &**compiler);
@@ -997,6 +1022,8 @@ fn switch_variant(
 /// statistics and the StE/DD switch check after every accepted step.
 struct Segment<'a> {
     form: &'a SimForm,
+    /// `(rtol, atol)`, the weights of the scaled constraint residual.
+    tol: (f64, f64),
     problem: &'a FormProblem,
     events: &'a mut WhenEvents,
     tracker: &'a mut EventTracker,
@@ -1060,7 +1087,7 @@ impl Segment<'_> {
         } else {
             None
         };
-        problem.record_constraint_values(self.stats, t_stop, last_z, g_end);
+        problem.record_constraint_values(self.stats, t_stop, last_z, g_end, self.tol);
         if self
             .bounds
             .check_state(&mut *self.outputs, t_stop, &last_z[..self.n_orig])

@@ -83,6 +83,7 @@ fn the_compiled_module_integrates_as_the_tapes_do() {
         rtol: ro.rtol,
         atol: ro.atol,
         initial_derivative: Some(prepared.init.zdot0.clone()),
+        error_control: ro.error_control,
         ..Options::default()
     };
     let mut solver = Radau5::new(&problem, options).expect("valid problem");

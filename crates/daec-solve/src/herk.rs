@@ -64,6 +64,7 @@ mod tableaus;
 pub use tableaus::{Coefficients, Tableau};
 
 use crate::error::SolveError;
+use crate::error_control::ErrorControl;
 use crate::linalg::RealLu;
 use crate::problem::QuasiLinearDae;
 use crate::step::{DENSE_NODES, Stats, Step, StepControl};
@@ -110,6 +111,15 @@ pub struct HerkOptions {
     /// Consecutive failed step attempts (Newton failures, non-finite
     /// values) after which the integration stops.
     pub max_newton_failures: usize,
+    /// Which components the step-doubling estimate weighs:
+    /// [`ErrorControl::All`] (default) or [`ErrorControl::Differential`]
+    /// (the components without a column in `E` left out, the mean still
+    /// over all). [`ErrorControl::Index`] is refused: the half-explicit
+    /// method computes the algebraic components from the constraints at
+    /// every stage, and its step-doubling estimate of them has the order
+    /// of the method — the `h^{k−1}` scaling corrects the embedded
+    /// estimate of a collocation method on an index-`k` system only.
+    pub error_control: ErrorControl,
 }
 
 impl Default for HerkOptions {
@@ -129,6 +139,7 @@ impl Default for HerkOptions {
             fac_min: 0.2,
             fac_max: 4.0,
             max_newton_failures: 30,
+            error_control: ErrorControl::All,
         }
     }
 }
@@ -325,6 +336,11 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
             ))),
             None => Ok(()),
         };
+        if o.error_control == ErrorControl::Index {
+            return Err(SolveError::InvalidOptions(
+                "the index scaling of the error test is for Radau IIA's embedded estimate on index-2/3 components; the half-explicit methods compute the algebraic components from the constraints and estimate their error by step doubling: use all or differential".into(),
+            ));
+        }
         let mass_pattern = problem.mass_pattern();
         check(&mass_pattern, n_d, "mass")?;
         let jg_pattern = problem.constraint_jacobian_pattern();
@@ -765,6 +781,11 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
                 .map(|(a, b)| atol + rtol * a.abs().max(b.abs()))
                 .collect()
         };
+        // the factor of each component in the error estimate
+        let mask: Vec<f64> = crate::problem::differential_components(self.problem)
+            .into_iter()
+            .map(|d| opts.error_control.factor(1.0, 1, d))
+            .collect();
         let span = t_end - t0;
         let hmax = if opts.h_max > 0.0 && opts.h_max.is_finite() {
             opts.h_max.min(span)
@@ -848,8 +869,13 @@ impl<'p, P: QuasiLinearDae + ?Sized> Herk<'p, P> {
                 }
                 self.rk_step(t + 0.5 * h, &mid, &xdm, 0.5 * h, &mut x1, &sc)?;
                 let sc1 = scale_of(&x, &x1);
-                let err = rms_scaled(x1.iter().zip(&big).zip(&sc1).map(|((a, b), s)| (a - b, *s)))
-                    / (2f64.powf(p) - 1.0);
+                let err = rms_scaled(
+                    x1.iter()
+                        .zip(&big)
+                        .zip(&sc1)
+                        .zip(&mask)
+                        .map(|(((a, b), s), m)| ((a - b) * m, *s)),
+                ) / (2f64.powf(p) - 1.0);
                 if !err.is_finite() {
                     return Err(Fail::Numerics);
                 }

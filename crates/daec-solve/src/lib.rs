@@ -69,6 +69,7 @@
 
 mod bdf_second_order;
 mod error;
+mod error_control;
 mod events;
 mod gauss_second_order;
 mod glm_nordsieck;
@@ -82,6 +83,7 @@ mod step;
 
 pub use bdf_second_order::{BDF_MAX_ORDER, BdfOptions, BdfSecondOrder, BdfSteps};
 pub use error::{ReadableNumber, SolveError, readable_number};
+pub use error_control::ErrorControl;
 pub use events::{EVENT_SAMPLES, REFINE_DEPTH, RisingEdge, first_rising_edge, holds};
 pub use glm_nordsieck::GeneralLinear;
 pub use herk::{Herk, HerkOptions, Selectors, Tableau};

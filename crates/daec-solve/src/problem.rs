@@ -151,6 +151,19 @@ pub trait QuasiLinearDae {
     }
 }
 
+/// Whether each unknown of `problem` is differential: whether its column
+/// of the mass matrix `E` has an entry (the others are algebraic, left
+/// out of the error test by [`crate::ErrorControl::Differential`]).
+pub(crate) fn differential_components<P: QuasiLinearDae + ?Sized>(problem: &P) -> Vec<bool> {
+    let mut d = vec![false; problem.n_vars()];
+    for (_, c) in problem.mass_pattern() {
+        if let Some(x) = d.get_mut(c) {
+            *x = true;
+        }
+    }
+    d
+}
+
 /// `(n, n_d, n_g)` of `problem`, refused when it has no unknowns or fewer
 /// equations than unknowns (the integrators' common precondition).
 pub(crate) fn checked_dimensions<P: QuasiLinearDae + ?Sized>(

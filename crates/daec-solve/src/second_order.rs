@@ -44,6 +44,7 @@
 //! mechanical and circuit models of moderate size this method is for.
 
 use crate::error::SolveError;
+use crate::error_control::ErrorControl;
 use crate::glm_nordsieck::GeneralLinear;
 use crate::linalg::RealLu;
 use crate::step::Stats;
@@ -206,6 +207,14 @@ pub struct SecondOrderOptions {
     /// Largest step of the adaptive control; `0` or infinite means no
     /// bound but the interval.
     pub h_max: f64,
+    /// Which unknowns the step-doubling estimate weighs:
+    /// [`ErrorControl::Differential`] (default) those that appear
+    /// differentiated, [`ErrorControl::All`] also the others (the
+    /// multipliers). [`ErrorControl::Index`] is refused: the estimate
+    /// compares two solutions of the same method, whose multipliers
+    /// converge with the method's order — the `h^{k−1}` scaling corrects
+    /// the embedded estimate of the first-order Radau IIA only.
+    pub error_control: ErrorControl,
 }
 
 impl Default for SecondOrderOptions {
@@ -219,6 +228,7 @@ impl Default for SecondOrderOptions {
             },
             max_steps: 1_000_000,
             h_max: 0.0,
+            error_control: ErrorControl::Differential,
         }
     }
 }
@@ -308,6 +318,11 @@ impl<'p, P: SecondOrderDae + ?Sized> SecondOrderRadau<'p, P> {
                 )));
             }
             _ => {}
+        }
+        if options.error_control == ErrorControl::Index {
+            return Err(SolveError::InvalidOptions(
+                "the index scaling of the error test is for the embedded estimate of the first-order Radau IIA on index-2/3 components; the second-order method estimates its error by step doubling: use differential or all".into(),
+            ));
         }
         Ok(Self {
             problem,
@@ -416,7 +431,8 @@ impl<'p, P: SecondOrderDae + ?Sized> SecondOrderRadau<'p, P> {
 
     /// Step doubling: one step of `h` against two of `h/2`; the error
     /// estimate `‖x_{h/2} − x_h‖ / (2^p − 1)` over the unknowns that appear
-    /// differentiated (and `ẋ` of those of order 2), weighted by
+    /// differentiated (all with [`ErrorControl::All`]; and `ẋ` of those of
+    /// order 2), weighted by
     /// `atol + rtol·|x|`. Returns the two-half-step result.
     #[allow(clippy::too_many_arguments)]
     fn doubled_step(
@@ -438,7 +454,7 @@ impl<'p, P: SecondOrderDae + ?Sized> SecondOrderRadau<'p, P> {
         let mut err = 0.0f64;
         for k in 0..x.len() {
             let o = orders.get(k).copied().unwrap_or(2);
-            if o >= 1 {
+            if o >= 1 || self.options.error_control == ErrorControl::All {
                 let w = atol + rtol * two.x[k].abs().max(x[k].abs());
                 err = err.max((two.x[k] - big.x[k]).abs() * scale / w);
             }

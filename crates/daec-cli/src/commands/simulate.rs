@@ -74,6 +74,16 @@ pub(crate) struct SimulateArgs {
     /// (default 10000000).
     #[arg(long = "max-steps", value_name = "N")]
     max_steps: Option<usize>,
+    /// What the local error test weighs: all (every component, unscaled),
+    /// index (RADAU5: the error of an index-k unknown scaled by h^(k−1))
+    /// or differential (the algebraic unknowns left out, as IDA's
+    /// suppressalg). Default: all for radau5 on the regularized forms,
+    /// index on ggl and index3 (radau5-projected), all for herk,
+    /// differential for the second-order methods; index does not apply to
+    /// herk and the second-order methods, all not to bdf-2nd. The summary
+    /// and --stats-json name the unknowns left out or scaled.
+    #[arg(long = "error-control", value_name = "MODE")]
+    error_control: Option<String>,
     /// Write the CSV here instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -132,6 +142,15 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             daec_sim::BoundsCheck::NAMES.join(" or ")
         ))
     })?;
+    let error_control = match &args.error_control {
+        None => None,
+        Some(name) => Some(daec_sim::ErrorControl::parse(name).ok_or_else(|| {
+            ctx.usage_error(&format!(
+                "unknown `--error-control {name}`: the modes are {}",
+                daec_sim::ErrorControl::NAMES.join(", ")
+            ))
+        })?),
+    };
     let form = match &args.form {
         None => daec_sim::default_form(method),
         Some(name) => match Form::parse(name) {
@@ -216,6 +235,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         max_events: args.max_events,
         output,
         max_steps: args.max_steps,
+        error_control,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
     // --method radau-2nd, bdf-2nd, gauss-2nd and glm-2nd integrate the
@@ -378,6 +398,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         print_native_log(ctx, &compiler);
     }
     bound_warnings(ctx, &map, &sim.stats.bound_violations);
+    error_control_warning(ctx, &dae, &args.vars, &columns, &sim.stats.error_control);
     let _ = ctx.io.stderr.write_all(sim.stats.summary().as_bytes());
     if let Some(f) = &sim.failure {
         let last = sim.results.t.last().copied().unwrap_or(ro.t0);
@@ -385,6 +406,40 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         return Err(EXIT_NUMERIC);
     }
     Ok(())
+}
+
+/// Warns when the error test leaves out or scales down a variable the
+/// user chose to see (`--vars`), naming them: their accuracy is not the
+/// tolerance's.
+fn error_control_warning(
+    ctx: &mut Ctx<'_, '_>,
+    dae: &daec_model::Dae,
+    vars: &[String],
+    columns: &[usize],
+    report: &daec_sim::ErrorControlReport,
+) {
+    if vars.is_empty() {
+        return;
+    }
+    let chosen: Vec<&str> = columns
+        .iter()
+        .filter_map(|&j| dae.unknowns.get(j).map(|u| u.name.as_str()))
+        .filter(|name| report.affects(name))
+        .collect();
+    if chosen.is_empty() {
+        return;
+    }
+    let what = match report.mode {
+        daec_sim::ErrorControl::Differential => "leaves out of the error test",
+        _ => "scales down by h^(k−1) in the error test",
+    };
+    let _ = writeln!(
+        ctx.io.stderr,
+        "warning: --error-control {} {what} {} of the variables chosen with --vars: {}; their error is not controlled to the tolerance (--error-control all controls every unknown)",
+        report.mode,
+        chosen.len(),
+        chosen.join(", ")
+    );
 }
 
 /// Prints `error: {e}` — with the places in the model it names shown as

@@ -9,13 +9,23 @@ use super::{Radau5, Settings, StepState, all_finite, reduce};
 use crate::problem::QuasiLinearDae;
 
 /// `max(‖e‖, 1e-10)` in the weighted RMS norm of the error test
-/// (`scal_inv` the reciprocal weights).
-fn weighted_norm(e: &[f64], scal_inv: &[f64], n: usize) -> f64 {
-    let s: f64 = e
-        .iter()
-        .zip(scal_inv.iter())
-        .map(|(a, d)| (a * d).powi(2))
-        .sum();
+/// (`scal_inv` the reciprocal weights; `mask` the factor of each component
+/// with [`ErrorControl::Differential`](crate::ErrorControl::Differential),
+/// the mean still over all `n` components, as IDA's masked norm).
+fn weighted_norm(e: &[f64], scal_inv: &[f64], mask: Option<&[f64]>, n: usize) -> f64 {
+    let s: f64 = match mask {
+        None => e
+            .iter()
+            .zip(scal_inv.iter())
+            .map(|(a, d)| (a * d).powi(2))
+            .sum(),
+        Some(m) => e
+            .iter()
+            .zip(scal_inv.iter())
+            .zip(m)
+            .map(|((a, d), m)| (a * d * m).powi(2))
+            .sum(),
+    };
     ((s / n as f64).sqrt()).max(1e-10)
 }
 
@@ -61,7 +71,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             ws.errv[nd_sel + k] = ws.f2[nd_sel + k] + ws.y0[n_d + r];
         }
         lin.solve_real(ws.errv);
-        let mut err = weighted_norm(ws.errv, ws.scal_inv, n);
+        let mut err = weighted_norm(ws.errv, ws.scal_inv, self.err_mask.as_deref(), n);
         if err >= 1.0 && (st.first || st.reject) {
             for i in 0..n {
                 ws.ystage[i] = ws.y[i] + ws.errv[i];
@@ -76,7 +86,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             }
             lin.solve_real(ws.errv);
             err = if ok {
-                weighted_norm(ws.errv, ws.scal_inv, n)
+                weighted_norm(ws.errv, ws.scal_inv, self.err_mask.as_deref(), n)
             } else {
                 f64::INFINITY
             };

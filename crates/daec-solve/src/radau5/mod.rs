@@ -28,6 +28,7 @@
 //! system per Jacobian evaluation by [`crate::selection`].
 
 use crate::error::SolveError;
+use crate::error_control::ErrorControl;
 use crate::problem::QuasiLinearDae;
 use crate::selection::{EquationSelection, PivotPreference};
 use crate::step::{Stats, Step, StepControl};
@@ -57,7 +58,13 @@ pub struct Radau5<'p, P: QuasiLinearDae + ?Sized> {
     n_d: usize,
     n_g: usize,
     tr: Transform,
+    /// The index of each component in the error test: RADAU5's
+    /// `variable_index` with [`ErrorControl::Index`], else all ones.
     index: Vec<u8>,
+    /// With [`ErrorControl::Differential`], `1` for the differential
+    /// components and `0` for the algebraic ones, the factor of each in
+    /// the error test (the Newton test keeps all).
+    err_mask: Option<Vec<f64>>,
     mass: Pattern,
     jd: Pattern,
     jg: Pattern,
@@ -235,6 +242,18 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 index.len()
             )));
         }
+        let mode = options.error_control;
+        let index = if mode == ErrorControl::Index {
+            index
+        } else {
+            vec![1; n]
+        };
+        let err_mask = (mode == ErrorControl::Differential).then(|| {
+            crate::problem::differential_components(problem)
+                .into_iter()
+                .map(|d| mode.factor(1.0, 1, d))
+                .collect()
+        });
         let sparse = options.linear_solver.is_sparse_for(n);
         Ok(Self {
             problem,
@@ -244,6 +263,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             n_g,
             tr: Transform::new(),
             index,
+            err_mask,
             mass: Pattern::new(problem.mass_pattern(), n_d, n, "mass")?,
             jd: Pattern::new(
                 problem.diff_jacobian_pattern(),

@@ -46,7 +46,8 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         if 0.1 * st.h.abs() <= st.t.abs() * set.uround || st.h < f64::MIN_POSITIVE {
             return Err(SolveError::StepSizeTooSmall { t: st.t, h: st.h });
         }
-        // Index-aware scaling (RADAU5's NIND2/NIND3): scal / h^{index−1}.
+        // Index-aware scaling (RADAU5's NIND2/NIND3): scal / h^{index−1}
+        // (all indices 1 unless the error control is `Index`).
         for i in 0..n {
             let ix = self.index[i].max(1) as i32;
             ws.scal_inv[i] = if ix > 1 {

@@ -1,5 +1,6 @@
 //! The options of [`Radau5`](super::Radau5).
 
+use crate::error_control::ErrorControl;
 use crate::linalg::SPARSE_THRESHOLD;
 
 /// Tuning parameters of the integrator (defaults as RADAU5).
@@ -60,6 +61,11 @@ pub struct Options {
     /// Dense or sparse linear algebra for the iteration matrices (default
     /// [`LinearSolver::Auto`]).
     pub linear_solver: LinearSolver,
+    /// Which components the error test weighs (default
+    /// [`ErrorControl::default`]): all, RADAU5's index scaling by
+    /// [`QuasiLinearDae::variable_index`](crate::QuasiLinearDae::variable_index),
+    /// or the differential ones only.
+    pub error_control: ErrorControl,
 }
 
 /// Consecutive Newton failures of one step after which a Jacobian that
@@ -126,6 +132,7 @@ impl Default for Options {
             initial_derivative: None,
             max_newton_failures: 30,
             linear_solver: LinearSolver::Auto,
+            error_control: ErrorControl::default(),
         }
     }
 }

@@ -1,0 +1,355 @@
+//! `daec simulate --error-control all|index|differential`: every mode
+//! integrates the pendulum and the car axis to the accuracy it promises,
+//! the modes that do not apply to a method are usage errors, the
+//! statistics name the mode and the constraint residual (absolute and in
+//! units of the tolerance), and a variable chosen with `--vars` that the
+//! error test leaves out or scales down is named in a warning.
+
+mod common;
+
+use common::daec;
+use serde_json::Value;
+use std::path::PathBuf;
+
+const MODES: [&str; 3] = ["all", "index", "differential"];
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("daec-error-control-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// The header and the numeric rows of a CSV.
+fn csv(text: &str) -> (Vec<String>, Vec<Vec<f64>>) {
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|h| h.trim_matches('"').to_string())
+        .collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
+/// `daec simulate ARGS --stats-json TMP`: the run, its CSV and statistics.
+fn simulate(args: &[&str], tag: &str) -> (common::Run, Value) {
+    let json = temp(&format!("{tag}.json"));
+    let mut all = vec!["simulate"];
+    all.extend_from_slice(args);
+    all.extend(["--stats-json", json.to_str().unwrap()]);
+    let r = daec(&all);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    let stats = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (r, stats)
+}
+
+/// The pendulum of steinbrecher2016 Ex. 5.1 over `[0, t_end]` at
+/// `rtol = atol = tol` with `--error-control mode`, one output row at the
+/// end.
+fn pendulum(mode: &str, t_end: &str, tol: &str) -> (common::Run, Value) {
+    simulate(
+        &[
+            "models/steinbrecher/pendulum.dae",
+            "--t-end",
+            t_end,
+            "--rtol",
+            tol,
+            "--atol",
+            tol,
+            "--interval",
+            t_end,
+            "--error-control",
+            mode,
+        ],
+        &format!("pendulum-{mode}-{t_end}-{tol}"),
+    )
+}
+
+#[test]
+fn every_mode_returns_the_pendulum_to_its_start_after_one_period() {
+    // steinbrecher2016 Ex. 5.1: period 2 s, (x, y, v, w, λ) = (1, 0, 0, 0, 0)
+    // at t = 2. Errors at rtol = atol = 1e-8: positions and velocities
+    // 3e-8 (all, differential) to 3e-7 (index, which scales the
+    // velocities' error by h and λ's by h²); the bounds are ten times that.
+    for mode in MODES {
+        let (r, stats) = pendulum(mode, "2", "1e-8");
+        let (header, rows) = csv(&r.stdout);
+        assert_eq!(header, ["time", "x", "y", "v", "w", "lambda"]);
+        let end = rows.last().unwrap();
+        assert_eq!(end[0], 2.0);
+        let bound = if mode == "index" { 3e-6 } else { 5e-7 };
+        let errors = [end[1] - 1.0, end[2], end[3], end[4], end[5]];
+        for (name, e) in ["x", "y", "v", "w", "lambda"].iter().zip(errors) {
+            assert!(e.abs() < bound, "{mode}: {name} error {e:e}");
+        }
+        assert_eq!(stats["error_control"], mode);
+    }
+}
+
+/// The largest relative error at `t_end` over the reference's components
+/// (absolute where the reference is tiny), as `benches/testset/scd.py`.
+fn testset_error(stem: &str, tol: &str, mode: &str) -> f64 {
+    let text = std::fs::read_to_string(format!("models/testset/{stem}.ref.json")).unwrap();
+    let reference: Value = serde_json::from_str(&text).unwrap();
+    let t_end = reference["t_end"].as_f64().unwrap().to_string();
+    let model = format!("models/testset/{stem}.dae");
+    let (r, _) = simulate(
+        &[
+            &model,
+            "--rtol",
+            tol,
+            "--atol",
+            tol,
+            "--interval",
+            &t_end,
+            "--error-control",
+            mode,
+        ],
+        &format!("{stem}-{mode}"),
+    );
+    let (header, rows) = csv(&r.stdout);
+    let last = rows.last().unwrap();
+    let values = reference["reference"].as_object().unwrap();
+    let tiny = 1e-10
+        * values
+            .values()
+            .map(|v| v.as_f64().unwrap().abs())
+            .fold(0.0, f64::max);
+    values
+        .iter()
+        .map(|(name, v)| {
+            let r = v.as_f64().unwrap();
+            let k = header.iter().position(|h| h == name).unwrap();
+            let e = (last[k] - r).abs();
+            if r.abs() > tiny { e / r.abs() } else { e }
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn every_mode_reaches_the_car_axis_reference_to_its_accuracy() {
+    // Car axis (index 3, test set) at rtol = atol = 1e-6: all and
+    // differential reach 3.2e-4 relative error at t_end (scd 3.5, the
+    // worst the multiplier-determined velocity ur), index 2e-2 (scd 1.7:
+    // the scaling leaves the velocities' and multipliers' error to h and
+    // h²). Bounds about ten times that.
+    for (mode, bound) in [("all", 3e-3), ("differential", 3e-3), ("index", 0.2)] {
+        let e = testset_error("car_axis", "1e-6", mode);
+        assert!(e < bound, "{mode}: relative error {e:e} at t_end");
+    }
+}
+
+#[test]
+fn index_scaling_is_a_usage_error_for_the_step_doubling_methods() {
+    for (model, method, why) in [
+        (
+            "models/steinbrecher/pendulum.dae",
+            "herk",
+            "half-explicit Runge–Kutta methods",
+        ),
+        (
+            "models/wunderlich/unit_circle.dae",
+            "radau-2nd",
+            "second-order methods estimate their error by step doubling",
+        ),
+    ] {
+        let r = daec(&[
+            "simulate",
+            model,
+            "--method",
+            method,
+            "--error-control",
+            "index",
+        ]);
+        assert_eq!(r.code, 2, "{method}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("--error-control index does not apply")
+                && r.stderr.contains(why)
+                && r.stderr.contains("use all or differential"),
+            "{method}: {}",
+            r.stderr
+        );
+        // the modes that apply run
+        for mode in ["all", "differential"] {
+            let r = daec(&[
+                "simulate",
+                model,
+                "--method",
+                method,
+                "--error-control",
+                mode,
+                "--t-end",
+                "0.5",
+            ]);
+            assert_eq!(r.code, 0, "{method} {mode}: {}", r.stderr);
+            assert!(r.stderr.contains(&format!("local error control: {mode}")));
+        }
+    }
+    // BDF's predictor–corrector estimate knows only the differentiated
+    // unknowns
+    for mode in ["all", "index"] {
+        let r = daec(&[
+            "simulate",
+            "models/wunderlich/unit_circle.dae",
+            "--method",
+            "bdf-2nd",
+            "--error-control",
+            mode,
+        ]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!(
+                "--error-control {mode} does not apply to --method bdf-2nd"
+            )) && r.stderr.contains("use differential"),
+            "{}",
+            r.stderr
+        );
+    }
+    let r = daec(&[
+        "simulate",
+        "models/steinbrecher/pendulum.dae",
+        "--error-control",
+        "ida",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("unknown `--error-control ida`: the modes are all, index, differential"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn stats_json_reports_the_mode_and_the_constraint_residual_within_the_tolerance() {
+    // The pendulum's constraints (11a), (11b) and the stated one, at every
+    // accepted step: in units of the tolerance far below 1 in every mode,
+    // and in absolute terms below the tolerance itself.
+    for mode in MODES {
+        let (r, s) = pendulum(mode, "20", "1e-6");
+        assert_eq!(s["error_control"], mode);
+        let scaled = s["max_constraint_residual_scaled"].as_f64().unwrap();
+        let absolute = s["max_constraint_residual"].as_f64().unwrap();
+        assert!(scaled > 0.0 && scaled < 1e-2, "{mode}: scaled {scaled:e}");
+        assert!(absolute > 0.0 && absolute < 1e-6, "{mode}: {absolute:e}");
+        assert!(
+            r.stderr.contains("in units of the tolerance: "),
+            "{}",
+            r.stderr
+        );
+        let suppressed: Vec<&str> = s["error_control_suppressed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let scaled: Vec<(&str, u64)> = s["error_control_scaled"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["variable"].as_str().unwrap(),
+                    v["index"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        match mode {
+            "all" => assert!(suppressed.is_empty() && scaled.is_empty()),
+            // Hairer's indices from the offsets d = (2,2,1,1,0), max c = 2
+            "index" => {
+                assert!(suppressed.is_empty());
+                assert_eq!(scaled, [("v", 2), ("w", 2), ("lambda", 3)]);
+            }
+            _ => {
+                assert_eq!(suppressed, ["lambda"]);
+                assert!(scaled.is_empty());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_chosen_variable_left_out_of_the_error_test_is_named_in_a_warning() {
+    let plot = temp("pendulum.svg");
+    let run = |mode: &str, vars: &str| {
+        daec(&[
+            "simulate",
+            "models/steinbrecher/pendulum.dae",
+            "--t-end",
+            "1",
+            "--error-control",
+            mode,
+            "--vars",
+            vars,
+            "--plot",
+            plot.to_str().unwrap(),
+        ])
+    };
+    let r = run("differential", "x,lambda");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "warning: --error-control differential leaves out of the error test 1 of the variables chosen with --vars: lambda;"
+        ),
+        "{}",
+        r.stderr
+    );
+    let r = run("index", "x,v,lambda");
+    assert!(
+        r.stderr.contains(
+            "warning: --error-control index scales down by h^(k−1) in the error test 2 of the variables chosen with --vars: v, lambda;"
+        ),
+        "{}",
+        r.stderr
+    );
+    // the summary names them whatever was chosen
+    assert!(
+        r.stderr.contains(
+            "local error control: index (error scaled by h^(k−1): v (index 2), w (index 2), lambda (index 3))"
+        ),
+        "{}",
+        r.stderr
+    );
+    // nothing to say when the chosen variables are controlled
+    for (mode, vars) in [("differential", "x,y"), ("all", "lambda"), ("index", "x")] {
+        let r = run(mode, vars);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(!r.stderr.contains("warning"), "{mode}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn scaling_or_leaving_out_the_multipliers_saves_steps_on_the_slider_crank() {
+    // The slider crank (test set, index 3) at rtol = atol = 1e-4: with
+    // every unknown in the error test, the multipliers' included, the run
+    // takes about 4900 steps (and reaches 5.2 correct digits in the
+    // positions); with the multipliers scaled by h² (index) or left out
+    // (differential) about 100 (2.1 digits).
+    let steps = |mode: &str| {
+        let (_, s) = simulate(
+            &[
+                "models/testset/slider_crank.dae",
+                "--rtol",
+                "1e-4",
+                "--atol",
+                "1e-4",
+                "--interval",
+                "0.1",
+                "--error-control",
+                mode,
+            ],
+            &format!("slider-crank-{mode}"),
+        );
+        s["steps_accepted"].as_u64().unwrap() + s["steps_rejected"].as_u64().unwrap()
+    };
+    let (all, index, differential) = (steps("all"), steps("index"), steps("differential"));
+    assert!(all > 20 * index, "all {all}, index {index}");
+    assert!(
+        all > 20 * differential,
+        "all {all}, differential {differential}"
+    );
+}
