@@ -224,23 +224,30 @@ pub fn to_dae_text(dae: &Dae) -> String {
         );
         i = j;
     }
-    let eqs = |out: &mut String, list: &[Equation]| {
+    // (an invariant keeps its annotation: the flat model declares it too)
+    let eqs_with = |out: &mut String, list: &[Equation], annotation: &str| {
         for e in list {
             let _ = writeln!(
                 out,
-                "  {} = {}{};",
+                "  {} = {}{}{annotation};",
                 to_modelica(&dae.pool, e.lhs, &names),
                 to_modelica(&dae.pool, e.rhs, &names),
                 description(&e.description)
             );
         }
     };
+    let eqs = |out: &mut String, list: &[Equation]| eqs_with(out, list, "");
     if !dae.initial_equations.is_empty() {
         out.push_str("initial equation\n");
         eqs(&mut out, &dae.initial_equations);
     }
     out.push_str("equation\n");
     eqs(&mut out, &dae.equations);
+    eqs_with(
+        &mut out,
+        &dae.invariants,
+        " annotation(__daec(invariant = true))",
+    );
     for ev in &dae.events {
         let _ = writeln!(
             out,

@@ -160,6 +160,8 @@ pub struct SourceSpans {
     pub equations: Vec<Span>,
     /// Source equation of each initial equation.
     pub initial_equations: Vec<Span>,
+    /// Source equation of each invariant.
+    pub invariants: Vec<Span>,
     /// `when` of each event.
     pub events: Vec<Span>,
     /// Each event's `reinit(…)` equations, in the order of
@@ -184,6 +186,11 @@ pub struct Dae {
     pub equations: Vec<Equation>,
     /// `initial equation`s.
     pub initial_equations: Vec<Equation>,
+    /// Declared invariants of the dynamics (equations written with
+    /// `annotation(__daec(invariant = true))`): relations the solution
+    /// keeps, not defining equations, so they are not counted in the
+    /// square system and the structural analysis never sees them.
+    pub invariants: Vec<Equation>,
     /// Events.
     pub events: Vec<Event>,
     /// Simulation settings.

@@ -140,6 +140,10 @@ pub struct Equation {
     pub kind: EquationKind,
     /// The description string after it, if any.
     pub description: Option<String>,
+    /// Its `annotation(…)` entries (MLS 3.6, Appendix A: an equation ends
+    /// with a `description`, a description string and an optional
+    /// annotation clause), e.g. `__daec(invariant = true)`.
+    pub annotations: Vec<Modifier>,
     /// The whole equation, without the `;`.
     pub span: Span,
 }

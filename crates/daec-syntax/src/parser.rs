@@ -728,6 +728,7 @@ impl<'s> Ctx<'s> {
             body = vec![Equation {
                 kind,
                 description: None,
+                annotations: Vec::new(),
                 span,
             }];
         }

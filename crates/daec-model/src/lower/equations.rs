@@ -127,7 +127,28 @@ impl<'a> Lowerer<'a> {
 
     // -------------------------------------------------------------- equations
 
+    /// Lowers `eq` into `out` (with its spans) — or, when it is declared
+    /// an invariant (`annotation(__daec(invariant = true))`, the
+    /// `invariants` module), all its scalar equations into the invariants.
     pub(super) fn equation(
+        &mut self,
+        eq: &'a ast::Equation,
+        initial: bool,
+        out: &mut Vec<Equation>,
+        spans: &mut Vec<Span>,
+    ) -> R<()> {
+        if !self.invariant_annotation(eq, initial)? {
+            return self.equation_body(eq, initial, out, spans);
+        }
+        let mut inv = Vec::new();
+        let mut inv_spans = Vec::new();
+        let r = self.equation_body(eq, initial, &mut inv, &mut inv_spans);
+        self.invariants.extend(inv);
+        self.spans.invariants.extend(inv_spans);
+        r
+    }
+
+    fn equation_body(
         &mut self,
         eq: &'a ast::Equation,
         initial: bool,

@@ -3,14 +3,16 @@
 //! This module holds the entry point [`lower`], its options, and the
 //! lowering context `Lowerer` with the value type `Val`; the context's
 //! methods live in the submodules, one per part of the model they lower:
-//! `parameters`, `declarations`, `experiment`, `equations`, `expressions`,
-//! `names`, `calls`, and `limits` (the size checks).
+//! `parameters`, `declarations`, `experiment`, `equations`, `invariants`
+//! (the `__daec(invariant = true)` annotation), `expressions`, `names`,
+//! `calls`, and `limits` (the size checks).
 
 mod calls;
 mod declarations;
 mod equations;
 mod experiment;
 mod expressions;
+mod invariants;
 mod limits;
 mod names;
 mod parameters;
@@ -196,6 +198,7 @@ struct Lowerer<'a> {
     eval_stack: Vec<usize>,
     equations: Vec<Equation>,
     initial_equations: Vec<Equation>,
+    invariants: Vec<Equation>,
     events: Vec<Event>,
     spans: SourceSpans,
     experiment: Experiment,
@@ -229,6 +232,7 @@ impl<'a> Lowerer<'a> {
             eval_stack: Vec::new(),
             equations: Vec::new(),
             initial_equations: Vec::new(),
+            invariants: Vec::new(),
             events: Vec::new(),
             spans: SourceSpans::default(),
             experiment: Experiment::default(),
@@ -266,6 +270,7 @@ impl<'a> Lowerer<'a> {
             parameters: self.parameters,
             equations: self.equations,
             initial_equations: self.initial_equations,
+            invariants: self.invariants,
             events: self.events,
             experiment: self.experiment,
             spans: self.spans,
