@@ -77,6 +77,12 @@ pub enum Unsupported {
     Event,
     /// The equations cannot be compiled to tapes.
     Compile(daec_expr::TapeError),
+    /// A declared invariant contains a derivative that the first-order
+    /// form of the model does not have as an unknown.
+    InvariantDerivative {
+        /// The invariant (index into `Dae::invariants`).
+        invariant: usize,
+    },
 }
 
 /// Why the initialisation failed ([`SimError::Initialization`]).
@@ -108,6 +114,14 @@ pub enum InitFailure {
     InitialEquationDerivatives {
         /// The initial equation (index into `Dae::initial_equations`).
         equation: usize,
+    },
+    /// A declared invariant does not hold at the consistent initial
+    /// point.
+    Invariant {
+        /// The invariant (index into `Dae::invariants`).
+        invariant: usize,
+        /// Its residual `lhs − rhs` there.
+        residual: f64,
     },
     /// The unknowns a formulation adds could not be computed from its
     /// constraints.

@@ -37,7 +37,7 @@ pub fn default_error_control(method: Method, form: Form) -> ErrorControl {
         Method::Radau2nd | Method::Bdf2nd | Method::Gauss2nd | Method::Glm2nd => {
             ErrorControl::Differential
         }
-        Method::Radau5 | Method::Radau5Projected => match form {
+        Method::Radau5 | Method::Radau5Projected | Method::Projection => match form {
             Form::Ggl | Form::Index3 => ErrorControl::Index,
             _ => REGULARIZED_DEFAULT,
         },

@@ -2,7 +2,7 @@
 //! derivative of order `p ≥ 2` gets new unknowns `der(x)`, …,
 //! `der^(p−1)(x)` and the equations `der(x) = der(x)`, … linking them, and
 //! `x^(k)` is replaced by the new unknowns in every equation, initial
-//! equation and event (the standard reduction of Hairer–Wanner, Solving
+//! equation, declared invariant and event (the standard reduction of Hairer–Wanner, Solving
 //! ODEs II, VII.1, for second-order mechanical systems, as Wunderlich 2005
 //! discusses for second-order DAEs). The HiC form (steinbrecher2016 §3.3)
 //! and the integrator need a first-order model.
@@ -186,23 +186,21 @@ fn substitute_everywhere(
         }
         dae.pool.substitute(e, &|l| map.get(&l).copied())
     };
+    let subst_eq = |dae: &mut Dae, eq: Equation| Equation {
+        lhs: subst(dae, eq.lhs),
+        rhs: subst(dae, eq.rhs),
+        residual: subst(dae, eq.residual),
+        description: eq.description,
+    };
     for i in 0..dae.equations.len() {
-        let eq = dae.equations[i].clone();
-        dae.equations[i] = Equation {
-            lhs: subst(dae, eq.lhs),
-            rhs: subst(dae, eq.rhs),
-            residual: subst(dae, eq.residual),
-            description: eq.description,
-        };
+        dae.equations[i] = subst_eq(dae, dae.equations[i].clone());
     }
     for i in 0..dae.initial_equations.len() {
-        let eq = dae.initial_equations[i].clone();
-        dae.initial_equations[i] = Equation {
-            lhs: subst(dae, eq.lhs),
-            rhs: subst(dae, eq.rhs),
-            residual: subst(dae, eq.residual),
-            description: eq.description,
-        };
+        dae.initial_equations[i] = subst_eq(dae, dae.initial_equations[i].clone());
+    }
+    // (the declared invariants speak of the same derivatives)
+    for i in 0..dae.invariants.len() {
+        dae.invariants[i] = subst_eq(dae, dae.invariants[i].clone());
     }
     for i in 0..dae.events.len() {
         let c = dae.events[i].condition;

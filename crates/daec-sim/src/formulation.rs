@@ -36,6 +36,11 @@ pub struct SimForm {
     /// formulation comes from (indexed by [`daec_regularize::DiffRow::equation`] and
     /// [`daec_regularize::ConstraintRow::equation`]): how messages name a row.
     pub rows: Vec<RowSource>,
+    /// How many constraint rows, the last ones, are the model's declared
+    /// invariants (HiC and ADA enforce them as constraints; see the
+    /// `invariants` module). Their [`daec_regularize::ConstraintRow::equation`]
+    /// is `usize::MAX`: no row of the formulation.
+    pub invariants: usize,
 }
 
 impl std::ops::Deref for SimForm {
@@ -86,6 +91,7 @@ impl SimForm {
             n_original,
             differential,
             rows,
+            invariants: 0,
         }
     }
 }

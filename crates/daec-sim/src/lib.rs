@@ -18,7 +18,9 @@
 //!    [`native`] — the same functions as the source of a native library
 //!    (`daec simulate --native`; the CLI builds and loads it);
 //! 3. [`InitReport`] — consistent initialisation honouring `fixed` starts and
-//!    initial equations, with a report of what moved;
+//!    initial equations, with a report of what moved; [`check_at_start`] —
+//!    the declared invariants at that point (`invariants`: enforced as
+//!    constraint rows of HiC/ADA or by NDSolve's projection method);
 //! 4. [`discontinuities`] and `events` — `when`/`reinit` events located on the dense output and
 //!    discontinuities of `time`;
 //! 5. [`to_csv`], [`to_svg`], [`SimStats`] — CSV, SVG plot, statistics;
@@ -37,6 +39,7 @@ mod events;
 mod first_order;
 mod formulation;
 mod init;
+mod invariants;
 mod method;
 // `native` stays a namespace: the ABI of the native library (`native::NATIVE_ABI`, …).
 pub mod native;
@@ -62,6 +65,7 @@ pub use events::{DEFAULT_MAX_EVENTS, discontinuities, reinit_diagnostics, time_c
 pub use first_order::reduce_to_first_order;
 pub use formulation::{SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
+pub use invariants::{INVARIANT_START_TOL, check_at_start, invariant_rows};
 pub use method::{Method, MethodError};
 pub use native::{NativeCode, NativeCompiler, NativeSource};
 pub use output::{MAX_PANELS, PANEL_SERIES};
@@ -73,5 +77,6 @@ pub use problem::FormProblem;
 pub use second_order::integrate_second_order;
 pub use simulate::{
     MAX_STEPS, Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form,
-    integrate, integrate_with_progress, prepare, prepare_form, resolve_options, simulate,
+    integrate, integrate_with_progress, prepare, prepare_form, prepare_method, resolve_options,
+    simulate,
 };

@@ -54,6 +54,13 @@ pub enum Method {
     /// (`--form index3`), each step's end point projected onto the
     /// position and velocity constraints.
     Radau5Projected,
+    /// NDSolve's "Projection" method (ndsolve-dae-tutorial, "ODEs with
+    /// Invariants", "Projection"): Radau IIA on the index-reduced
+    /// formulation (HiC, or DI1) without the declared invariants, each
+    /// accepted step's end point projected onto the model's constraints,
+    /// all hidden constraints and the invariants with the least Euclidean
+    /// change.
+    Projection,
     /// The direct Radau IIA discretisation of second-order DAEs
     /// (wunderlich2005-second-order-daes, eqs. (29)/(30)) on the model as
     /// written, run by [`crate::second_order::integrate_second_order`].
@@ -77,9 +84,10 @@ pub enum Method {
 
 impl Method {
     /// The method names `--method` accepts.
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 8] = [
         "radau5",
         "radau5-projected",
+        "projection",
         "radau-2nd",
         "bdf-2nd",
         "gauss-2nd",
@@ -102,6 +110,7 @@ impl Method {
         let plain = match method.trim().to_ascii_lowercase().as_str() {
             "radau5" => Method::Radau5,
             "radau5-projected" => Method::Radau5Projected,
+            "projection" => Method::Projection,
             "radau-2nd" => Method::Radau2nd,
             "bdf-2nd" => Method::Bdf2nd,
             "gauss-2nd" => Method::Gauss2nd,
@@ -132,6 +141,7 @@ impl fmt::Display for Method {
         match self {
             Method::Radau5 => f.write_str("radau5"),
             Method::Radau5Projected => f.write_str("radau5-projected"),
+            Method::Projection => f.write_str("projection"),
             Method::Radau2nd => f.write_str("radau-2nd"),
             Method::Bdf2nd => f.write_str("bdf-2nd"),
             Method::Gauss2nd => f.write_str("gauss-2nd"),
@@ -177,7 +187,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
         z: &[f64],
     ) -> Result<Self, SimError> {
         match method {
-            Method::Radau5 | Method::Radau5Projected => Ok(Solver::Radau5(
+            Method::Radau5 | Method::Radau5Projected | Method::Projection => Ok(Solver::Radau5(
                 Radau5::new(problem, options).map_err(refused)?,
             )),
             Method::Radau2nd | Method::Bdf2nd | Method::Gauss2nd | Method::Glm2nd => {
@@ -250,6 +260,10 @@ mod tests {
             Method::from_names("HERK", Some("kutta3")),
             Ok(Method::Herk(Tableau::Kutta3))
         );
+        assert_eq!(
+            Method::from_names("Projection", None),
+            Ok(Method::Projection)
+        );
         assert_eq!("herk".parse(), Ok(Method::Herk(Tableau::Hem4)));
         assert_eq!("herk:rk4".parse(), Ok(Method::Herk(Tableau::Rk4)));
         assert_eq!(
@@ -265,11 +279,9 @@ mod tests {
                 name: "euler".into()
             }
         );
-        assert!(
-            unknown
-                .to_string()
-                .contains("radau5, radau5-projected, radau-2nd, bdf-2nd, gauss-2nd, glm-2nd, herk")
-        );
+        assert!(unknown.to_string().contains(
+            "radau5, radau5-projected, projection, radau-2nd, bdf-2nd, gauss-2nd, glm-2nd, herk"
+        ));
         for (name, m) in [
             ("bdf-2nd", Method::Bdf2nd),
             ("Gauss-2nd", Method::Gauss2nd),

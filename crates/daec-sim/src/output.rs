@@ -482,7 +482,8 @@ pub struct SimStats {
     pub unknowns: usize,
     /// Differential rows of the HiC form.
     pub differential_equations: usize,
-    /// Constraint rows (all levels).
+    /// Constraint rows (all levels; not the rows of declared invariants,
+    /// counted in [`SimStats::invariants`]).
     pub constraints: usize,
     /// Largest constraint residual `max |H_i(t, z)|` at the accepted steps.
     pub max_constraint_residual: f64,
@@ -497,6 +498,11 @@ pub struct SimStats {
     /// What the error test weighed, and which of the model's unknowns it
     /// left out or scaled down.
     pub error_control: ErrorControlReport,
+    /// The model's declared invariants (`__daec(invariant = true)`).
+    pub invariants: usize,
+    /// Largest invariant residual `max |I_k(t, z)|` at the accepted steps
+    /// (0 without invariants).
+    pub max_invariant_residual: f64,
     /// Wall time of parsing, analysis, the HiC form and compilation, in
     /// seconds.
     pub compile_seconds: f64,
@@ -528,11 +534,12 @@ impl std::ops::DerefMut for SimStats {
 
 impl Serialize for SimStats {
     /// The fields in the order of `--stats-json`: the integrator's
-    /// counters the simulation reports, then its own (`native_code` only
-    /// when set).
+    /// counters the simulation reports, then its own (`invariants` and
+    /// `max_invariant_residual` only for a model with invariants,
+    /// `native_code` only when set).
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let s = &self.solver;
-        let mut m = serializer.serialize_struct("SimStats", 26)?;
+        let mut m = serializer.serialize_struct("SimStats", 28)?;
         m.serialize_field("steps_accepted", &s.steps_accepted)?;
         m.serialize_field("steps_rejected", &s.steps_rejected)?;
         m.serialize_field("residual_evals", &s.residual_evals)?;
@@ -560,6 +567,13 @@ impl Serialize for SimStats {
         m.serialize_field("error_control", self.error_control.mode.name())?;
         m.serialize_field("error_control_suppressed", &self.error_control.suppressed)?;
         m.serialize_field("error_control_scaled", &self.error_control.scaled)?;
+        if self.invariants > 0 {
+            m.serialize_field("invariants", &self.invariants)?;
+            m.serialize_field("max_invariant_residual", &self.max_invariant_residual)?;
+        } else {
+            m.skip_field("invariants")?;
+            m.skip_field("max_invariant_residual")?;
+        }
         m.serialize_field("compile_seconds", &self.compile_seconds)?;
         m.serialize_field("integrate_seconds", &self.integrate_seconds)?;
         if self.native_code {
@@ -680,6 +694,14 @@ impl SimStats {
             );
         }
         let _ = writeln!(s, "{}", self.error_control.summary_line(8));
+        if self.invariants > 0 {
+            let _ = writeln!(
+                s,
+                "max invariant residual: {:.2e} ({})",
+                self.max_invariant_residual,
+                count(self.invariants, "invariant")
+            );
+        }
         if !self.bound_violations.is_empty() {
             let variables: std::collections::BTreeSet<&str> = self
                 .bound_violations

@@ -118,6 +118,19 @@ pub(crate) fn initial_equation_label(
     label(real(dae.spans.initial_equations.get(k)), message, true)
 }
 
+/// Declared invariant `k` of the model in words.
+pub(crate) fn invariant(dae: &Dae, k: usize) -> String {
+    match dae.invariants.get(k) {
+        Some(eq) => format!("the invariant {}", quoted(dae, eq)),
+        None => format!("invariant {}", k + 1),
+    }
+}
+
+/// A primary label with `message` on the source of invariant `k`.
+pub(crate) fn invariant_label(dae: &Dae, k: usize, message: impl Into<String>) -> Option<Label> {
+    label(real(dae.spans.invariants.get(k)), message, true)
+}
+
 /// A label with `message` on the declaration of unknown `j`.
 pub(crate) fn unknown_label(
     dae: &Dae,

@@ -42,6 +42,17 @@ impl Compiled {
     }
 }
 
+/// `max |v|` over `values` (NaN counts as infinite).
+fn max_abs(values: &[f64]) -> f64 {
+    values.iter().fold(0.0f64, |a, v| {
+        if v.is_nan() {
+            f64::INFINITY
+        } else {
+            a.max(v.abs())
+        }
+    })
+}
+
 /// A tape with its sparsity pattern.
 #[derive(Debug)]
 struct Sparse {
@@ -91,6 +102,21 @@ impl Direction {
     }
 }
 
+/// The projection of step end points a [`FormProblem`] with a projector
+/// makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Projection {
+    /// Projected Radau IIA on the index-3 formulation: positions, then
+    /// velocities along the mass matrix's metric (`project_step`).
+    Index3,
+    /// NDSolve's "Projection" method (ndsolve-dae-tutorial, "ODEs with
+    /// Invariants", "Projection"): all constraints of the projector — the
+    /// model's constraints with every hidden one and the declared
+    /// invariants — together, with the least Euclidean change
+    /// (Gauss–Newton, minimum-norm steps).
+    Full,
+}
+
 /// A quasi-linear formulation compiled for the integrator.
 #[derive(Debug)]
 pub struct FormProblem {
@@ -115,6 +141,14 @@ pub struct FormProblem {
     /// and whether the projection is on.
     projector: Option<Box<FormProblem>>,
     projecting: bool,
+    /// How the end points are projected onto the projector's constraints.
+    projection: Projection,
+    /// The model's declared invariants, compiled over `z` (for the
+    /// statistics), and how many of the constraint rows (the last ones)
+    /// are those invariants.
+    invariants: Option<Compiled>,
+    n_invariants: usize,
+    invariant_rows: usize,
     /// Buffers of [`FormProblem::record_constraint_residuals`].
     residual_work: RefCell<ResidualWork>,
     /// The roots of the tapes, for [`FormProblem::native_source`].
@@ -212,6 +246,10 @@ impl FormProblem {
             variable_index: vec![1; n],
             projector: None,
             projecting: false,
+            projection: Projection::Index3,
+            invariants: None,
+            n_invariants: 0,
+            invariant_rows: 0,
             residual_work: RefCell::default(),
             roots,
             native: None,
@@ -297,6 +335,63 @@ impl FormProblem {
         self
     }
 
+    /// The problem of NDSolve's "Projection" method
+    /// (ndsolve-dae-tutorial, "Projection"): after every accepted step
+    /// the end point is projected onto all constraints of `projector`
+    /// (the model's constraints, the hidden ones and the declared
+    /// invariants) with the least Euclidean change; so is the dense
+    /// output. [`FormProblem::set_projection`] switches it on.
+    pub fn with_full_projection(mut self, projector: FormProblem) -> Self {
+        self.projector = Some(Box::new(projector));
+        self.projection = Projection::Full;
+        self
+    }
+
+    /// Compiles the model's declared invariants `exprs` (residuals in the
+    /// unknowns of the form, no derivatives) for the statistics
+    /// ([`SimStats::max_invariant_residual`]); `in_constraints` says the
+    /// last `exprs.len()` constraint rows are these invariants (the
+    /// overdetermined forms with invariant rows), which the residuals by
+    /// level then leave out.
+    pub fn with_invariants(
+        mut self,
+        pool: &mut ExprPool,
+        exprs: &[ExprId],
+        in_constraints: bool,
+    ) -> Result<Self, SimError> {
+        if exprs.is_empty() {
+            return Ok(self);
+        }
+        // (the leaves exist already: `new` made them)
+        let z: Vec<ExprId> = (0..self.n as u32).map(|j| pool.var(j, 0)).collect();
+        self.invariants = Some(compile(pool, exprs, &z, &self.params)?);
+        self.n_invariants = exprs.len();
+        self.invariant_rows = if in_constraints {
+            exprs.len().min(self.n_g)
+        } else {
+            0
+        };
+        Ok(self)
+    }
+
+    /// Number of declared invariants the problem evaluates.
+    pub fn n_invariants(&self) -> usize {
+        self.n_invariants
+    }
+
+    /// `max |I_k(t, z)|` over the declared invariants (0 without; NaN
+    /// counts as infinite).
+    pub fn invariant_residual(&self, t: f64, z: &[f64]) -> f64 {
+        let Some(code) = &self.invariants else {
+            return 0.0;
+        };
+        let mut w = self.residual_work.borrow_mut();
+        let buf = &mut w.g;
+        buf.resize(self.n_invariants, 0.0);
+        code.eval(t, &[&z[..self.n.min(z.len())]], buf);
+        max_abs(buf)
+    }
+
     /// Sets Hairer's index of each unknown for the error scaling (ignored
     /// unless there is one entry per unknown).
     pub fn with_variable_index(mut self, variable_index: Vec<u8>) -> Self {
@@ -337,7 +432,8 @@ impl FormProblem {
     /// units of the tolerance
     /// ([`SimStats::max_constraint_residual_scaled`]) with `tol =
     /// (rtol, atol)` (allocation-free after the first call: it runs after
-    /// every accepted step).
+    /// every accepted step), and the declared invariants' residual
+    /// ([`FormProblem::invariant_residual`]) when there are any.
     pub fn record_constraint_residuals(
         &self,
         stats: &mut SimStats,
@@ -361,12 +457,12 @@ impl FormProblem {
         g: Option<&[f64]>,
         tol: (f64, f64),
     ) {
-        let mut w = self.residual_work.borrow_mut();
-        let w = &mut *w;
+        let mut guard = self.residual_work.borrow_mut();
+        let w = &mut *guard;
         let scaled = match (g, &self.projector) {
             // (straight into the maxima: this runs after every step)
             (Some(g), None) if g.len() == self.n_g => {
-                stats.record_constraint_rows(g, &self.levels);
+                stats.record_constraint_rows(g, self.model_levels());
                 self.scaled_residual(t, z, g, tol, w)
             }
             (_, Some(p)) => {
@@ -387,6 +483,11 @@ impl FormProblem {
             }
         };
         stats.record_scaled_constraint_residual(scaled);
+        drop(guard);
+        if self.invariants.is_some() {
+            let r = self.invariant_residual(t, z);
+            stats.max_invariant_residual = stats.max_invariant_residual.max(r);
+        }
     }
 
     /// The constraint residual in units of the error weights: the largest
@@ -436,18 +537,20 @@ impl FormProblem {
         self.by_level(g, out);
     }
 
+    /// The levels of the model's constraint rows (those that are not
+    /// declared invariants).
+    fn model_levels(&self) -> &[u32] {
+        &self.levels[..self.n_g - self.invariant_rows]
+    }
+
     /// The largest `|g_i|` per constraint level into `out` (NaN counts as
-    /// infinite).
+    /// infinite), over the model's constraint rows.
     fn by_level(&self, g: &[f64], out: &mut Vec<f64>) {
-        let levels = self
-            .levels
-            .iter()
-            .copied()
-            .max()
-            .map_or(0, |m| m as usize + 1);
+        let levels = self.model_levels();
+        let count = levels.iter().copied().max().map_or(0, |m| m as usize + 1);
         out.clear();
-        out.resize(levels, 0.0);
-        for (v, &l) in g.iter().zip(&self.levels) {
+        out.resize(count, 0.0);
+        for (v, &l) in g.iter().zip(levels) {
             let a = if v.is_nan() { f64::INFINITY } else { v.abs() };
             out[l as usize] = out[l as usize].max(a);
         }
@@ -461,8 +564,17 @@ impl FormProblem {
     /// collocation polynomial (Hairer–Wanner IV.8, (8.23)) is only of order
     /// 3 and would otherwise violate the constraints by more than the
     /// tolerance. Returns the final max-norm residual.
+    ///
+    /// With NDSolve's projection ([`FormProblem::with_full_projection`])
+    /// switched on, onto the projector's constraints (invariants
+    /// included) instead.
     pub fn project_onto_constraints(&self, t: f64, z: &mut [f64]) -> f64 {
-        self.project(t, z, None, None, None)
+        match &self.projector {
+            Some(p) if self.projecting && self.projection == Projection::Full => {
+                p.project(t, z, None, None, None)
+            }
+            _ => self.project(t, z, None, None, None),
+        }
     }
 
     /// [`FormProblem::project_onto_constraints`] restricted to the
@@ -738,8 +850,16 @@ impl QuasiLinearDae for FormProblem {
     /// together would move the positions tangentially to satisfy the
     /// velocity constraint (a phase error that accumulates); the
     /// multipliers enter neither and are not moved.
+    ///
+    /// NDSolve's "Projection" method ([`FormProblem::with_full_projection`])
+    /// instead projects onto all the projector's constraints at once with
+    /// the least Euclidean change (ndsolve-dae-tutorial, "Projection").
     fn project_step(&self, t: f64, z: &mut [f64]) -> bool {
         match &self.projector {
+            Some(p) if self.projecting && self.projection == Projection::Full => {
+                p.project(t, z, None, None, None);
+                true
+            }
             Some(p) if self.projecting => {
                 for (level, index) in [(0, 1), (1, 2)] {
                     let movable: Vec<bool> =

@@ -14,6 +14,7 @@ use crate::events::{
 };
 use crate::formulation::{SimForm, sim_form};
 use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
+use crate::invariants::{check_at_start, invariant_rows, projection_form, with_invariant_rows};
 use crate::method::{Method, Solver};
 use crate::native::NativeCompiler;
 use crate::output::{OutputTimes, OutputWriter, Results, SimStats};
@@ -274,8 +275,23 @@ pub fn prepare(dae: &mut Dae, analysis: &Analysis) -> Result<Prepared, SimError>
 }
 
 /// Builds the formulation `form`, compiles it and computes the consistent
-/// initial point.
+/// initial point (for the default method, Radau IIA).
 pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Prepared, SimError> {
+    prepare_method(dae, analysis, form, Method::Radau5)
+}
+
+/// Builds the formulation `form` for `method`, compiles it and computes
+/// the consistent initial point, where the model's declared invariants
+/// must hold ([`check_at_start`]). The overdetermined forms (HiC, ADA)
+/// get the invariants as additional constraint rows; `--method
+/// projection` gets the projector onto the hidden constraints and the
+/// invariants instead (see the `invariants` module).
+pub fn prepare_method(
+    dae: &mut Dae,
+    analysis: &Analysis,
+    form: Form,
+    method: Method,
+) -> Result<Prepared, SimError> {
     // (the CLI reports these with their spans before it gets here)
     if let Some(d) = reinit_diagnostics(dae, analysis).first() {
         let mut m = d.message.clone();
@@ -285,20 +301,40 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
         }
         return Err(SimError::unsupported(Unsupported::Event, m));
     }
+    check_method(method, form)?;
+    let invariants = invariant_rows(dae)?;
     let params = dae.parameter_values();
-    let (sim, problem) = if form == Form::Index3 {
+    let (sim, problem, init) = if form == Form::Index3 {
         let i3 = index3_form(dae, analysis)?;
         let projector = FormProblem::new(&mut dae.pool, &i3.projection, params.clone())?;
         let problem = FormProblem::new(&mut dae.pool, &i3.form, params)?
-            .with_index3(i3.variable_index, projector);
-        (i3.form, problem)
+            .with_index3(i3.variable_index, projector)
+            .with_invariants(&mut dae.pool, &invariants, false)?;
+        let init = initialize(dae, analysis, &i3.form)?;
+        (i3.form, problem, init)
     } else {
         let sim = sim_form(dae, analysis, form, &RegularizeOptions::default())?;
-        let problem = FormProblem::new(&mut dae.pool, &sim, params)?
-            .with_variable_index(variable_indices(analysis, &sim));
-        (sim, problem)
+        // (the consistent point is that of the model without its
+        // invariants, which are checked there)
+        let rows = !invariants.is_empty() && !form.is_square() && method != Method::Projection;
+        let augmented = rows.then(|| with_invariant_rows(&sim, &invariants));
+        let run = augmented.as_ref().unwrap_or(&sim);
+        let mut problem = FormProblem::new(&mut dae.pool, run, params.clone())?;
+        if method == Method::Projection {
+            let onto = projection_form(&dae.pool, &sim, analysis, &invariants);
+            let projector = FormProblem::new(&mut dae.pool, &onto, params)?.with_invariants(
+                &mut dae.pool,
+                &invariants,
+                true,
+            )?;
+            problem = problem.with_full_projection(projector);
+        }
+        problem = problem.with_invariants(&mut dae.pool, &invariants, rows)?;
+        let init = initialize(dae, analysis, &sim)?;
+        problem = problem.with_variable_index(variable_indices(analysis, &sim));
+        (augmented.unwrap_or(sim), problem, init)
     };
-    let init = initialize(dae, analysis, &sim)?;
+    check_at_start(dae, &init)?;
     let events = WhenEvents::new(dae)?;
     let mut roots: Vec<ExprId> = sim.diff.iter().map(|r| r.residual).collect();
     roots.extend(sim.constraints.iter().map(|c| c.expr));
@@ -457,7 +493,7 @@ pub fn simulate(
     let ro = resolve_options(dae, opts)?;
     let start = Instant::now();
     let form = opts.form.unwrap_or(default_form(opts.method));
-    let mut prepared = prepare_form(dae, analysis, form)?;
+    let mut prepared = prepare_method(dae, analysis, form, opts.method)?;
     let compile = start.elapsed().as_secs_f64();
     let mut sim = integrate(dae, &mut prepared, &ro)?;
     sim.stats.compile_seconds += compile;
@@ -661,8 +697,10 @@ fn switch_state(
 }
 
 /// Refuses a method on a formulation it does not integrate: projected
-/// Radau IIA needs the index-3 formulation (and only it), the
-/// half-explicit methods the hidden constraints of a regularized form.
+/// Radau IIA needs the index-3 formulation (and only it), the projection
+/// method HiC or DI1 (whose unknowns are the model's, which its projector
+/// moves), the half-explicit methods the hidden constraints of a
+/// regularized form.
 fn check_method(method: Method, form: Form) -> Result<(), SimError> {
     match (method, form) {
         (Method::Radau5Projected, f) if f != Form::Index3 => Err(SimError::unsupported(
@@ -672,6 +710,15 @@ fn check_method(method: Method, form: Form) -> Result<(), SimError> {
                 f.name()
             ),
         )),
+        (Method::Projection, f) if !matches!(f, Form::Hic | Form::Di1) => {
+            Err(SimError::unsupported(
+                Unsupported::MethodForm { method, form },
+                format!(
+                    "the projection method integrates an index-reduced formulation and projects onto all hidden constraints and invariants: use --form hic (its default) or di1, not {}",
+                    f.name()
+                ),
+            ))
+        }
         (Method::Herk(_), Form::Index3) => Err(SimError::unsupported(
             Unsupported::MethodForm { method, form },
             "the half-explicit Runge–Kutta methods need the hidden constraints of a regularized formulation: use --form hic (the default), or --method radau5-projected for the index-3 formulation",
@@ -729,7 +776,10 @@ pub fn integrate_with_progress(
         outputs,
     } = prepared;
     check_method(ro.method, form0.form)?;
-    problem0.set_projection(ro.method == Method::Radau5Projected);
+    problem0.set_projection(matches!(
+        ro.method,
+        Method::Radau5Projected | Method::Projection
+    ));
     // Variant 0 is the prepared one; StE switching appends others.
     let mut active = 0usize;
     let n_orig = dae.unknowns.len();
@@ -745,12 +795,15 @@ pub fn integrate_with_progress(
     };
     let mut bounds = BoundsMonitor::new(outputs.bounded(), ro.rtol, ro.atol, ro.bounds);
     bounds.check(t0, &results.z[0]);
-    let levels = form0.max_level().map_or(0, |l| l as usize + 1);
+    // (the levels of the model's constraints, not of the invariant rows)
+    let own = &form0.constraints[..form0.constraints.len() - form0.invariants];
+    let levels = own.iter().map(|c| c.level as usize + 1).max().unwrap_or(0);
     let mut stats = SimStats {
         unknowns: form0.n,
         differential_equations: form0.diff.len(),
-        constraints: form0.constraints.len(),
+        constraints: own.len(),
         max_constraint_residual_by_level: vec![0.0; levels],
+        invariants: problem0.n_invariants(),
         native_code: problem0.is_native(),
         error_control: error_control_report(form0, problem0, ro.error_control),
         ..SimStats::default()

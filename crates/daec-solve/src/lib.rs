@@ -102,6 +102,7 @@ pub use second_order::{
     StepSize,
 };
 pub use selection::{
-    EquationSelection, select_equations, select_equations_ordered, select_equations_sparse,
+    EquationSelection, INVARIANT_LEVEL, select_equations, select_equations_ordered,
+    select_equations_sparse,
 };
 pub use step::{Stats, Step, StepControl};

@@ -35,6 +35,18 @@ impl EquationSelection {
     }
 }
 
+/// The constraint level ([`crate::QuasiLinearDae::constraint_levels`]) of
+/// a declared *invariant* of the dynamics (a relation the solution keeps
+/// that is no derivative of a model equation, e.g. an energy): its rows
+/// are pivoted after all other constraints, on whichever of their free
+/// columns is largest — no preferred columns, as a level-`ℓ` row has. An
+/// invariant ties unknowns of every derivative class (the energy of a
+/// pendulum: positions and velocities), and which of them it can determine
+/// changes along the solution (where the velocity vanishes, only the
+/// position), so a fixed preference would solve it for an unknown it no
+/// longer determines.
+pub const INVARIANT_LEVEL: u32 = u32::MAX;
+
 /// Relative pivot threshold below which a row is considered dependent.
 const RANK_TOL: f64 = 1e-10;
 
@@ -159,8 +171,12 @@ impl PivotPreference {
         let g_rows = rows_of(g_pattern, n_g);
         let diff = rows_of(e_pattern, n_d);
         // the level at which each column first appears in a constraint
+        // (of the model: invariants are no level)
         let mut first_level = vec![u32::MAX; n];
         for (row, &l) in g_rows.iter().zip(levels) {
+            if l == INVARIANT_LEVEL {
+                continue;
+            }
             for &c in row {
                 first_level[c] = first_level[c].min(l);
             }
@@ -170,6 +186,10 @@ impl PivotPreference {
             .iter()
             .zip(levels)
             .map(|(row, &l)| {
+                if l == INVARIANT_LEVEL {
+                    // (all its columns: pivoted by magnitude alone)
+                    return row.clone();
+                }
                 let first: Vec<usize> = row
                     .iter()
                     .copied()

@@ -8,7 +8,7 @@ use clap::Args;
 use daec_diag::{Diagnostic, SourceMap};
 use daec_regularize::Form;
 use daec_regularize::{AnalyzeOptions, Outcome, analyze};
-use daec_sim::{SimError, SimOptions, prepare_form, resolve_options, to_csv, to_svg};
+use daec_sim::{SimError, SimOptions, prepare_method, resolve_options, to_csv, to_svg};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,10 +23,13 @@ pub(crate) struct SimulateArgs {
     /// default of --method radau5-projected).
     #[arg(long)]
     form: Option<String>,
-    /// Integration method: radau5 (overdetermined Radau IIA),
+    /// Integration method: radau5 (overdetermined Radau IIA; the declared
+    /// invariants are extra constraints of hic and ada),
     /// radau5-projected (Radau IIA on the index-3 formulation, projected
     /// onto the position and velocity constraints after each step),
-    /// radau-2nd (Radau IIA directly on a model with der(der(x)),
+    /// projection (NDSolve's projection method: Radau IIA on hic or di1,
+    /// each step projected onto all constraints, hidden ones and the
+    /// declared invariants), radau-2nd (Radau IIA directly on a model with der(der(x)),
     /// Wunderlich 2005), bdf-2nd (the modified variable-step
     /// variable-order BDF method of Wunderlich 2005 §2.1 on such a model,
     /// orders 1–5, error control), gauss-2nd (2-stage Gauss collocation on
@@ -282,7 +285,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         ctx.diagnostics(&map, &not_states);
         return Err(EXIT_MODEL);
     }
-    let mut prepared = match prepare_form(&mut dae, &analysis, form) {
+    let mut prepared = match prepare_method(&mut dae, &analysis, form, method) {
         Ok(p) => p,
         Err(e) if matches!(e.kind(), SimError::Options { .. }) => {
             return Err(ctx.usage_error(&e.to_string()));
