@@ -218,6 +218,9 @@ pub mod codes {
     /// A `reinit` of an unknown that cannot be a state: no derivative of it
     /// occurs, or the constraints determine it.
     pub const REINIT_NOT_STATE: &str = "E0203";
+    /// A declared invariant that does not hold at the consistent initial
+    /// point, or whose time derivative does not vanish along the DAE.
+    pub const INVARIANT: &str = "W0204";
 }
 
 /// The source files of one run, with names, for rendering.

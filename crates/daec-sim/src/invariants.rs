@@ -94,6 +94,15 @@ impl Env for At<'_> {
     }
 }
 
+/// The two sides of `inv` at `env` and whether they agree within
+/// [`INVARIANT_START_TOL`] (relative to `max(1, |lhs|, |rhs|)`).
+fn sides(dae: &Dae, inv: &daec_model::Equation, env: &At<'_>) -> (f64, f64, bool) {
+    let lhs = dae.pool.eval(inv.lhs, env);
+    let rhs = dae.pool.eval(inv.rhs, env);
+    let scale = 1f64.max(lhs.abs()).max(rhs.abs());
+    (lhs, rhs, (lhs - rhs).abs() <= INVARIANT_START_TOL * scale)
+}
+
 /// Checks every declared invariant at the consistent initial point
 /// `init`: one that does not hold there (beyond [`INVARIANT_START_TOL`])
 /// contradicts the initial conditions, an initialisation error located at
@@ -106,13 +115,11 @@ pub fn check_at_start(dae: &Dae, init: &InitReport) -> Result<(), SimError> {
         params: &params,
     };
     for (k, inv) in dae.invariants.iter().enumerate() {
-        let lhs = dae.pool.eval(inv.lhs, &env);
-        let rhs = dae.pool.eval(inv.rhs, &env);
-        let r = lhs - rhs;
-        let scale = 1f64.max(lhs.abs()).max(rhs.abs());
-        if r.abs() <= INVARIANT_START_TOL * scale {
+        let (lhs, rhs, holds) = sides(dae, inv, &env);
+        if holds {
             continue;
         }
+        let r = lhs - rhs;
         let label = places::invariant_label(
             dae,
             k,
@@ -210,4 +217,227 @@ pub fn projection_form(
     }
     push_rows(&mut ql.constraints, rows);
     ql
+}
+
+/// Relative size of `dI/dt` (against the sum of the magnitudes of its
+/// terms `|∂I/∂z_j · ż_j|`) below which the time derivative of an
+/// invariant counts as vanishing at a point.
+pub const DERIVATIVE_TOL: f64 = 1e-8;
+
+/// Points of the manifold of the constraints and invariants, besides the
+/// consistent initial point, at which `dI/dt` is checked.
+const EXTRA_POINTS: usize = 3;
+
+/// What `daec analyze` reports of a declared invariant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvariantCheck {
+    /// Index into [`Dae::invariants`].
+    pub invariant: usize,
+    /// `lhs − rhs` at the consistent initial point (the simulation's,
+    /// honouring `fixed` starts and initial equations).
+    pub residual: f64,
+    /// Whether that residual is within [`INVARIANT_START_TOL`] of the
+    /// sides' size (else `daec simulate` refuses the model).
+    pub holds: bool,
+    /// The check that the invariant's time derivative vanishes along the
+    /// DAE.
+    pub derivative: DerivativeCheck,
+}
+
+/// The numerical check of `dI/dt = ∂I/∂t + ∂I/∂z · ż = 0` along the DAE,
+/// with `ż = Ω(t, z)` the derivatives the Σ-method's analysis solves for
+/// (steinbrecher2016 Remark 2.4), at the consistent initial point and at
+/// [`EXTRA_POINTS`] further points of the manifold of the constraints and
+/// invariants (the start moved off it and projected back).
+#[derive(Debug, Clone, PartialEq)]
+pub enum DerivativeCheck {
+    /// `|dI/dt|` stayed within [`DERIVATIVE_TOL`] of the size of its
+    /// terms at every point checked.
+    Vanishes {
+        /// Points checked.
+        points: usize,
+        /// The largest relative `|dI/dt|` found.
+        largest: f64,
+    },
+    /// `dI/dt` does not vanish: the relation is no invariant of the DAE.
+    DoesNotVanish {
+        /// Its value at the worst point.
+        value: f64,
+        /// Relative to the size of its terms there.
+        relative: f64,
+        /// The point (the model's unknowns after the first-order
+        /// reduction, by name).
+        at: Vec<(String, f64)>,
+    },
+    /// Not checked, and why.
+    NotChecked(String),
+}
+
+/// Checks the declared invariants of `dae` as `daec analyze` reports
+/// them: each one's residual at the consistent initial point of the
+/// simulation (of the first-order reduction, HiC form), and whether its
+/// time derivative vanishes along the DAE ([`DerivativeCheck`]). `Err`
+/// when the model cannot be set up for that (the reason).
+pub fn check_invariants(dae: &Dae) -> Result<Vec<InvariantCheck>, SimError> {
+    if dae.invariants.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut d = dae.clone();
+    crate::first_order::reduce_to_first_order(&mut d);
+    let rows = invariant_rows(&d)?;
+    let analysis = daec_regularize::analyze(&mut d, &daec_regularize::AnalyzeOptions::default());
+    let form = crate::formulation::hic_form(&mut d, &analysis)?;
+    let init = crate::init::initialize(&mut d, &analysis, &form)?;
+    let params = d.parameter_values();
+    let n = d.unknowns.len();
+    let z0 = &init.z0[..n.min(init.z0.len())];
+    let ca = analysis.regular().and_then(|r| r.constraints.as_ref());
+    // The manifold: the model's constraints (all levels) and the invariants.
+    let mut manifold: Vec<ExprId> = ca
+        .map(|ca| ca.constraints.iter().map(|c| c.expr).collect())
+        .unwrap_or_default();
+    manifold.extend(&rows);
+    let points = manifold_points(&mut d, &manifold, z0, &params, init.t0);
+    let mut out = Vec::with_capacity(rows.len());
+    for (k, &row) in rows.iter().enumerate() {
+        let env = At {
+            t: init.t0,
+            z: z0,
+            params: &params,
+        };
+        let (lhs, rhs, holds) = sides(&d, &d.invariants[k], &env);
+        let derivative = match ca {
+            None => DerivativeCheck::NotChecked(
+                "the analysis solved no derivatives of the unknowns".into(),
+            ),
+            Some(ca) => derivative_check(&mut d, ca, row, &points, &params, init.t0),
+        };
+        out.push(InvariantCheck {
+            invariant: k,
+            residual: lhs - rhs,
+            holds,
+            derivative,
+        });
+    }
+    Ok(out)
+}
+
+/// The consistent point `z0` and up to [`EXTRA_POINTS`] points near it on
+/// `0 = manifold(t0, z)`: `z0` moved by a few per cent in a fixed pattern
+/// and projected back (least change, Gauss–Newton); the projections that
+/// do not converge are left out.
+fn manifold_points(
+    d: &mut Dae,
+    manifold: &[ExprId],
+    z0: &[f64],
+    params: &[f64],
+    t0: f64,
+) -> Vec<Vec<f64>> {
+    let n = z0.len();
+    let state: Vec<(u32, u32)> = (0..n as u32).map(|j| (j, 0)).collect();
+    let mut points = vec![z0.to_vec()];
+    for p in 1..=EXTRA_POINTS {
+        let start: Vec<f64> = z0
+            .iter()
+            .enumerate()
+            .map(|(j, &z)| {
+                let phase = 1.3 * (j + 1) as f64 * p as f64 + p as f64;
+                z + 0.05 * (1.0 + z.abs()) * phase.sin()
+            })
+            .collect();
+        let found = daec_regularize::consistent_point(
+            &mut d.pool,
+            manifold,
+            &state,
+            &start,
+            &vec![false; n],
+            &vec![1.0; n],
+            params,
+            t0,
+            &daec_regularize::ProjectionOptions::default(),
+        );
+        if found.converged {
+            points.push(found.z);
+        }
+    }
+    points
+}
+
+/// [`DerivativeCheck`] of the invariant residual `row` at `points`, with
+/// the derivatives `ż = Ω(t, z)` of `ca`.
+fn derivative_check(
+    d: &mut Dae,
+    ca: &daec_regularize::ConstraintArray,
+    row: ExprId,
+    points: &[Vec<f64>],
+    params: &[f64],
+    t0: f64,
+) -> DerivativeCheck {
+    let total = d.pool.dt(row);
+    let along = ca.substitute_derivatives(&mut d.pool, total);
+    let unsolved = d
+        .pool
+        .leaves(along)
+        .into_iter()
+        .find_map(|l| match d.pool.as_leaf(l) {
+            Some(Leaf::Var { unknown, order }) if order >= 1 => Some(unknown as usize),
+            _ => None,
+        });
+    if let Some(j) = unsolved {
+        let name = d.unknowns.get(j).map_or("?", |u| u.name.as_str());
+        return DerivativeCheck::NotChecked(format!(
+            "the analysis did not solve for the derivative of `{name}`"
+        ));
+    }
+    // The terms ∂I/∂z_j · ż_j, for the scale of dI/dt.
+    let mut terms = Vec::new();
+    for l in d.pool.leaves(row) {
+        if let Some(Leaf::Var { unknown, order: 0 }) = d.pool.as_leaf(l) {
+            let g = d.pool.diff(row, l);
+            let zd = d.pool.var(unknown, 1);
+            let zd = ca.substitute_derivatives(&mut d.pool, zd);
+            terms.push(d.pool.mul(g, zd));
+        }
+    }
+    let mut largest = 0.0f64;
+    let mut worst: Option<(f64, f64, usize)> = None;
+    for (p, z) in points.iter().enumerate() {
+        let env = At { t: t0, z, params };
+        let value = d.pool.eval(along, &env);
+        let scale = terms
+            .iter()
+            .map(|&e| d.pool.eval(e, &env).abs())
+            .sum::<f64>()
+            .max(f64::MIN_POSITIVE);
+        let relative = if value == 0.0 {
+            0.0
+        } else {
+            value.abs() / scale
+        };
+        let relative = if relative.is_nan() {
+            f64::INFINITY
+        } else {
+            relative
+        };
+        largest = largest.max(relative);
+        if relative > DERIVATIVE_TOL && worst.is_none_or(|(_, r, _)| relative > r) {
+            worst = Some((value, relative, p));
+        }
+    }
+    match worst {
+        None => DerivativeCheck::Vanishes {
+            points: points.len(),
+            largest,
+        },
+        Some((value, relative, p)) => DerivativeCheck::DoesNotVanish {
+            value,
+            relative,
+            at: d
+                .unknowns
+                .iter()
+                .zip(&points[p])
+                .map(|(u, &x)| (u.name.clone(), x))
+                .collect(),
+        },
+    }
 }

@@ -65,7 +65,10 @@ pub use events::{DEFAULT_MAX_EVENTS, discontinuities, reinit_diagnostics, time_c
 pub use first_order::reduce_to_first_order;
 pub use formulation::{SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
-pub use invariants::{INVARIANT_START_TOL, check_at_start, invariant_rows};
+pub use invariants::{
+    DERIVATIVE_TOL, DerivativeCheck, INVARIANT_START_TOL, InvariantCheck, check_at_start,
+    check_invariants, invariant_rows,
+};
 pub use method::{Method, MethodError};
 pub use native::{NativeCode, NativeCompiler, NativeSource};
 pub use output::{MAX_PANELS, PANEL_SERIES};

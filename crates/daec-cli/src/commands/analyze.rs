@@ -1,6 +1,7 @@
 //! `daec analyze`: Pryce's Signature method on the model — Σ, HVT, offsets,
 //! index, DOF, Σ-Jacobian, BTF, Pantelides, hidden constraints by level,
-//! success check — as a text report or JSON.
+//! success check, the declared invariants and their checks — as a text
+//! report or JSON.
 
 use crate::json::{Array, write_object};
 use crate::{Ctx, EXIT_MODEL, Format, ModelArgs, emit, emit_with, load};
@@ -10,6 +11,7 @@ use daec_model::{Dae, FlatNames};
 use daec_regularize::expand;
 use daec_regularize::has_rational_entries;
 use daec_regularize::{Analysis, AnalyzeOptions, Limit, Outcome, Regular, analyze};
+use daec_sim::{DerivativeCheck, InvariantCheck};
 use daec_structure::{HvtCount, SigmaAnalysis, StructuralSingularity};
 use serde::Serialize;
 use serde::ser::SerializeMap;
@@ -34,6 +36,8 @@ pub(crate) fn analyze_command(
     crate::files::check_outputs(ctx, &args.model, &[("-o", output)])?;
     let loaded = load(ctx, args)?;
     let mut dae = loaded.dae;
+    // (on the model as loaded: the check reduces a copy to first order)
+    let invariants = daec_sim::check_invariants(&dae).map_err(|e| e.to_string());
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());
     // Structural singularity is a model error: diagnostics with spans.
     if let Outcome::Singular(sing) = &analysis.outcome {
@@ -65,6 +69,9 @@ pub(crate) fn analyze_command(
         d.labels.clear();
         warnings.push(d);
     }
+    if let Ok(checks) = &invariants {
+        warnings.extend(invariant_warnings(&dae, checks));
+    }
     ctx.diagnostics(&loaded.map, &warnings);
     // Constraints printed with products multiplied out (all of them for
     // JSON, the listed ones for text).
@@ -86,12 +93,17 @@ pub(crate) fn analyze_command(
     warn_limits(ctx, &reg.limits);
     match format {
         Format::Text => {
-            let text = text_report(&dae, &analysis, reg, &expanded);
+            let mut text = text_report(&dae, &analysis, reg, &expanded);
+            invariants_section(&mut text, &dae, &invariants);
             emit(ctx, output, &text)
         }
-        Format::Json => emit_with(ctx, output, &mut |w| {
-            write_json_report(w, &dae, &analysis, reg, &expanded)
-        }),
+        Format::Json => {
+            // (only the models that declare invariants have the entry)
+            let declared = (!dae.invariants.is_empty()).then(|| invariants_json(&dae, &invariants));
+            emit_with(ctx, output, &mut |w| {
+                write_json_report(w, &dae, &analysis, reg, &expanded, declared.as_ref())
+            })
+        }
     }
 }
 
@@ -736,6 +748,7 @@ fn write_json_report(
     analysis: &Analysis,
     reg: &Regular,
     expanded: &[ExprId],
+    invariants: Option<&Value>,
 ) -> std::io::Result<()> {
     let names = FlatNames(dae);
     let sa = &reg.sigma;
@@ -810,6 +823,9 @@ fn write_json_report(
         )?;
         m.serialize_entry("hvt_count", &hvt_count)?;
         m.serialize_entry("index", &analysis.index().unwrap_or(sa.structural_index))?;
+        if let Some(invariants) = invariants {
+            m.serialize_entry("invariants", invariants)?;
+        }
         m.serialize_entry("limits", &limits_json(&reg.limits))?;
         m.serialize_entry("model", &dae.name)?;
         m.serialize_entry("n_constraints", &sa.n_constraints)?;
@@ -834,4 +850,145 @@ fn write_json_report(
         m.serialize_entry("success_check", &success)?;
         m.serialize_entry("unknowns", &Array(|| dae.unknowns.iter().map(|u| &u.name)))
     })
+}
+
+/// The declared invariant `k` as `lhs = rhs`.
+fn invariant_text(dae: &Dae, k: usize) -> String {
+    let names = FlatNames(dae);
+    let eq = &dae.invariants[k];
+    format!(
+        "{} = {}",
+        to_modelica(&dae.pool, eq.lhs, &names),
+        to_modelica(&dae.pool, eq.rhs, &names)
+    )
+}
+
+/// A warning per declared invariant that does not hold at the consistent
+/// initial point or whose time derivative does not vanish along the DAE.
+fn invariant_warnings(dae: &Dae, checks: &[InvariantCheck]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for c in checks {
+        let span = dae
+            .spans
+            .invariants
+            .get(c.invariant)
+            .copied()
+            .unwrap_or_default();
+        let text = invariant_text(dae, c.invariant);
+        if !c.holds {
+            out.push(
+                Diagnostic::warning(
+                    codes::INVARIANT,
+                    format!(
+                        "the invariant `{text}` does not hold at the consistent initial point (residual {:.3e})",
+                        c.residual
+                    ),
+                )
+                .with_primary(span, "declared an invariant")
+                .with_help("`daec simulate` refuses it: correct the invariant or the initial values"),
+            );
+        }
+        if let DerivativeCheck::DoesNotVanish {
+            value, relative, ..
+        } = &c.derivative
+        {
+            out.push(
+                Diagnostic::warning(
+                    codes::INVARIANT,
+                    format!(
+                        "the time derivative of the invariant `{text}` does not vanish along the DAE: d/dt = {value:.3e} ({relative:.1e} of the size of its terms)"
+                    ),
+                )
+                .with_primary(span, "not an invariant of the equations")
+                .with_note("checked with the derivatives the Σ-method solves for, at points of the manifold of the constraints and invariants"),
+            );
+        }
+    }
+    out
+}
+
+/// The derivative check in words.
+fn derivative_text(d: &DerivativeCheck) -> String {
+    match d {
+        DerivativeCheck::Vanishes { points, largest } => format!(
+            "d/dt along the DAE vanishes at {points} points of the manifold (largest relative {})",
+            fmt_residual(*largest)
+        ),
+        DerivativeCheck::DoesNotVanish {
+            value, relative, ..
+        } => format!("d/dt along the DAE does NOT vanish: {value:.3e} ({relative:.1e} relative)"),
+        DerivativeCheck::NotChecked(why) => format!("d/dt not checked: {why}"),
+    }
+}
+
+/// The declared invariants: each with its residual at the consistent
+/// initial point and the check of its time derivative.
+fn invariants_section(out: &mut String, dae: &Dae, checks: &Result<Vec<InvariantCheck>, String>) {
+    if dae.invariants.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nInvariants (annotation(__daec(invariant = true)); not counted in the system): {}",
+        dae.invariants.len()
+    );
+    for k in 0..dae.invariants.len() {
+        let _ = writeln!(out, "  I{}: {}", k + 1, invariant_text(dae, k));
+    }
+    match checks {
+        Err(e) => {
+            let _ = writeln!(out, "  not checked: {e}");
+        }
+        Ok(checks) => {
+            for c in checks {
+                let _ = writeln!(
+                    out,
+                    "  I{}: residual at the consistent initial point {}; {}",
+                    c.invariant + 1,
+                    fmt_residual(c.residual.abs()),
+                    derivative_text(&c.derivative)
+                );
+            }
+        }
+    }
+}
+
+/// The `invariants` entry of the JSON report.
+fn invariants_json(dae: &Dae, checks: &Result<Vec<InvariantCheck>, String>) -> Value {
+    let check = |k: usize| -> Value {
+        let Ok(checks) = checks else {
+            return json!({"checked": false});
+        };
+        let Some(c) = checks.iter().find(|c| c.invariant == k) else {
+            return json!({"checked": false});
+        };
+        let derivative = match &c.derivative {
+            DerivativeCheck::Vanishes { points, largest } => {
+                json!({"vanishes": true, "points": points, "largest_relative": largest})
+            }
+            DerivativeCheck::DoesNotVanish {
+                value,
+                relative,
+                at,
+            } => json!({
+                "vanishes": false,
+                "value": value,
+                "relative": relative,
+                "at": at.iter().map(|(n, x)| json!([n, x])).collect::<Vec<_>>(),
+            }),
+            DerivativeCheck::NotChecked(why) => json!({"vanishes": null, "not_checked": why}),
+        };
+        json!({"checked": true, "residual": c.residual, "derivative": derivative})
+    };
+    Value::Array(
+        (0..dae.invariants.len())
+            .map(|k| {
+                let mut v = json!({"equation": invariant_text(dae, k)});
+                if let (Value::Object(m), Value::Object(c)) = (&mut v, check(k)) {
+                    m.extend(c);
+                }
+                v
+            })
+            .collect(),
+    )
 }

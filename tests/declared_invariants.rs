@@ -1,0 +1,264 @@
+//! Declared invariants (`annotation(__daec(invariant = true))`, issue #30
+//! point 1): kept out of the square system, listed and checked by
+//! `analyze`, enforced by `simulate` — as constraint rows of HiC and by
+//! NDSolve's projection method (ndsolve-dae-tutorial, "ODEs with
+//! Invariants", "Projection"; problem catalogue N5, N15).
+
+mod common;
+
+use common::daec;
+use serde_json::Value;
+
+const OSCILLATOR: &str = "models/ndsolve/oscillator_invariant.dae";
+const OSCILLATOR_DECLARED: &str = "models/ndsolve/oscillator_invariant_declared.dae";
+const PENDULUM: &str = "models/steinbrecher/pendulum.dae";
+const PENDULUM_ENERGY: &str = "models/steinbrecher/pendulum_energy.dae";
+
+/// A file of its own in the temporary directory, named after `what`.
+fn temp(what: &str) -> std::path::PathBuf {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("daec-invariants-{}-{k}-{what}", std::process::id()))
+}
+
+/// Runs `daec simulate MODEL ARGS… --stats-json FILE`, asserts success
+/// and returns the CSV and the statistics.
+fn simulate(model: &str, args: &[&str]) -> (String, Value) {
+    let stats = temp("stats.json");
+    let mut all = vec!["simulate", model];
+    all.extend(args);
+    all.extend(["--stats-json", stats.to_str().unwrap()]);
+    let r = daec(&all);
+    assert_eq!(r.code, 0, "{all:?}: {}", r.stderr);
+    let s = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&stats);
+    (r.stdout, s)
+}
+
+fn number(s: &Value, key: &str) -> f64 {
+    s[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no `{key}` in {s}"))
+}
+
+/// The oscillator's invariant `th'^2/2 − cos th + cos 1` at the last row
+/// of a CSV with the columns `time, th, der(th)`.
+fn oscillator_invariant_at_end(csv: &str) -> f64 {
+    let last: Vec<f64> = csv
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let (th, om) = (last[1], last[2]);
+    om * om / 2.0 - th.cos() + 1f64.cos()
+}
+
+#[test]
+fn projection_keeps_the_oscillator_invariant_at_round_off_over_1000() {
+    let over = ["--t-end", "1000", "--interval", "1000"];
+    // without the invariant the default run drifts (issue #30: 1.3e-6)
+    let (csv, _) = simulate(OSCILLATOR, &over);
+    let drift = oscillator_invariant_at_end(&csv).abs();
+    assert!(drift > 1e-7, "drift {drift:e}");
+    let mut args = over.to_vec();
+    args.extend(["--method", "projection"]);
+    let (csv, s) = simulate(OSCILLATOR_DECLARED, &args);
+    assert_eq!(number(&s, "invariants"), 1.0);
+    assert!(number(&s, "projections") > 1000.0, "{s}");
+    let kept = number(&s, "max_invariant_residual");
+    assert!(kept < 1e-11, "max invariant residual {kept:e}");
+    let end = oscillator_invariant_at_end(&csv).abs();
+    assert!(end < 1e-11, "invariant at t = 1000: {end:e}");
+}
+
+#[test]
+fn invariant_rows_keep_the_oscillator_invariant_over_1000() {
+    // The default method with the invariant as a constraint row of HiC.
+    // (Pivoted as a level-0 constraint, on der(th), it had no solution
+    // once th overshot its turning point: the run spent its step
+    // attempts at t = 127.3.)
+    let (csv, s) = simulate(
+        OSCILLATOR_DECLARED,
+        &["--t-end", "1000", "--interval", "1000"],
+    );
+    let kept = number(&s, "max_invariant_residual");
+    assert!(kept < 1e-9, "max invariant residual {kept:e}");
+    assert!(oscillator_invariant_at_end(&csv).abs() < 1e-9);
+    // the model's own constraints: none (the invariant row is not one)
+    assert_eq!(number(&s, "constraints"), 0.0);
+    assert_eq!(number(&s, "newton_failures"), 0.0, "{s}");
+}
+
+#[test]
+fn the_pendulum_keeps_energy_and_constraints_within_1e_9_over_1000() {
+    let over = ["--t-end", "1000", "--rtol", "1e-7", "--interval", "10"];
+    let (_, plain) = simulate(PENDULUM, &over);
+    assert!(plain.get("max_invariant_residual").is_none(), "{plain}");
+    for method in ["projection", "radau5"] {
+        let mut args = over.to_vec();
+        args.extend(["--method", method]);
+        let (_, s) = simulate(PENDULUM_ENERGY, &args);
+        let energy = number(&s, "max_invariant_residual");
+        let constraints = number(&s, "max_constraint_residual");
+        assert!(energy < 1e-9, "{method}: energy {energy:e}");
+        assert!(constraints < 1e-9, "{method}: constraints {constraints:e}");
+        // the same three constraint levels as the model without energy
+        assert_eq!(
+            s["max_constraint_residual_by_level"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
+        let steps = number(&s, "steps_accepted");
+        let plain_steps = number(&plain, "steps_accepted");
+        assert!(steps < 1.2 * plain_steps, "{method}: {steps} steps");
+    }
+}
+
+#[test]
+fn invariants_are_not_counted_in_the_square_system() {
+    let json = |model: &str| -> Value {
+        let r = daec(&["analyze", model, "--format", "json"]);
+        assert_eq!(r.code, 0, "{model}: {}", r.stderr);
+        serde_json::from_str(&r.stdout).unwrap()
+    };
+    for (plain, declared) in [
+        (OSCILLATOR, OSCILLATOR_DECLARED),
+        (PENDULUM, PENDULUM_ENERGY),
+    ] {
+        let (a, b) = (json(plain), json(declared));
+        for key in ["index", "dof", "offsets", "equations", "n_constraints"] {
+            assert_eq!(a[key], b[key], "{declared}: {key}");
+        }
+        let inv = &b["invariants"][0];
+        assert_eq!(inv["checked"], true, "{inv}");
+        assert!(inv["residual"].as_f64().unwrap().abs() < 1e-12, "{inv}");
+        assert_eq!(inv["derivative"]["vanishes"], true, "{inv}");
+        assert!(a.get("invariants").is_none());
+    }
+    let text = daec(&["analyze", PENDULUM_ENERGY]);
+    assert!(
+        text.stdout
+            .contains("I1: 0.5 * m * (v^2 + w^2) + g * m * y = 0"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains("d/dt along the DAE vanishes at 4 points")
+    );
+    // flatten keeps the declaration
+    let flat = daec(&["flatten", PENDULUM_ENERGY]);
+    assert!(
+        flat.stdout
+            .contains("\"energy\" annotation(__daec(invariant = true));"),
+        "{}",
+        flat.stdout
+    );
+}
+
+/// `model` with `from` replaced by `to`, in a temporary file.
+fn variant(model: &str, from: &str, to: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(common::root().join(model)).unwrap();
+    assert!(text.contains(from), "{from}");
+    let path = temp("model.dae");
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+    path
+}
+
+#[test]
+fn a_wrong_annotation_is_a_located_diagnostic() {
+    let cases = [
+        (
+            "annotation(__daec(invariant = true))",
+            "annotation(__daec(conserved = true))",
+            "unknown `__daec` setting `conserved`",
+        ),
+        (
+            "annotation(__daec(invariant = true))",
+            "annotation(__daec(invariant = 2.5))",
+            "`invariant` must be `true` or `false`",
+        ),
+        (
+            "annotation(__daec(invariant = true))",
+            "annotation(__daec(invariant))",
+            "`invariant` needs a value",
+        ),
+        (
+            "der(th) = 0;",
+            "der(th) = 0 annotation(__daec(invariant = true));",
+            "an initial equation cannot be declared an invariant",
+        ),
+    ];
+    for (from, to, message) in cases {
+        let path = variant(OSCILLATOR_DECLARED, from, to);
+        let r = daec(&["flatten", path.to_str().unwrap()]);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(r.code, 1, "{to}: {}", r.stderr);
+        assert!(r.stderr.contains("error[E0112]"), "{}", r.stderr);
+        assert!(r.stderr.contains(message), "{to}: {}", r.stderr);
+        assert!(r.stderr.contains("model.dae:"), "{}", r.stderr);
+    }
+    // an invariant declared false is an equation again: one too many
+    let path = variant(OSCILLATOR_DECLARED, "invariant = true", "invariant = false");
+    let r = daec(&["flatten", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("too many equations"), "{}", r.stderr);
+}
+
+#[test]
+fn an_invariant_inconsistent_at_the_start_is_an_explained_error() {
+    let path = variant(OSCILLATOR_DECLARED, "= -cos(1) \"the", "= -cos(0.9) \"the");
+    let p = path.to_str().unwrap();
+    let r = daec(&["simulate", p, "--t-end", "1"]);
+    let a = daec(&["analyze", p]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("does not hold at the consistent initial point (t = 0)"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("model.dae:19:3"), "{}", r.stderr);
+    // analyze warns and goes on
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    assert!(a.stderr.contains("warning[W0204]"), "{}", a.stderr);
+    assert!(a.stderr.contains("does not hold"), "{}", a.stderr);
+}
+
+#[test]
+fn analyze_reports_a_relation_whose_derivative_does_not_vanish() {
+    // twice the potential energy: 0 at the start, not conserved
+    let path = variant(PENDULUM_ENERGY, "m*g*y = 0", "2*m*g*y = 0");
+    let r = daec(&["analyze", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("warning[W0204]"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("does not vanish along the DAE"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.contains("d/dt along the DAE does NOT vanish"));
+}
+
+#[test]
+fn the_projection_method_is_refused_on_forms_it_cannot_project() {
+    let r = daec(&[
+        "simulate",
+        PENDULUM_ENERGY,
+        "--method",
+        "projection",
+        "--form",
+        "ste",
+        "--t-end",
+        "1",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("use --form hic"), "{}", r.stderr);
+}
