@@ -584,6 +584,14 @@ fn stats_snapshot(model: &str, stats: &serde_json::Value, csv: &Csv) -> String {
         "max constraint residual by level (at most): [{}]\n",
         levels.join(", ")
     ));
+    // (only the models that declare invariants have the fields)
+    if let Some(r) = stats["max_invariant_residual"].as_f64() {
+        out.push_str(&format!(
+            "invariants: {}, max residual (at most): {}\n",
+            stats["invariants"],
+            magnitude(r)
+        ));
+    }
     if let Some(last) = csv.rows.last() {
         // Values at the round-off level of the row are shown as `~0`.
         let scale = last.iter().fold(1.0f64, |a, v| a.max(v.abs()));
