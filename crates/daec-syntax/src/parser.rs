@@ -34,7 +34,8 @@ pub(crate) enum ElementItem {
 /// (`initial`?), an equation, or a model annotation.
 pub(crate) enum SectionPart {
     Head(bool, Span),
-    Equation(Equation),
+    // (boxed: an equation with its annotations is ten times the others)
+    Equation(Box<Equation>),
     Annotation(Vec<Modifier>),
 }
 
@@ -799,7 +800,7 @@ impl<'s> Ctx<'s> {
                 SectionPart::Equation(e) => {
                     // The grammar puts a header first; the `if` is a guard.
                     if let Some(s) = secs.last_mut() {
-                        s.equations.push(e);
+                        s.equations.push(*e);
                     }
                 }
                 SectionPart::Annotation(a) => annotations.extend(a),
