@@ -53,10 +53,11 @@ pub struct InitReport {
 /// Tolerance of the projection (max-norm of the constraint residuals).
 pub const INIT_TOL: f64 = 1e-10;
 
-struct ZEnv<'a> {
-    z: &'a [f64],
-    params: &'a [f64],
-    t: f64,
+/// The model's expressions at `(t, z)` (no derivatives: NaN).
+pub(crate) struct ZEnv<'a> {
+    pub(crate) z: &'a [f64],
+    pub(crate) params: &'a [f64],
+    pub(crate) t: f64,
 }
 
 impl Env for ZEnv<'_> {

@@ -23,8 +23,9 @@
 use crate::error::{InitFailure, SimError, Unsupported};
 use crate::formulation::SimForm;
 use crate::init::InitReport;
+use crate::init::ZEnv;
 use crate::places;
-use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId};
+use daec_expr::{ExprId, ExprPool, Leaf};
 use daec_model::Dae;
 use daec_regularize::{Analysis, ConstraintRow, QuasiLinearForm};
 use daec_solve::INVARIANT_LEVEL;
@@ -72,31 +73,9 @@ pub fn invariant_rows(dae: &Dae) -> Result<Vec<ExprId>, SimError> {
     Ok(rows)
 }
 
-/// The value of the model's expressions at `(t, z)`.
-struct At<'a> {
-    t: f64,
-    z: &'a [f64],
-    params: &'a [f64],
-}
-
-impl Env for At<'_> {
-    fn var(&self, unknown: u32, order: u32) -> f64 {
-        match order {
-            0 => self.z.get(unknown as usize).copied().unwrap_or(f64::NAN),
-            _ => f64::NAN,
-        }
-    }
-    fn param(&self, p: ParamId) -> f64 {
-        self.params.get(p.0 as usize).copied().unwrap_or(f64::NAN)
-    }
-    fn time(&self) -> f64 {
-        self.t
-    }
-}
-
 /// The two sides of `inv` at `env` and whether they agree within
 /// [`INVARIANT_START_TOL`] (relative to `max(1, |lhs|, |rhs|)`).
-fn sides(dae: &Dae, inv: &daec_model::Equation, env: &At<'_>) -> (f64, f64, bool) {
+fn sides(dae: &Dae, inv: &daec_model::Equation, env: &ZEnv<'_>) -> (f64, f64, bool) {
     let lhs = dae.pool.eval(inv.lhs, env);
     let rhs = dae.pool.eval(inv.rhs, env);
     let scale = 1f64.max(lhs.abs()).max(rhs.abs());
@@ -109,7 +88,7 @@ fn sides(dae: &Dae, inv: &daec_model::Equation, env: &At<'_>) -> (f64, f64, bool
 /// the invariant with its value.
 pub fn check_at_start(dae: &Dae, init: &InitReport) -> Result<(), SimError> {
     let params = dae.parameter_values();
-    let env = At {
+    let env = ZEnv {
         t: init.t0,
         z: &init.z0,
         params: &params,
@@ -300,7 +279,7 @@ pub fn check_invariants(dae: &Dae) -> Result<Vec<InvariantCheck>, SimError> {
     let points = manifold_points(&mut d, &manifold, z0, &params, init.t0);
     let mut out = Vec::with_capacity(rows.len());
     for (k, &row) in rows.iter().enumerate() {
-        let env = At {
+        let env = ZEnv {
             t: init.t0,
             z: z0,
             params: &params,
@@ -402,7 +381,7 @@ fn derivative_check(
     let mut largest = 0.0f64;
     let mut worst: Option<(f64, f64, usize)> = None;
     for (p, z) in points.iter().enumerate() {
-        let env = At { t: t0, z, params };
+        let env = ZEnv { t: t0, z, params };
         let value = d.pool.eval(along, &env);
         let scale = terms
             .iter()
