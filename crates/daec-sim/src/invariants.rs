@@ -226,7 +226,7 @@ pub struct InvariantCheck {
 /// The numerical check of `dI/dt = ∂I/∂t + ∂I/∂z · ż = 0` along the DAE,
 /// with `ż = Ω(t, z)` the derivatives the Σ-method's analysis solves for
 /// (steinbrecher2016 Remark 2.4), at the consistent initial point and at
-/// [`EXTRA_POINTS`] further points of the manifold of the constraints and
+/// three further points of the manifold of the constraints and
 /// invariants (the start moved off it and projected back).
 #[derive(Debug, Clone, PartialEq)]
 pub enum DerivativeCheck {

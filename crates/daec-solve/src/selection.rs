@@ -911,6 +911,34 @@ mod tests {
     }
 
     #[test]
+    fn an_invariant_is_pivoted_by_magnitude_near_a_turning_point() {
+        // The oscillator th' = ω, ω' = −sin th with its invariant
+        // ω²/2 − cos th = −cos 1, near the turning point th = 1, ω = 1e-8:
+        // ∂I/∂(th, ω) = (sin th, ω). As a level-0 constraint it prefers ω
+        // (the derivative of th) and is solved for it, where it no longer
+        // determines ω; as an invariant it is solved for th.
+        let (th, om) = (1.0f64, 1e-8);
+        let e = [1.0, 0.0, 0.0, 1.0];
+        let g = [th.sin(), om];
+        let g_pattern = [(0, 0), (0, 1)];
+        let e_pattern = [(0, 0), (1, 1)];
+        // (the kinematic chain th' = ω makes ω the higher class; the entry
+        // of ω' = −sin th on th, which would close the chain into a cycle,
+        // is left out of the pattern)
+        let jd_pattern = [(0, 1)];
+        let prefer = |level: u32| {
+            PivotPreference::new(2, &[level], &g_pattern, 1, &e_pattern, &jd_pattern, 2).unwrap()
+        };
+        assert_eq!(prefer(0).constraint, vec![vec![1]]);
+        assert_eq!(prefer(INVARIANT_LEVEL).constraint, vec![vec![0, 1]]);
+        let s = select_equations_preferring(2, &e, 2, &g, 1, Some(&prefer(INVARIANT_LEVEL)));
+        // the invariant takes th: ω' = −sin th stays, th' = ω goes
+        assert_eq!(s.unwrap().diff_rows, vec![1]);
+        let s = select_equations_preferring(2, &e, 2, &g, 1, Some(&prefer(0)));
+        assert_eq!(s.unwrap().diff_rows, vec![0]);
+    }
+
+    #[test]
     fn preference_falls_back_to_magnitude_where_preferred_entries_vanish() {
         // z = (p, q): the level-1 row has no column of its own (both appear
         // at level 0), the level-0 row's preferred entry on q is zero at

@@ -88,7 +88,11 @@ fn sigma_of_model(text: &str) -> Option<(Vec<String>, SigmaMatrix)> {
     let mut equations = Vec::new();
     for stmt in rest[..end].split(';') {
         let stmt = stmt.trim();
-        if stmt.is_empty() || stmt.starts_with("annotation") {
+        // (a declared invariant is no equation of the system)
+        if stmt.is_empty()
+            || stmt.starts_with("annotation")
+            || stmt.contains("__daec(invariant = true)")
+        {
             continue;
         }
         equations.push(stmt.to_string());
