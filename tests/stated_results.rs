@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{daec, root, valid_models};
+use common::{Csv, daec, root, valid_models};
 use daec::diag::SourceMap;
 use daec::expr::{Env, ParamId};
 use daec::model::LowerOptions;
@@ -144,40 +144,6 @@ fn exact_evaluator(
     })
 }
 
-/// A parsed CSV: header and numeric rows.
-struct Csv {
-    header: Vec<String>,
-    rows: Vec<Vec<f64>>,
-}
-
-impl Csv {
-    fn parse(text: &str) -> Csv {
-        let mut lines = text.lines();
-        let header = lines
-            .next()
-            .unwrap_or_default()
-            .split(',')
-            .map(str::to_string)
-            .collect();
-        let rows = lines
-            .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
-            .collect();
-        Csv { header, rows }
-    }
-
-    fn col(&self, name: &str) -> Option<usize> {
-        self.header.iter().position(|h| h == name)
-    }
-
-    /// The row at output time `t` (to rounding of the output grid).
-    fn row_at(&self, t: f64) -> Option<&[f64]> {
-        self.rows
-            .iter()
-            .find(|r| (r[0] - t).abs() <= 1e-9 * t.abs().max(1.0))
-            .map(Vec::as_slice)
-    }
-}
-
 /// Models daec refuses; each with the diagnostic it must give, so the
 /// entry fails (and has to be removed) once the model solves.
 const REFUSED: &[(&str, &str)] = &[(
@@ -245,7 +211,7 @@ fn check_exact(model: &str, s: &Stated) -> Result<usize, String> {
     let cols: Vec<usize> = s
         .exact
         .iter()
-        .map(|(n, _)| csv.col(n).ok_or(format!("{model}: no column `{n}`")))
+        .map(|(n, _)| csv.find(n).ok_or(format!("{model}: no column `{n}`")))
         .collect::<Result<_, _>>()?;
     let drift = DRIFTING.contains(&model);
     let mut checked = 0;
@@ -304,7 +270,7 @@ fn check_refs(model: &str, s: &Stated) -> Result<usize, String> {
                 .parse()
                 .map_err(|_| format!("{model}: value `{printed}` of `{name}`"))?;
             let c = csv
-                .col(name)
+                .find(name)
                 .ok_or(format!("{model}: no column `{name}`"))?;
             let got = row[c];
             let b = bound(s.tol, want) + half_last_digit(printed);
@@ -584,8 +550,8 @@ fn ndsolve_pendulum_keeps_its_energy_and_constraints() {
     // constraints hold to round-off (the HiC form integrates them) and the
     // energy, which no formulation enforces, to 100·TOL.
     let (csv, _) = simulate_stats(&["models/ndsolve/pendulum.dae"]);
-    let (x, y) = (csv.col("x").unwrap(), csv.col("y").unwrap());
-    let (vx, vy) = (csv.col("der(x)").unwrap(), csv.col("der(y)").unwrap());
+    let (x, y) = (csv.col("x"), csv.col("y"));
+    let (vx, vy) = (csv.col("der(x)"), csv.col("der(y)"));
     assert_eq!(csv.rows.len(), 2001);
     for r in &csv.rows {
         let energy = (r[vx] * r[vx] + r[vy] * r[vy]) / 2.0 + r[y];
@@ -607,7 +573,7 @@ fn wunderlich_circular_track_multiplier_is_minus_4_t_squared_at_every_step() {
         ("models/wunderlich/circular_track_first_order.dae", "radau5"),
     ] {
         let (csv, stats) = simulate_stats(&[model, "--method", method, "--grid", "steps"]);
-        let lambda = csv.col("lambda").unwrap();
+        let lambda = csv.col("lambda");
         assert!(csv.rows.len() > 10, "{model} {method}");
         assert_eq!(
             csv.rows.len() as u64,
@@ -646,11 +612,7 @@ fn pendulum_levels_at_periods(model: &str) -> (Vec<f64>, Vec<f64>) {
     let g = 13.750_371_637_329_454;
     let (csv, _) = simulate_stats(&[model, "--t-end", "2000", "--interval", "2"]);
     assert_eq!(csv.rows.len(), 1001);
-    let (x, y, w) = (
-        csv.col("x").unwrap(),
-        csv.col("y").unwrap(),
-        csv.col("w").unwrap(),
-    );
+    let (x, y, w) = (csv.col("x"), csv.col("y"), csv.col("w"));
     csv.rows
         .iter()
         .map(|r| ((r[x] * r[x] + r[y] * r[y] - 1.0).abs(), r[w].abs() / g))
