@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{Csv, daec, root, valid_models};
+use common::{Csv, daec, number_after, root, valid_models};
 use daec::diag::SourceMap;
 use daec::expr::{Env, ParamId};
 use daec::model::LowerOptions;
@@ -378,15 +378,6 @@ fn simulate_stats(args: &[&str]) -> (Csv, serde_json::Value) {
     let stats = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let _ = std::fs::remove_file(&path);
     (Csv::parse(&r.stdout), stats)
-}
-
-/// The number right after `prefix` in `text`.
-fn number_after(text: &str, prefix: &str) -> f64 {
-    text.split(prefix)
-        .nth(1)
-        .and_then(|rest| rest.split([' ', ')', ';', ',']).next())
-        .and_then(|x| x.parse().ok())
-        .unwrap_or_else(|| panic!("no number after `{prefix}` in:\n{text}"))
 }
 
 #[test]

@@ -81,6 +81,16 @@ impl Csv {
     }
 }
 
+/// The number right after the first `prefix` in `text` (panics, showing
+/// `text`, if there is none).
+pub fn number_after(text: &str, prefix: &str) -> f64 {
+    text.split(prefix)
+        .nth(1)
+        .and_then(|rest| rest.split([' ', ')', ';', ',']).next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no number after `{prefix}` in:\n{text}"))
+}
+
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
