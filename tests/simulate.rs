@@ -5,38 +5,8 @@
 
 mod common;
 
-use common::{daec, root, snapshot_name, valid_models};
+use common::{Csv, daec, root, snapshot_name, valid_models};
 use std::path::PathBuf;
-
-/// A parsed CSV: header and numeric rows.
-struct Csv {
-    header: Vec<String>,
-    rows: Vec<Vec<f64>>,
-}
-
-impl Csv {
-    fn parse(text: &str) -> Csv {
-        let mut lines = text.lines();
-        let header = lines
-            .next()
-            .unwrap_or_default()
-            .split(',')
-            .map(str::to_string)
-            .collect();
-        let rows = lines
-            .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
-            .collect();
-        Csv { header, rows }
-    }
-
-    fn col(&self, name: &str) -> usize {
-        self.header.iter().position(|h| h == name).unwrap()
-    }
-
-    fn value(&self, row: usize, name: &str) -> f64 {
-        self.rows[row][self.col(name)]
-    }
-}
 
 /// A fresh path in the temporary directory.
 fn temp(name: &str) -> PathBuf {

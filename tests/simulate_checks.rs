@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{Run, daec};
+use common::{Csv, Run, daec, number_after};
 use std::path::{Path, PathBuf};
 
 /// Writes `text` to a fresh model file in the temporary directory.
@@ -24,28 +24,10 @@ fn simulate(path: &Path, args: &[&str]) -> Run {
     daec(&all)
 }
 
-/// The CSV rows (after the header) and the header.
+/// The header and the rows of a CSV.
 fn csv(text: &str) -> (Vec<String>, Vec<Vec<f64>>) {
-    let mut lines = text.lines();
-    let header = lines
-        .next()
-        .unwrap_or_default()
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    let rows = lines
-        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
-        .collect();
-    (header, rows)
-}
-
-/// The number right after the first `prefix` in `text`.
-fn number_after(text: &str, prefix: &str) -> f64 {
-    text.split(prefix)
-        .nth(1)
-        .and_then(|rest| rest.split([' ', ')', ';', ',']).next())
-        .and_then(|x| x.parse().ok())
-        .unwrap_or_else(|| panic!("no number after `{prefix}` in:\n{text}"))
+    let c = Csv::parse(text);
+    (c.header, c.rows)
 }
 
 fn contains(r: &Run, what: &str) {

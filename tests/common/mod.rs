@@ -34,6 +34,63 @@ pub fn daec(args: &[&str]) -> Run {
     }
 }
 
+/// A parsed CSV of `daec simulate`: header and numeric rows.
+pub struct Csv {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<f64>>,
+}
+
+impl Csv {
+    /// Parses `text` (a header line, then rows of numbers).
+    pub fn parse(text: &str) -> Csv {
+        let mut lines = text.lines();
+        let header = lines
+            .next()
+            .unwrap_or_default()
+            .split(',')
+            .map(str::to_string)
+            .collect();
+        let rows = lines
+            .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
+            .collect();
+        Csv { header, rows }
+    }
+
+    /// The column of `name`, if there is one.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+
+    /// The column of `name` (panics if there is none).
+    pub fn col(&self, name: &str) -> usize {
+        self.find(name)
+            .unwrap_or_else(|| panic!("no column `{name}` in {:?}", self.header))
+    }
+
+    /// The value of column `name` in row `row`.
+    pub fn value(&self, row: usize, name: &str) -> f64 {
+        self.rows[row][self.col(name)]
+    }
+
+    /// The row at output time `t` (to rounding of the output grid).
+    pub fn row_at(&self, t: f64) -> Option<&[f64]> {
+        self.rows
+            .iter()
+            .find(|r| (r[0] - t).abs() <= 1e-9 * t.abs().max(1.0))
+            .map(Vec::as_slice)
+    }
+}
+
+/// The number right after the first `prefix` in `text` (panics, showing
+/// `text`, if there is none).
+pub fn number_after(text: &str, prefix: &str) -> f64 {
+    text.split(prefix)
+        .nth(1)
+        .and_then(|rest| rest.split([' ', ')', ';', ',']).next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no number after `{prefix}` in:\n{text}"))
+}
+
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
