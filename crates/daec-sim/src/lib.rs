@@ -38,6 +38,7 @@ mod first_order;
 mod formulation;
 mod init;
 mod method;
+mod modes;
 // `native` stays a namespace: the ABI of the native library (`native::NATIVE_ABI`, …).
 pub mod native;
 mod output;

@@ -9,12 +9,13 @@ use crate::error_control::{
     ErrorControlReport, check_error_control, default_error_control, variable_indices,
 };
 use crate::events::{
-    DEFAULT_MAX_EVENTS, EventTracker, WhenEvents, discontinuities, reinit_diagnostics,
-    time_conditions,
+    DEFAULT_MAX_EVENTS, EventTracker, MAX_EVENT_ITERATIONS, WhenEvents, discontinuities,
+    reinit_diagnostics, time_conditions,
 };
 use crate::formulation::{SimForm, sim_form};
-use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
+use crate::init::{INIT_TOL, InitReport, initialize, reinitialize, reinitialize_switch};
 use crate::method::{Method, Solver};
+use crate::modes::Modes;
 use crate::native::NativeCompiler;
 use crate::output::{OutputTimes, OutputWriter, Results, SimStats};
 use crate::outputs::Outputs;
@@ -196,6 +197,8 @@ pub struct Prepared {
     /// The consistent initial point (all unknowns of `form`).
     pub init: InitReport,
     events: WhenEvents,
+    /// The modes of the relations of the unknowns (state events).
+    pub(crate) modes: Modes,
     time_conditions: Vec<ExprId>,
     /// StE: the analysis (for `κ_T`) and the variants built so far.
     ste: Option<SteVariants>,
@@ -285,24 +288,45 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
         }
         return Err(SimError::unsupported(Unsupported::Event, m));
     }
-    let params = dae.parameter_values();
-    let (sim, problem) = if form == Form::Index3 {
+    let mut modes = Modes::new(dae)?;
+    let t0 = dae.experiment.start_time.unwrap_or(0.0);
+    modes.set_from(dae, t0, &crate::init::start_values(dae));
+    let (mut sim, mut projection, index) = if form == Form::Index3 {
         let i3 = index3_form(dae, analysis)?;
-        let projector = FormProblem::new(&mut dae.pool, &i3.projection, params.clone())?;
-        let problem = FormProblem::new(&mut dae.pool, &i3.form, params)?
-            .with_index3(i3.variable_index, projector);
-        (i3.form, problem)
+        (i3.form, Some(i3.projection), Some(i3.variable_index))
     } else {
         let sim = sim_form(dae, analysis, form, &RegularizeOptions::default())?;
-        let problem = FormProblem::new(&mut dae.pool, &sim, params)?
-            .with_variable_index(variable_indices(analysis, &sim));
-        (sim, problem)
+        (sim, None, None)
     };
-    let init = initialize(dae, analysis, &sim)?;
-    let events = WhenEvents::new(dae)?;
     let mut roots: Vec<ExprId> = sim.diff.iter().map(|r| r.residual).collect();
     roots.extend(sim.constraints.iter().map(|c| c.expr));
+    // (before the relations are frozen: a condition that mixes `time` and
+    // the unknowns is not a time event)
     let time_conditions = time_conditions(&dae.pool, &roots);
+    modes.freeze(&mut dae.pool, &mut sim.ql);
+    if let Some(p) = &mut projection {
+        modes.freeze(&mut dae.pool, p);
+    }
+    // The modes are the relations' values at the consistent initial point
+    // (MLS 3.6 §8.6); an initialisation on the formulation's own
+    // constraints sees the modes, so it is repeated while they change.
+    let mut init = initialize(dae, analysis, &sim)?;
+    for _ in 0..MAX_EVENT_ITERATIONS {
+        if !modes.set_from(dae, init.t0, &init.z0) {
+            break;
+        }
+        init = initialize(dae, analysis, &sim)?;
+    }
+    let params = dae.parameter_values();
+    let problem = match (projection, index) {
+        (Some(projection), Some(index)) => {
+            let projector = FormProblem::new(&mut dae.pool, &projection, params.clone())?;
+            FormProblem::new(&mut dae.pool, &sim, params)?.with_index3(index, projector)
+        }
+        _ => FormProblem::new(&mut dae.pool, &sim, params)?
+            .with_variable_index(variable_indices(analysis, &sim)),
+    };
+    let events = WhenEvents::new(dae)?;
     let ste = matches!(form, Form::Ste | Form::Dd).then(|| SteVariants {
         analysis: Box::new(analysis.clone()),
         built: Vec::new(),
@@ -312,6 +336,7 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
         problem,
         init,
         events,
+        modes,
         time_conditions,
         ste,
         sigma: SigmaJacobian::new(analysis),
@@ -472,7 +497,8 @@ pub const MAX_STEPS: usize = 10_000_000;
 
 /// What stopped one integration segment early.
 enum Stop {
-    Event(RisingEdge),
+    /// A `when` edge (if any) or a relation's crossing (or both).
+    Event(Option<RisingEdge>),
     /// StE or DD: switch to this variant.
     Switch(Variant),
 }
@@ -722,6 +748,7 @@ pub fn integrate_with_progress(
         problem: problem0,
         init,
         events,
+        modes,
         time_conditions,
         ste,
         sigma,
@@ -802,6 +829,7 @@ pub fn integrate_with_progress(
             form,
             problem,
             events: &mut *events,
+            modes: &mut *modes,
             tracker: &mut tracker,
             writer: &mut writer,
             results: &mut results,
@@ -848,12 +876,26 @@ pub fn integrate_with_progress(
             break;
         }
         stats.restarts += 1;
+        let mut flipped = Vec::new();
         let why = match stop {
             Some(Stop::Event(edge)) => {
                 let mut project =
                     |dae: &mut Dae, zz: &[f64], held: &[bool]| reinitialize(dae, form, t, zz, held);
-                match tracker.fire(dae, events, &edge, t, &mut z, n_orig, &mut project) {
-                    Ok(k) => stats.events += k,
+                if let Some(edge) = &edge {
+                    match tracker.fire(dae, events, edge, t, &mut z, n_orig, &mut project) {
+                        Ok(k) => stats.events += k,
+                        Err(e) => {
+                            failure = Some(e);
+                            break;
+                        }
+                    }
+                }
+                // the relations, evaluated again after every event
+                match settle(dae, (form, problem), modes, &mut tracker, t, &mut z) {
+                    Ok(k) => {
+                        stats.events += k.len();
+                        flipped = k;
+                    }
                     Err(e) => {
                         failure = Some(e);
                         break;
@@ -871,7 +913,7 @@ pub fn integrate_with_progress(
             Some(Stop::Switch(variant)) => {
                 let Some(v) = ste.as_mut() else { break };
                 let compile = &mut stats.compile_seconds;
-                let switched = switch_variant(dae, v, form0, variant, native, &params, t, compile)
+                let switched = switch_variant(dae, v, form0, variant, native, modes, t, compile)
                     .and_then(|target| {
                         let get = |k: usize| if k == 0 { &*form0 } else { &v.built[k - 1].0 };
                         let zd = zdot.as_deref().unwrap_or(&[]);
@@ -905,20 +947,33 @@ pub fn integrate_with_progress(
             }
             None => "discontinuities of `time`",
         };
-        let worst = problem
-            .constraint_residual_by_level(t, &z)
-            .into_iter()
-            .fold(0.0f64, f64::max);
-        if worst > INIT_TOL {
-            match reinitialize(dae, form, t, &z, &vec![false; form.n]) {
-                Ok(p) => z = p,
+        if why != "events" {
+            match settle(dae, (form, problem), modes, &mut tracker, t, &mut z) {
+                Ok(k) => {
+                    stats.events += k.len();
+                    flipped = k;
+                }
                 Err(e) => {
                     failure = Some(e);
                     break;
                 }
             }
         }
-        if let Err(e) = tracker.restart(events, t, &z, why) {
+        let why = if flipped.is_empty() {
+            why.to_string()
+        } else {
+            zdot = None;
+            let p = dae.parameter_values();
+            problem0.set_params(&p);
+            for (_, built) in ste.iter_mut().flat_map(|v| v.built.iter_mut()) {
+                built.set_params(&p);
+            }
+            format!(
+                "state events of the relation {}; a relation that changes at every restart chatters: the dynamics on either side drive the state back across it, which events cannot follow — write the motion along the switching surface into the model, or wrap the relation in `noEvent` to evaluate it continuously",
+                modes.describe(&flipped)
+            )
+        };
+        if let Err(e) = tracker.restart(events, t, &z, &why) {
             failure = Some(e);
         }
     }
@@ -930,6 +985,50 @@ pub fn integrate_with_progress(
         init: init.clone(),
         failure,
     })
+}
+
+/// After an event or a discontinuity at `t`: `z` made consistent where
+/// its constraints' residual exceeds [`INIT_TOL`] and, with modes, the
+/// relations' event iteration ([`relation_events`]; the re-initialisation
+/// is part of it then: an algebraic unknown may jump across a relation).
+/// Returns the relations that changed.
+fn settle(
+    dae: &mut Dae,
+    (form, problem): (&SimForm, &FormProblem),
+    modes: &mut Modes,
+    tracker: &mut EventTracker,
+    t: f64,
+    z: &mut Vec<f64>,
+) -> Result<Vec<usize>, SimError> {
+    let worst = problem
+        .constraint_residual_by_level(t, z)
+        .into_iter()
+        .fold(0.0f64, f64::max);
+    if !modes.is_empty() {
+        return relation_events(dae, form, modes, tracker, (t, worst > INIT_TOL), z);
+    }
+    if worst > INIT_TOL {
+        *z = reinitialize(dae, form, t, z, &vec![false; form.n])?;
+    }
+    Ok(Vec::new())
+}
+
+/// The event iteration of the relations at `t` ([`Modes::update`]: the
+/// states kept, the algebraic unknowns re-initialised with the new modes —
+/// from the start if `inconsistent`),
+/// counted against `--max-events`. Returns the relations that changed.
+fn relation_events(
+    dae: &mut Dae,
+    form: &SimForm,
+    modes: &mut Modes,
+    tracker: &mut EventTracker,
+    (t, inconsistent): (f64, bool),
+    z: &mut Vec<f64>,
+) -> Result<Vec<usize>, SimError> {
+    let mut project = |dae: &mut Dae, zz: &[f64]| reinitialize_switch(dae, form, t, zz);
+    let flipped = modes.update(dae, t, z, inconsistent, &mut project)?;
+    tracker.count_state_events(flipped.len(), t, || modes.describe(&flipped))?;
+    Ok(flipped)
 }
 
 /// Whether the interval `[t, to]` is too short for any integration step:
@@ -971,7 +1070,7 @@ fn switch_variant(
     form0: &SimForm,
     variant: Variant,
     native: &Option<Arc<dyn NativeCompiler>>,
-    params: &[f64],
+    modes: &Modes,
     t: f64,
     compile_seconds: &mut f64,
 ) -> Result<usize, SimError> {
@@ -986,8 +1085,10 @@ fn switch_variant(
         return Ok(k + 1);
     }
     let opts = variant.options();
-    let built = sim_form(dae, &v.analysis, variant.form(), &opts).and_then(|f| {
-        let mut p = FormProblem::new(&mut dae.pool, &f, params.to_vec())?
+    let built = sim_form(dae, &v.analysis, variant.form(), &opts).and_then(|mut f| {
+        modes.freeze(&mut dae.pool, &mut f.ql);
+        let params = dae.parameter_values();
+        let mut p = FormProblem::new(&mut dae.pool, &f, params)?
             .with_variable_index(variable_indices(&v.analysis, &f));
         if let Some(compiler) = native {
             let build = Instant::now();
@@ -1026,6 +1127,7 @@ struct Segment<'a> {
     tol: (f64, f64),
     problem: &'a FormProblem,
     events: &'a mut WhenEvents,
+    modes: &'a mut Modes,
     tracker: &'a mut EventTracker,
     writer: &'a mut OutputWriter,
     results: &'a mut Results,
@@ -1050,9 +1152,16 @@ struct Segment<'a> {
 impl Segment<'_> {
     fn on_step(&mut self, step: &Step<'_>) -> StepControl {
         (self.progress)(step.t);
-        // the first rising edge of a `when` condition in this step
-        let edge = self.tracker.scan(self.events, step);
-        let t_stop = edge.as_ref().map_or(step.t, |e| e.t);
+        // the first rising edge of a `when` condition in this step, and
+        // the first crossing of a relation: the earlier stops the step
+        let mut edge = self.tracker.scan(self.events, step);
+        let crossing = self.modes.scan(step);
+        let t_when = edge.as_ref().map_or(f64::INFINITY, |e| e.t);
+        let t_cross = crossing.as_ref().map_or(f64::INFINITY, |e| e.t);
+        if t_cross < t_when {
+            edge = None;
+        }
+        let t_stop = t_when.min(t_cross).min(step.t);
         let problem = self.problem;
         let value = |to: f64, out: &mut [f64]| {
             if to == step.t {
@@ -1101,7 +1210,7 @@ impl Segment<'_> {
             self.failure = Some(e);
             return StepControl::Stop;
         }
-        if let Some(edge) = edge {
+        if edge.is_some() || t_cross <= t_when.min(step.t) {
             self.stop = Some(Stop::Event(edge));
             return StepControl::Stop;
         }
