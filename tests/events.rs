@@ -475,3 +475,25 @@ fn no_event_takes_one_argument() {
         s.stderr
     );
 }
+
+#[test]
+fn herk_holds_the_modes_and_radau_2nd_refuses_them() {
+    let m = switch("SwitchHerk", false);
+    let s = simulate(
+        &m,
+        &["--method", "herk", "--rtol", "1e-8", "--atol", "1e-8"],
+    );
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert_eq!(s.stats["events"], 4, "{}", s.stats);
+    let second = model(
+        "Second",
+        "model Second\n  Real x(start = 1, fixed = true);\nequation\n  der(der(x)) = if x > 0 then -1 else 1;\n  annotation(experiment(StartTime = 0, StopTime = 10));\nend Second;\n",
+    );
+    let s = simulate(&second, &["--method", "radau-2nd"]);
+    assert_ne!(s.code, 0, "{}", s.stderr);
+    assert!(
+        s.stderr.contains("--method radau-2nd") && s.stderr.contains("`x > 0`"),
+        "{}",
+        s.stderr
+    );
+}
