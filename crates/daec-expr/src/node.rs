@@ -76,7 +76,7 @@ pub enum Func {
     /// `ceil`
     Ceil,
     /// `noEvent`: the identity on the relation it wraps, which marks the
-    /// relation as evaluated continuously (MLS 3.6 §3.7.4: no state event
+    /// relation as evaluated continuously (MLS 3.6 §3.7.5: no state event
     /// is generated for it). Only relations are wrapped.
     NoEvent,
 }

@@ -334,7 +334,7 @@ impl<'a> Lowerer<'a> {
                     ));
                 }
                 // inside `noEvent(…)` a relation is marked to be evaluated
-                // continuously (no state event, MLS 3.6 §3.7.4)
+                // continuously (no state event, MLS 3.6 §3.7.5)
                 let quiet = self.no_event > 0 && !matches!(c, CmpOp::Eq | CmpOp::Ne);
                 self.zip(a, b, span, BaseType::Boolean, |p, x, y| {
                     let r = p.cmp(c, x, y);
