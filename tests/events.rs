@@ -367,3 +367,133 @@ fn a_logarithmic_grid_keeps_the_transient_of_stiff_kinetics() {
         assert!(s.stderr.contains(msg), "{args:?}: {}", s.stderr);
     }
 }
+
+/// `der(v) = a`, `a = if x > 0 then -1 else 1`: a restoring force of
+/// constant size, written as a relation of the state (a state event, MLS
+/// 3.6 §8.5), or inside `noEvent` (`quiet`). From x = 1, v = 0 the
+/// crossings of x = 0 are at √2·(1 + 2k).
+fn switch(name: &str, quiet: bool) -> PathBuf {
+    let cond = if quiet { "noEvent(x > 0)" } else { "x > 0" };
+    model(
+        name,
+        &format!(
+            "model {name}\n  Real x(start = 1, fixed = true);\n  Real v(start = 0, fixed = true);\n  Real a;\nequation\n  der(x) = v;\n  der(v) = a;\n  a = if {cond} then -1 else 1;\n  annotation(experiment(StartTime = 0, StopTime = 10));\nend {name};\n"
+        ),
+    )
+}
+
+#[test]
+fn a_relation_of_the_state_switches_at_its_crossings() {
+    let m = switch("Switch", false);
+    let s = simulate(&m, &["--grid", "steps", "--rtol", "1e-8", "--atol", "1e-8"]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    // √2, 3√2, 5√2, 7√2 in [0, 10]
+    assert_eq!(s.stats["events"], 4, "{}", s.stats);
+    let times: Vec<f64> = s
+        .rows
+        .windows(2)
+        .filter(|w| w[1][0] == w[0][0])
+        .map(|w| w[0][0])
+        .collect();
+    assert_eq!(times.len(), 4, "{times:?}");
+    for (k, t) in times.iter().enumerate() {
+        let exact = 2f64.sqrt() * (1 + 2 * k) as f64;
+        assert!((t - exact).abs() < 1e-8, "event {k}: {t} (exact {exact})");
+    }
+    // the algebraic `a` takes the other branch at each event; the motion is
+    // periodic with period 4√2: at t = 10, x = 1 − (10 − 8√2)²/2 ... on the
+    // way back from the far side
+    for w in s.rows.windows(2).filter(|w| w[1][0] == w[0][0]) {
+        assert_eq!(w[0][3], -w[1][3], "{w:?}");
+    }
+    let last = s.rows.last().unwrap();
+    let tau = 10.0 - 7.0 * 2f64.sqrt();
+    let x = 2f64.sqrt() * tau - tau * tau / 2.0;
+    assert!(
+        (last[1] - x).abs() < 1e-7,
+        "x(10) = {} (exact {x})",
+        last[1]
+    );
+}
+
+#[test]
+fn a_relation_inside_no_event_is_evaluated_continuously() {
+    let m = switch("Quiet", true);
+    let s = simulate(&m, &["--rtol", "1e-8", "--atol", "1e-8"]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert_eq!(s.stats["events"], 0, "{}", s.stats);
+    let last = s.rows.last().unwrap();
+    let tau = 10.0 - 7.0 * 2f64.sqrt();
+    let x = 2f64.sqrt() * tau - tau * tau / 2.0;
+    // the error control steps over the kinks: close, not to the tolerance
+    assert!(
+        (last[1] - x).abs() < 1e-3,
+        "x(10) = {} (exact {x})",
+        last[1]
+    );
+}
+
+#[test]
+fn a_chattering_relation_ends_in_an_explained_error() {
+    // der(x) = −1 above 1 and +1 below: x reaches 1 at t = 1 and both
+    // sides drive it back (a sliding mode)
+    let m = model(
+        "Chatter",
+        "model Chatter\n  Real x(start = 0, fixed = true);\nequation\n  der(x) = if x > 1 then -1 else 1;\n  annotation(experiment(StartTime = 0, StopTime = 3));\nend Chatter;\n",
+    );
+    let s = simulate(&m, &[]);
+    assert_eq!(s.code, 3, "{}", s.stderr);
+    assert!(
+        s.stderr.contains("no progress at t = ")
+            && s.stderr.contains("state events of the relation `x > 1`")
+            && s.stderr.contains("chatters"),
+        "{}",
+        s.stderr
+    );
+    let at: f64 = s
+        .stderr
+        .split("no progress at t = ")
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no time in: {}", s.stderr));
+    assert!((at - 1.0).abs() < 1e-9, "{at}");
+    assert_eq!(s.stats["events"], 102, "{}", s.stats);
+}
+
+#[test]
+fn no_event_takes_one_argument() {
+    let m = model(
+        "TwoArgs",
+        "model TwoArgs\n  Real x(start = 0, fixed = true);\nequation\n  der(x) = if noEvent(x > 1, 2) then -1 else 1;\nend TwoArgs;\n",
+    );
+    let s = simulate(&m, &[]);
+    assert_eq!(s.code, 1, "{}", s.stderr);
+    assert!(
+        s.stderr.contains("E0103") && s.stderr.contains("`noEvent` takes 1 argument"),
+        "{}",
+        s.stderr
+    );
+}
+
+#[test]
+fn herk_holds_the_modes_and_radau_2nd_refuses_them() {
+    let m = switch("SwitchHerk", false);
+    let s = simulate(
+        &m,
+        &["--method", "herk", "--rtol", "1e-8", "--atol", "1e-8"],
+    );
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert_eq!(s.stats["events"], 4, "{}", s.stats);
+    let second = model(
+        "Second",
+        "model Second\n  Real x(start = 1, fixed = true);\nequation\n  der(der(x)) = if x > 0 then -1 else 1;\n  annotation(experiment(StartTime = 0, StopTime = 10));\nend Second;\n",
+    );
+    let s = simulate(&second, &["--method", "radau-2nd"]);
+    assert_ne!(s.code, 0, "{}", s.stderr);
+    assert!(
+        s.stderr.contains("--method radau-2nd") && s.stderr.contains("`x > 0`"),
+        "{}",
+        s.stderr
+    );
+}

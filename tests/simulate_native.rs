@@ -124,6 +124,20 @@ fn events_with_reinit_run_on_native_code() {
 }
 
 #[test]
+fn relations_of_the_state_read_their_modes_in_native_code() {
+    // a = if x > 0 then -1 else 1: the relation is a mode, a parameter
+    // that the native functions read at every call; four state events
+    let m = temp("switch.dae");
+    std::fs::write(
+        &m,
+        "model Switch\n  Real x(start = 1, fixed = true);\n  Real v(start = 0, fixed = true);\n  Real a;\nequation\n  der(x) = v;\n  der(v) = a;\n  a = if x > 0 then -1 else 1;\n  annotation(experiment(StartTime = 0, StopTime = 10));\nend Switch;\n",
+    )
+    .unwrap();
+    let (stats, _) = same_as_tapes(&[m.to_str().unwrap()], "switch", 1e-9);
+    assert_eq!(stats["events"], 4, "{stats}");
+}
+
+#[test]
 fn ste_variants_built_during_the_run_are_compiled_too() {
     // steinbrecher2016 §5, Fig. 3: StE switches between the variants on
     // two HVTs; the second is built (and compiled) at the first switch,

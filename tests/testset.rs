@@ -430,3 +430,17 @@ fn two_bit_adder_reaches_the_reference() {
     // at t_end = 320, where the run ends (scd 6.3 at 1e-4).
     assert_error_below("two_bit_adder", "1e-4", 5e-6);
 }
+
+#[test]
+fn charge_pump_reaches_the_reference() {
+    // The transistor's regions switch by relations of the state: state
+    // events (scd 5.2 at 1e-8, 24 events).
+    assert_error_below("charge_pump", "1e-8", 6e-5);
+}
+
+#[test]
+fn water_tube_reaches_the_reference() {
+    // The friction law switches at the critical Reynolds number: state
+    // events (scd 4.3 at 1e-10, 10 events).
+    assert_error_below("water_tube", "1e-10", 5e-4);
+}

@@ -37,17 +37,22 @@ HEADER = """\
 // Reference: y(1.2e-6) in charge_pump.ref.json (GAMD in quadruple precision, as quoted
 //   by the ports; y2..y8 are 0 there).
 // daec: index 2 (the Σ-method succeeds as written); the hidden constraint that
-//   determines I is the gate-charge equation differentiated once. The integration stops
-//   where the transistor enters inversion (U1 = VT0 at t = 5.01e-8 s): I jumps there,
-//   and the comparisons of the charge functions are evaluated directly in the residual.
+//   determines I is the gate-charge equation differentiated once. I jumps where the
+//   transistor changes region (U1 = VT0 at t = 5.01e-8 s, entering inversion): the
+//   region comparisons are state events, located and restarted at. The larger and
+//   smaller of V_GS and V_GD are written with `max` and `min` (no events: they are
+//   continuous, and as relations they would change at every step while U2 = U3).
 // expect: index=2 c=[0,0,0,1,1,1,1,1,1] d=[1,1,1,1,1,1,1,1,0] dof=2
 """
 
 
 def charge(kind, vgb, vgs, vgd):
     """Q_G, Q_S or Q_D of the transistor as an `if` expression."""
-    ugs = f"(if ({vgs}) - ({vgd}) <= 0 then {vgd} else {vgs})"
-    ugd = f"(if ({vgs}) - ({vgd}) <= 0 then {vgs} else {vgd})"
+    # the larger and the smaller of V_GS and V_GD (source and drain swap
+    # roles): continuous, so `max`/`min` without state events (with U2 = U3
+    # a relation between them would change at every step)
+    ugs = f"max({vgs}, {vgd})"
+    ugd = f"min({vgs}, {vgd})"
     ugb = f"({vgb})"
     ubs = f"({ugs} - {ugb})"
     vfb = "(VT0 - GAMMA*sqrt(PHI) - PHI)"

@@ -268,7 +268,9 @@ HEADER = """\
 //   conversions with constant (all 1) null vectors give the charge balances, and the index
 //   2 of the Σ-method (the potential of such a node is determined by the balance
 //   differentiated once). The expect line gives the structural index as written and
-//   `true_index` after the conversions, as models/README.md describes.
+//   `true_index` after the conversions, as models/README.md describes. The conditions
+//   of the state are written inside `noEvent` (the characteristics switch continuously;
+//   as state events they cost a restart at each of thousands of switches).
 // expect: index=1 true_index=2
 """
 
@@ -293,13 +295,47 @@ def main():
     for k in range(1, N + 1):
         rhs = " ".join(c.f[k]).lstrip("+")
         rhs = rhs.replace(" +-", " - ").replace(" -", " - ").replace("  ", " ")
-        out.append(f"  der(y[{k}]) = {rhs or '0'};")
+        out.append(f"  der(y[{k}]) = {no_event(rhs) or '0'};")
     for k in range(1, N + 1):
         g = " + ".join(c.g[k]) if c.g[k] else "0"
-        out.append(f"  0 = y[{k}] - ({cbdbs_text(g)});")
+        out.append(f"  0 = y[{k}] - ({no_event(cbdbs_text(g))});")
     out.append("  annotation(experiment(StartTime = 0, StopTime = 320, Tolerance = 1e-4, Interval = 0.5));")
     out.append("end TwoBitAdder;")
     open("models/testset/two_bit_adder.dae", "w").write("\n".join(out) + "\n")
+
+
+def no_event(text):
+    """`text` with the condition of every `if` that reads the state (`x[` or
+    `y[`) wrapped in `noEvent(…)`: the transistor and diode characteristics
+    switch continuously, and as state events they would cost a restart at
+    every switch of the 350 equations; the input pulses (conditions of
+    `time` alone) stay time events."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        j = text.find("if ", i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:j + 3])
+        if j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
+            i = j + 3
+            continue
+        k = m = j + 3
+        depth = 0
+        while m < n:
+            c = text[m]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            elif depth == 0 and text.startswith(" then", m):
+                break
+            m += 1
+        cond = text[k:m]
+        state = "x[" in cond or "y[" in cond
+        out.append(f"noEvent({cond})" if state and not cond.startswith("noEvent(") else cond)
+        i = m
+    return "".join(out)
 
 
 if __name__ == "__main__":

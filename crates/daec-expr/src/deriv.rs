@@ -276,6 +276,7 @@ impl ExprPool {
             }
             Func::Abs => self.func(Func::Sign, a),
             Func::Sign | Func::Floor | Func::Ceil => self.constant(0.0),
+            Func::NoEvent => self.constant(1.0),
         }
     }
 }

@@ -75,11 +75,15 @@ pub enum Func {
     Floor,
     /// `ceil`
     Ceil,
+    /// `noEvent`: the identity on the relation it wraps, which marks the
+    /// relation as evaluated continuously (MLS 3.6 §3.7.5: no state event
+    /// is generated for it). Only relations are wrapped.
+    NoEvent,
 }
 
 impl Func {
     /// Every unary function, in declaration order.
-    pub const ALL: [Func; 17] = [
+    pub const ALL: [Func; 18] = [
         Func::Sin,
         Func::Cos,
         Func::Tan,
@@ -97,6 +101,7 @@ impl Func {
         Func::Sign,
         Func::Floor,
         Func::Ceil,
+        Func::NoEvent,
     ];
 
     /// The name of the function in the model language (and in Modelica).
@@ -119,6 +124,7 @@ impl Func {
             Func::Sign => "sign",
             Func::Floor => "floor",
             Func::Ceil => "ceil",
+            Func::NoEvent => "noEvent",
         }
     }
 

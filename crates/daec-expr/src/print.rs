@@ -37,6 +37,7 @@ pub trait RustNames {
 
 /// A rendered node: text, precedence, and the text of the negated node when
 /// the node is a negative term (`-x` → `x`).
+#[derive(Clone)]
 struct R {
     s: String,
     p: u8,
@@ -550,6 +551,8 @@ fn rust_node(pool: &ExprPool, id: ExprId, names: &dyn RustNames, r: &FxHashMap<E
             format!("{}.powf({})", receiver(g(a)), num_ctx(g(b), R_IF)),
             R_POSTFIX,
         ),
+        // the identity: the relation as it is
+        Node::Func(Func::NoEvent, a) => g(a).clone(),
         Node::Func(Func::Sign, a) => {
             let x = receiver(g(a));
             R::new(
@@ -770,6 +773,7 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
                 Func::Ceil => format!("\\left\\lceil {}\\right\\rceil", g(a).s),
                 Func::Log10 => format!("\\log_{{10}}{}", arg(a)),
                 Func::Sign => format!("\\operatorname{{sign}}{}", arg(a)),
+                Func::NoEvent => format!("\\operatorname{{noEvent}}{}", arg(a)),
                 Func::Log => format!("\\ln{}", arg(a)),
                 Func::Asin => format!("\\arcsin{}", arg(a)),
                 Func::Acos => format!("\\arccos{}", arg(a)),

@@ -159,33 +159,53 @@ impl ExprPool {
     /// `r`; the result is rebuilt through the canonicalising constructors.
     /// `map` is called only on leaf nodes.
     pub fn substitute(&mut self, e: ExprId, map: &dyn Fn(ExprId) -> Option<ExprId>) -> ExprId {
-        let order = self.topo_order(&[e]);
+        let leaf = |pool: &ExprPool, id: ExprId| match pool.node(id) {
+            Node::Leaf(_) => map(id),
+            _ => None,
+        };
+        self.replace_nodes(&[e], &leaf, &|_, _| false)[0]
+    }
+
+    /// Replaces nodes of `roots` (any kind, not only leaves): a node with
+    /// `map(pool, id) = Some(r)` becomes `r`, and the nodes above it are
+    /// rebuilt through the canonicalising constructors; a node for which
+    /// `opaque(pool, id)` holds is kept as it is, with everything under it
+    /// (a shared node is replaced elsewhere all the same). Returns the new
+    /// roots, in order. The nodes are visited in dependency order, so a
+    /// DAG of any depth is rewritten without recursion.
+    pub fn replace_nodes(
+        &mut self,
+        roots: &[ExprId],
+        map: &dyn Fn(&ExprPool, ExprId) -> Option<ExprId>,
+        opaque: &dyn Fn(&ExprPool, ExprId) -> bool,
+    ) -> Vec<ExprId> {
+        let order = self.topo_order(roots);
         let mut new: IdMap<ExprId> = IdMap::for_traversal(order.len(), self.len());
         let mut kids: Vec<ExprId> = Vec::new();
         for id in order {
-            let node = self.node(id);
-            let r = match node {
-                Node::Const(_) => id,
-                Node::Leaf(_) => map(id).unwrap_or(id),
-                _ => {
-                    kids.clear();
-                    let mut changed = false;
-                    for c in node.children() {
-                        let nc = new.get(c).unwrap_or(c);
-                        changed |= nc != c;
-                        kids.push(nc);
-                    }
-                    if changed {
-                        let node = node.clone();
-                        self.rebuild(&node, &kids)
-                    } else {
-                        id
-                    }
+            let r = if let Some(r) = map(self, id) {
+                r
+            } else if opaque(self, id) {
+                id
+            } else {
+                let node = self.node(id);
+                kids.clear();
+                let mut changed = false;
+                for c in node.children() {
+                    let nc = new.get(c).unwrap_or(c);
+                    changed |= nc != c;
+                    kids.push(nc);
+                }
+                if changed {
+                    let node = node.clone();
+                    self.rebuild(&node, &kids)
+                } else {
+                    id
                 }
             };
             new.insert(id, r);
         }
-        new.get(e).unwrap_or(e)
+        roots.iter().map(|&e| new.get(e).unwrap_or(e)).collect()
     }
 
     /// If `e` is linear in `leaves` — `e = Σ_k coef_k · leaves[k] + rest` with

@@ -39,6 +39,7 @@ pub fn apply_func(f: Func, x: f64) -> f64 {
         }
         Func::Floor => x.floor(),
         Func::Ceil => x.ceil(),
+        Func::NoEvent => x,
     }
 }
 

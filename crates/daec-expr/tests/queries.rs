@@ -2,8 +2,8 @@
 
 mod common;
 
-use common::TestEnv;
-use daec_expr::{CmpOp, ExprPool, Func, Leaf, ParamId};
+use common::{TestEnv, names};
+use daec_expr::{CmpOp, ExprPool, Func, Leaf, Node, ParamId, to_modelica};
 
 /// The simple pendulum of steinbrecher2016 Ex. 2.7 (problem S1), unknowns
 /// (x, y, v, w, λ) = 0..5, parameters (m, g, ℓ) = 0..3.
@@ -86,6 +86,32 @@ fn substitute_replaces_leaves_and_recanonicalises() {
     assert_eq!(p.as_constant(sub2), Some(0.0));
     // Substituting nothing returns the same id.
     assert_eq!(p.substitute(e, &|_| None), e);
+}
+
+#[test]
+fn replace_nodes_replaces_inner_nodes_but_not_under_an_opaque_one() {
+    // if x > 1 then x else −x, and noEvent(x > 1) · y: the relation becomes
+    // the parameter m where it stands bare, and stays under noEvent
+    let mut p = ExprPool::new();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let one = p.constant(1.0);
+    let rel = p.cmp(CmpOp::Gt, x, one);
+    let nx = p.neg(x);
+    let sel = p.select(rel, x, nx);
+    let quiet = p.func(Func::NoEvent, rel);
+    let scaled = p.mul(quiet, y);
+    let m = p.param(ParamId(0));
+    let new = p.replace_nodes(
+        &[sel, scaled],
+        &|_, id| (id == rel).then_some(m),
+        &|pool, id| matches!(pool.node(id), Node::Func(Func::NoEvent, _)),
+    );
+    assert_eq!(new[0], p.select(m, x, nx));
+    assert_eq!(new[1], scaled);
+    // derivatives of the wrapped relation vanish, its value is the relation's
+    let d = p.dt(quiet);
+    assert_eq!(p.as_constant(d), Some(0.0));
+    assert_eq!(to_modelica(&p, quiet, &names()), "noEvent(1 < x)");
 }
 
 #[test]

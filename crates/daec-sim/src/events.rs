@@ -1,6 +1,9 @@
 //! Events: `when` conditions located on the dense output, `reinit`, the
 //! checks that keep event handling from looping, and if-expressions on
-//! `time` treated as discontinuities.
+//! `time` treated as discontinuities. The relations of the unknowns in
+//! if-expressions are state events of their own ([`crate::modes`]): they
+//! are located with the same [`first_rising_edge`], and their restarts and
+//! events count towards the limits below.
 //!
 //! # Semantics
 //!
@@ -129,6 +132,11 @@ pub struct WhenEvents {
 /// The event function of a Boolean condition and whether the condition is
 /// strict (holds where `φ > 0`; see the module docs).
 pub fn event_function(pool: &mut ExprPool, cond: ExprId) -> (ExprId, bool) {
+    // (a relation in `noEvent` is the same relation here)
+    let cond = match pool.node(cond) {
+        Node::Func(Func::NoEvent, c) => *c,
+        _ => cond,
+    };
     match pool.node(cond).clone() {
         Node::Cmp(CmpOp::Gt, a, b) => (pool.sub(a, b), true),
         Node::Cmp(CmpOp::Ge, a, b) => (pool.sub(a, b), false),
@@ -164,7 +172,7 @@ fn unknowns_of(pool: &ExprPool, e: ExprId) -> Vec<usize> {
 /// A condition as Modelica text; a comparison of a constant with what
 /// varies is written with the constant on the right (the pool keeps
 /// `w > 0` as `0 < w`).
-fn condition_text(dae: &Dae, cond: ExprId) -> String {
+pub(crate) fn condition_text(dae: &Dae, cond: ExprId) -> String {
     let pool = &dae.pool;
     let text = |e: ExprId| to_modelica(pool, e, &FlatNames(dae));
     let varies = |e: ExprId| {
@@ -685,6 +693,33 @@ impl EventTracker {
         }
         self.pre = pre;
         Ok(count)
+    }
+
+    /// Counts `k` state events of relations at `t` against `--max-events`
+    /// (`what` names the relations for the message).
+    pub(crate) fn count_state_events(
+        &mut self,
+        k: usize,
+        t: f64,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), SimError> {
+        self.total += k;
+        if self.total > self.max_events {
+            let cause = FailureCause::TooManyEvents {
+                limit: self.max_events,
+            };
+            return Err(SimError::numerical(
+                t,
+                cause,
+                format!(
+                    "more than {} events (--max-events), the last at t = {} of the relation {}; if the model really has this many events, raise --max-events",
+                    self.max_events,
+                    show(t),
+                    what()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn count(&mut self, k: usize, t: f64) {

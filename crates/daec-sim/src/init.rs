@@ -500,13 +500,7 @@ pub fn reinitialize(
         return Ok(z.to_vec());
     }
     let params = dae.parameter_values();
-    let state: Vec<(u32, u32)> = (0..n as u32).map(|j| (j, 0)).collect();
-    let mut w = weights(dae);
-    w.resize(n, 1.0);
-    let opts = ProjectionOptions {
-        tol: INIT_TOL,
-        ..ProjectionOptions::default()
-    };
+    let (state, w, opts) = projection_setup(dae, n);
     let keep_states: Vec<bool> = (0..n)
         .map(|j| {
             fixed.get(j).copied().unwrap_or(false)
@@ -603,6 +597,69 @@ pub fn reinitialize(
         ),
     )
     .with_labels(labels))
+}
+
+/// What a re-initialisation of `n` unknowns projects: the unknowns
+/// (order 0), their weights (the model's, 1 for the ones a formulation
+/// adds) and the options ([`INIT_TOL`]).
+fn projection_setup(dae: &Dae, n: usize) -> (Vec<(u32, u32)>, Vec<f64>, ProjectionOptions) {
+    let state: Vec<(u32, u32)> = (0..n as u32).map(|j| (j, 0)).collect();
+    let mut w = weights(dae);
+    w.resize(n, 1.0);
+    let opts = ProjectionOptions {
+        tol: INIT_TOL,
+        ..ProjectionOptions::default()
+    };
+    (state, w, opts)
+}
+
+/// Makes `z` consistent after the modes of relations changed at `t`
+/// ([`crate::modes`]; the parameters of `dae` hold the new modes): first
+/// holding, besides the states, every unknown of a constraint that still
+/// holds at `z` — a switch leaves the values it does not disturb as they
+/// are, and the unknowns of the violated constraints alone take the jump
+/// (the current through a transistor entering inversion; the other
+/// unknowns stay on a switching surface where a least-change projection
+/// onto all constraints is ill-conditioned) —, then as
+/// [`reinitialize`] with nothing but the states held.
+pub fn reinitialize_switch(
+    dae: &mut Dae,
+    form: &SimForm,
+    t: f64,
+    z: &[f64],
+) -> Result<Vec<f64>, SimError> {
+    let n = z.len();
+    let params = dae.parameter_values();
+    let mut hold: Vec<bool> = (0..n)
+        .map(|j| form.differential.get(j).copied().unwrap_or(false))
+        .collect();
+    let scale = 1.0 + z.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let env = ZEnv {
+        z,
+        params: &params,
+        t,
+    };
+    for c in &form.constraints {
+        if dae.pool.eval(c.expr, &env).abs() > INIT_TOL * scale {
+            continue;
+        }
+        for l in dae.pool.leaves(c.expr) {
+            if let Some(Leaf::Var { unknown, order: 0 }) = dae.pool.as_leaf(l)
+                && let Some(h) = hold.get_mut(unknown as usize)
+            {
+                *h = true;
+            }
+        }
+    }
+    if hold.iter().any(|h| !h) {
+        let eqs: Vec<ExprId> = form.constraints.iter().map(|c| c.expr).collect();
+        let (state, w, opts) = projection_setup(dae, n);
+        let p = consistent_point(&mut dae.pool, &eqs, &state, z, &hold, &w, &params, t, &opts);
+        if p.converged && p.z.iter().all(|x| x.is_finite()) {
+            return Ok(p.z);
+        }
+    }
+    reinitialize(dae, form, t, z, &vec![false; n])
 }
 
 /// The constraint of `form` with the largest residual at the end of a

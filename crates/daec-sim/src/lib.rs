@@ -41,6 +41,7 @@ mod formulation;
 mod init;
 mod invariants;
 mod method;
+mod modes;
 // `native` stays a namespace: the ABI of the native library (`native::NATIVE_ABI`, …).
 pub mod native;
 mod output;

@@ -412,6 +412,31 @@ impl FormProblem {
         self.projecting
     }
 
+    /// Evaluates with the parameter values `params` from now on (the
+    /// modes of relations change at state events): the
+    /// tapes' frames are loaded again, native code reads `params` at every
+    /// call; the projector of the index-3 formulation too.
+    pub fn set_params(&mut self, params: &[f64]) {
+        if params == self.params.as_slice() {
+            return;
+        }
+        self.params = params.to_vec();
+        for c in [
+            &mut self.diff,
+            &mut self.constraints,
+            &mut self.both,
+            &mut self.mass.code,
+            &mut self.jd.code,
+            &mut self.jg.code,
+        ] {
+            *c.frame.get_mut() = c.tape.frame(params);
+        }
+        *self.both_stages.get_mut() = self.both.tape.lanes::<3>(params);
+        if let Some(p) = &mut self.projector {
+            p.set_params(params);
+        }
+    }
+
     /// The parameter values used.
     pub fn params(&self) -> &[f64] {
         &self.params

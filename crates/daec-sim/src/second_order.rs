@@ -171,6 +171,16 @@ pub fn integrate_second_order(
     prepared: &Prepared,
     ro: &ResolvedOptions,
 ) -> Result<Simulation, SimError> {
+    if !prepared.modes.is_empty() {
+        let message = format!(
+            "--method {} integrates the equations as written and cannot hold the relation {} constant between its state events: use --method radau5 (the default), or wrap the relations in `noEvent` to evaluate them continuously",
+            ro.method,
+            prepared
+                .modes
+                .describe(&(0..prepared.modes.len()).collect::<Vec<_>>())
+        );
+        return Err(refuses(ro.method, message));
+    }
     let clock = Instant::now();
     let method = ro.method;
     let problem = SecondOrderProblem::for_method(original, method)?;

@@ -9,13 +9,14 @@ use crate::error_control::{
     ErrorControlReport, check_error_control, default_error_control, variable_indices,
 };
 use crate::events::{
-    DEFAULT_MAX_EVENTS, EventTracker, WhenEvents, discontinuities, reinit_diagnostics,
-    time_conditions,
+    DEFAULT_MAX_EVENTS, EventTracker, MAX_EVENT_ITERATIONS, WhenEvents, discontinuities,
+    reinit_diagnostics, time_conditions,
 };
 use crate::formulation::{SimForm, sim_form};
-use crate::init::{INIT_TOL, InitReport, initialize, reinitialize};
+use crate::init::{INIT_TOL, InitReport, initialize, reinitialize, reinitialize_switch};
 use crate::invariants::{check_at_start, invariant_rows, projection_form, with_invariant_rows};
 use crate::method::{Method, Solver};
+use crate::modes::Modes;
 use crate::native::NativeCompiler;
 use crate::output::{OutputTimes, OutputWriter, Results, SimStats};
 use crate::outputs::Outputs;
@@ -197,6 +198,8 @@ pub struct Prepared {
     /// The consistent initial point (all unknowns of `form`).
     pub init: InitReport,
     events: WhenEvents,
+    /// The modes of the relations of the unknowns (state events).
+    pub(crate) modes: Modes,
     time_conditions: Vec<ExprId>,
     /// StE: the analysis (for `κ_T`) and the variants built so far.
     ste: Option<SteVariants>,
@@ -285,7 +288,9 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
 /// must hold ([`check_at_start`]). The overdetermined forms (HiC, ADA)
 /// get the invariants as additional constraint rows; `--method
 /// projection` gets the projector onto the hidden constraints and the
-/// invariants instead (see the `invariants` module).
+/// invariants instead (see the `invariants` module). Relations of the
+/// unknowns in `if` conditions are frozen into modes ([`Modes`]) set at
+/// the consistent initial point.
 pub fn prepare_method(
     dae: &mut Dae,
     analysis: &Analysis,
@@ -303,42 +308,68 @@ pub fn prepare_method(
     }
     check_method(method, form)?;
     let invariants = invariant_rows(dae)?;
-    let params = dae.parameter_values();
-    let (sim, problem, init) = if form == Form::Index3 {
+    let mut modes = Modes::new(dae)?;
+    let t0 = dae.experiment.start_time.unwrap_or(0.0);
+    modes.set_from(dae, t0, &crate::init::start_values(dae));
+    let (mut sim, mut projection, index) = if form == Form::Index3 {
         let i3 = index3_form(dae, analysis)?;
-        let projector = FormProblem::new(&mut dae.pool, &i3.projection, params.clone())?;
-        let problem = FormProblem::new(&mut dae.pool, &i3.form, params)?
-            .with_index3(i3.variable_index, projector)
-            .with_invariants(&mut dae.pool, &invariants, false)?;
-        let init = initialize(dae, analysis, &i3.form)?;
-        (i3.form, problem, init)
+        (i3.form, Some(i3.projection), Some(i3.variable_index))
     } else {
         let sim = sim_form(dae, analysis, form, &RegularizeOptions::default())?;
-        // (the consistent point is that of the model without its
-        // invariants, which are checked there)
-        let rows = !invariants.is_empty() && !form.is_square() && method != Method::Projection;
-        let augmented = rows.then(|| with_invariant_rows(&sim, &invariants));
-        let run = augmented.as_ref().unwrap_or(&sim);
-        let mut problem = FormProblem::new(&mut dae.pool, run, params.clone())?;
-        if method == Method::Projection {
-            let onto = projection_form(&dae.pool, &sim, analysis, &invariants);
-            let projector = FormProblem::new(&mut dae.pool, &onto, params)?.with_invariants(
-                &mut dae.pool,
-                &invariants,
-                true,
-            )?;
-            problem = problem.with_full_projection(projector);
-        }
-        problem = problem.with_invariants(&mut dae.pool, &invariants, rows)?;
-        let init = initialize(dae, analysis, &sim)?;
-        problem = problem.with_variable_index(variable_indices(analysis, &sim));
-        (augmented.unwrap_or(sim), problem, init)
+        (sim, None, None)
     };
-    check_at_start(dae, &init)?;
-    let events = WhenEvents::new(dae)?;
     let mut roots: Vec<ExprId> = sim.diff.iter().map(|r| r.residual).collect();
     roots.extend(sim.constraints.iter().map(|c| c.expr));
+    // (before the relations are frozen: a condition that mixes `time` and
+    // the unknowns is not a time event)
     let time_conditions = time_conditions(&dae.pool, &roots);
+    modes.freeze(&mut dae.pool, &mut sim.ql);
+    if let Some(p) = &mut projection {
+        modes.freeze(&mut dae.pool, p);
+    }
+    // The modes are the relations' values at the consistent initial point
+    // (MLS 3.6 §8.6); an initialisation on the formulation's own
+    // constraints sees the modes, so it is repeated while they change.
+    // (The consistent point is that of the model without its invariants,
+    // which are checked there.)
+    let mut init = initialize(dae, analysis, &sim)?;
+    for _ in 0..MAX_EVENT_ITERATIONS {
+        if !modes.set_from(dae, init.t0, &init.z0) {
+            break;
+        }
+        init = initialize(dae, analysis, &sim)?;
+    }
+    check_at_start(dae, &init)?;
+    let params = dae.parameter_values();
+    let (sim, problem) =
+        match (projection, index) {
+            (Some(projection), Some(index)) => {
+                let projector = FormProblem::new(&mut dae.pool, &projection, params.clone())?;
+                let problem = FormProblem::new(&mut dae.pool, &sim, params)?
+                    .with_index3(index, projector)
+                    .with_invariants(&mut dae.pool, &invariants, false)?;
+                (sim, problem)
+            }
+            _ => {
+                let rows =
+                    !invariants.is_empty() && !form.is_square() && method != Method::Projection;
+                let augmented = rows.then(|| with_invariant_rows(&sim, &invariants));
+                let run = augmented.as_ref().unwrap_or(&sim);
+                let mut problem = FormProblem::new(&mut dae.pool, run, params.clone())?;
+                if method == Method::Projection {
+                    let mut onto = projection_form(&dae.pool, &sim, analysis, &invariants);
+                    modes.freeze(&mut dae.pool, &mut onto);
+                    let projector = FormProblem::new(&mut dae.pool, &onto, params)?
+                        .with_invariants(&mut dae.pool, &invariants, true)?;
+                    problem = problem.with_full_projection(projector);
+                }
+                problem = problem
+                    .with_invariants(&mut dae.pool, &invariants, rows)?
+                    .with_variable_index(variable_indices(analysis, &sim));
+                (augmented.unwrap_or(sim), problem)
+            }
+        };
+    let events = WhenEvents::new(dae)?;
     let ste = matches!(form, Form::Ste | Form::Dd).then(|| SteVariants {
         analysis: Box::new(analysis.clone()),
         built: Vec::new(),
@@ -348,6 +379,7 @@ pub fn prepare_method(
         problem,
         init,
         events,
+        modes,
         time_conditions,
         ste,
         sigma: SigmaJacobian::new(analysis),
@@ -508,7 +540,8 @@ pub const MAX_STEPS: usize = 10_000_000;
 
 /// What stopped one integration segment early.
 enum Stop {
-    Event(RisingEdge),
+    /// A `when` edge (if any) or a relation's crossing (or both).
+    Event(Option<RisingEdge>),
     /// StE or DD: switch to this variant.
     Switch(Variant),
 }
@@ -769,6 +802,7 @@ pub fn integrate_with_progress(
         problem: problem0,
         init,
         events,
+        modes,
         time_conditions,
         ste,
         sigma,
@@ -855,6 +889,7 @@ pub fn integrate_with_progress(
             form,
             problem,
             events: &mut *events,
+            modes: &mut *modes,
             tracker: &mut tracker,
             writer: &mut writer,
             results: &mut results,
@@ -901,12 +936,26 @@ pub fn integrate_with_progress(
             break;
         }
         stats.restarts += 1;
+        let mut flipped = Vec::new();
         let why = match stop {
             Some(Stop::Event(edge)) => {
                 let mut project =
                     |dae: &mut Dae, zz: &[f64], held: &[bool]| reinitialize(dae, form, t, zz, held);
-                match tracker.fire(dae, events, &edge, t, &mut z, n_orig, &mut project) {
-                    Ok(k) => stats.events += k,
+                if let Some(edge) = &edge {
+                    match tracker.fire(dae, events, edge, t, &mut z, n_orig, &mut project) {
+                        Ok(k) => stats.events += k,
+                        Err(e) => {
+                            failure = Some(e);
+                            break;
+                        }
+                    }
+                }
+                // the relations, evaluated again after every event
+                match settle(dae, (form, problem), modes, &mut tracker, t, &mut z) {
+                    Ok(k) => {
+                        stats.events += k.len();
+                        flipped = k;
+                    }
                     Err(e) => {
                         failure = Some(e);
                         break;
@@ -924,7 +973,7 @@ pub fn integrate_with_progress(
             Some(Stop::Switch(variant)) => {
                 let Some(v) = ste.as_mut() else { break };
                 let compile = &mut stats.compile_seconds;
-                let switched = switch_variant(dae, v, form0, variant, native, &params, t, compile)
+                let switched = switch_variant(dae, v, form0, variant, native, modes, t, compile)
                     .and_then(|target| {
                         let get = |k: usize| if k == 0 { &*form0 } else { &v.built[k - 1].0 };
                         let zd = zdot.as_deref().unwrap_or(&[]);
@@ -958,20 +1007,33 @@ pub fn integrate_with_progress(
             }
             None => "discontinuities of `time`",
         };
-        let worst = problem
-            .constraint_residual_by_level(t, &z)
-            .into_iter()
-            .fold(0.0f64, f64::max);
-        if worst > INIT_TOL {
-            match reinitialize(dae, form, t, &z, &vec![false; form.n]) {
-                Ok(p) => z = p,
+        if why != "events" {
+            match settle(dae, (form, problem), modes, &mut tracker, t, &mut z) {
+                Ok(k) => {
+                    stats.events += k.len();
+                    flipped = k;
+                }
                 Err(e) => {
                     failure = Some(e);
                     break;
                 }
             }
         }
-        if let Err(e) = tracker.restart(events, t, &z, why) {
+        let why = if flipped.is_empty() {
+            why.to_string()
+        } else {
+            zdot = None;
+            let p = dae.parameter_values();
+            problem0.set_params(&p);
+            for (_, built) in ste.iter_mut().flat_map(|v| v.built.iter_mut()) {
+                built.set_params(&p);
+            }
+            format!(
+                "state events of the relation {}; a relation that changes at every restart chatters: the dynamics on either side drive the state back across it, which events cannot follow — write the motion along the switching surface into the model, or wrap the relation in `noEvent` to evaluate it continuously",
+                modes.describe(&flipped)
+            )
+        };
+        if let Err(e) = tracker.restart(events, t, &z, &why) {
             failure = Some(e);
         }
     }
@@ -983,6 +1045,50 @@ pub fn integrate_with_progress(
         init: init.clone(),
         failure,
     })
+}
+
+/// After an event or a discontinuity at `t`: `z` made consistent where
+/// its constraints' residual exceeds [`INIT_TOL`] and, with modes, the
+/// relations' event iteration ([`relation_events`]; the re-initialisation
+/// is part of it then: an algebraic unknown may jump across a relation).
+/// Returns the relations that changed.
+fn settle(
+    dae: &mut Dae,
+    (form, problem): (&SimForm, &FormProblem),
+    modes: &mut Modes,
+    tracker: &mut EventTracker,
+    t: f64,
+    z: &mut Vec<f64>,
+) -> Result<Vec<usize>, SimError> {
+    let worst = problem
+        .constraint_residual_by_level(t, z)
+        .into_iter()
+        .fold(0.0f64, f64::max);
+    if !modes.is_empty() {
+        return relation_events(dae, form, modes, tracker, (t, worst > INIT_TOL), z);
+    }
+    if worst > INIT_TOL {
+        *z = reinitialize(dae, form, t, z, &vec![false; form.n])?;
+    }
+    Ok(Vec::new())
+}
+
+/// The event iteration of the relations at `t` ([`Modes::update`]: the
+/// states kept, the algebraic unknowns re-initialised with the new modes —
+/// from the start if `inconsistent`),
+/// counted against `--max-events`. Returns the relations that changed.
+fn relation_events(
+    dae: &mut Dae,
+    form: &SimForm,
+    modes: &mut Modes,
+    tracker: &mut EventTracker,
+    (t, inconsistent): (f64, bool),
+    z: &mut Vec<f64>,
+) -> Result<Vec<usize>, SimError> {
+    let mut project = |dae: &mut Dae, zz: &[f64]| reinitialize_switch(dae, form, t, zz);
+    let flipped = modes.update(dae, t, z, inconsistent, &mut project)?;
+    tracker.count_state_events(flipped.len(), t, || modes.describe(&flipped))?;
+    Ok(flipped)
 }
 
 /// Whether the interval `[t, to]` is too short for any integration step:
@@ -1024,7 +1130,7 @@ fn switch_variant(
     form0: &SimForm,
     variant: Variant,
     native: &Option<Arc<dyn NativeCompiler>>,
-    params: &[f64],
+    modes: &Modes,
     t: f64,
     compile_seconds: &mut f64,
 ) -> Result<usize, SimError> {
@@ -1039,8 +1145,10 @@ fn switch_variant(
         return Ok(k + 1);
     }
     let opts = variant.options();
-    let built = sim_form(dae, &v.analysis, variant.form(), &opts).and_then(|f| {
-        let mut p = FormProblem::new(&mut dae.pool, &f, params.to_vec())?
+    let built = sim_form(dae, &v.analysis, variant.form(), &opts).and_then(|mut f| {
+        modes.freeze(&mut dae.pool, &mut f.ql);
+        let params = dae.parameter_values();
+        let mut p = FormProblem::new(&mut dae.pool, &f, params)?
             .with_variable_index(variable_indices(&v.analysis, &f));
         if let Some(compiler) = native {
             let build = Instant::now();
@@ -1079,6 +1187,7 @@ struct Segment<'a> {
     tol: (f64, f64),
     problem: &'a FormProblem,
     events: &'a mut WhenEvents,
+    modes: &'a mut Modes,
     tracker: &'a mut EventTracker,
     writer: &'a mut OutputWriter,
     results: &'a mut Results,
@@ -1103,9 +1212,16 @@ struct Segment<'a> {
 impl Segment<'_> {
     fn on_step(&mut self, step: &Step<'_>) -> StepControl {
         (self.progress)(step.t);
-        // the first rising edge of a `when` condition in this step
-        let edge = self.tracker.scan(self.events, step);
-        let t_stop = edge.as_ref().map_or(step.t, |e| e.t);
+        // the first rising edge of a `when` condition in this step, and
+        // the first crossing of a relation: the earlier stops the step
+        let mut edge = self.tracker.scan(self.events, step);
+        let crossing = self.modes.scan(step);
+        let t_when = edge.as_ref().map_or(f64::INFINITY, |e| e.t);
+        let t_cross = crossing.as_ref().map_or(f64::INFINITY, |e| e.t);
+        if t_cross < t_when {
+            edge = None;
+        }
+        let t_stop = t_when.min(t_cross).min(step.t);
         let problem = self.problem;
         let value = |to: f64, out: &mut [f64]| {
             if to == step.t {
@@ -1154,7 +1270,7 @@ impl Segment<'_> {
             self.failure = Some(e);
             return StepControl::Stop;
         }
-        if let Some(edge) = edge {
+        if edge.is_some() || t_cross <= t_when.min(step.t) {
             self.stop = Some(Stop::Event(edge));
             return StepControl::Stop;
         }

@@ -235,7 +235,13 @@ impl<'a> Lowerer<'a> {
                         },
                     ));
                 }
-                self.lower_expr(&args[want - 1], mode)
+                if fname == "smooth" {
+                    return self.lower_expr(&args[1], mode);
+                }
+                self.no_event += 1;
+                let v = self.lower_expr(&args[0], mode);
+                self.no_event -= 1;
+                v
             }
             "reinit" => Err(self.error(
                 Diagnostic::error(codes::WHEN, "`reinit` is an equation, not a value")

@@ -6,7 +6,7 @@ use super::{Lowerer, MAX_DEPTH, Mode, R, Reported, Val, same_shape, shape_text, 
 use crate::BaseType;
 use crate::budget::elements;
 use daec_diag::{Diagnostic, Span, codes};
-use daec_expr::{CmpOp, ExprId, ExprPool};
+use daec_expr::{CmpOp, ExprId, ExprPool, Func};
 use daec_syntax::ast::{self, BinOp, ExprKind, UnOp};
 
 impl<'a> Lowerer<'a> {
@@ -333,7 +333,13 @@ impl<'a> Lowerer<'a> {
                             .with_primary(span, "an array comparison"),
                     ));
                 }
-                self.zip(a, b, span, BaseType::Boolean, |p, x, y| p.cmp(c, x, y))
+                // inside `noEvent(…)` a relation is marked to be evaluated
+                // continuously (no state event, MLS 3.6 §3.7.5)
+                let quiet = self.no_event > 0 && !matches!(c, CmpOp::Eq | CmpOp::Ne);
+                self.zip(a, b, span, BaseType::Boolean, |p, x, y| {
+                    let r = p.cmp(c, x, y);
+                    if quiet { p.func(Func::NoEvent, r) } else { r }
+                })
             }
             _ => {
                 self.require_numeric(&a, sa)?;

@@ -203,6 +203,10 @@ struct Lowerer<'a> {
     spans: SourceSpans,
     experiment: Experiment,
     in_when: bool,
+    /// Depth of `noEvent(…)` calls around the expression being lowered:
+    /// relations built inside one are wrapped in `Func::NoEvent` (evaluated
+    /// continuously, no state event).
+    no_event: u32,
     /// Current expression nesting depth (bounded by [`MAX_DEPTH`]).
     depth: usize,
     scalar_count: usize,
@@ -237,6 +241,7 @@ impl<'a> Lowerer<'a> {
             spans: SourceSpans::default(),
             experiment: Experiment::default(),
             in_when: false,
+            no_event: 0,
             depth: 0,
             scalar_count: 0,
             too_large_reported: false,

@@ -1,0 +1,364 @@
+//! State events of relations: the relations of the unknowns in the
+//! conditions of `if` expressions, held constant between events.
+//!
+//! # Semantics (MLS 3.6 §3.5, §8.5)
+//!
+//! A relation `a < b`, `a <= b`, `a > b` or `a >= b` outside `noEvent(…)`
+//! generates a state event. Every such relation that occurs in the
+//! condition of an `if` expression (directly or under `and`, `or`, `not`)
+//! and depends on the unknowns (not on their derivatives) becomes a *mode*:
+//!
+//! * in the formulation the integrator runs, the relation is replaced by a
+//!   parameter whose value is the mode (1 true, 0 false; [`Modes::freeze`]),
+//!   so the residuals and their Jacobians are smooth within a step — the
+//!   branch is frozen, as MLS §8.5 requires between events;
+//! * the modes start as the relations' values at the consistent initial
+//!   point (MLS §8.6; the initialisation itself evaluates the relations
+//!   with the values it solves for);
+//! * the *crossing function* `φ = b − a` (the event function of
+//!   [`crate::events::event_function`]: the relation holds where `φ > 0`,
+//!   or `φ ≥ 0` for `<=`/`>=`) is monitored on the dense output of every
+//!   accepted step, in both directions: the condition watched is "the
+//!   relation differs from its mode" ([`Modes::scan`], with
+//!   [`daec_solve::first_rising_edge`]);
+//! * at a crossing the integration stops at the first time the relation
+//!   has changed, the modes take the relations' values there, the
+//!   algebraic unknowns are re-initialised consistently with the new modes
+//!   (the states are kept, [`crate::init::reinitialize`]), and the
+//!   relations are evaluated again until no mode changes (the event
+//!   iteration, at most [`MAX_EVENT_ITERATIONS`] rounds; [`Modes::update`]);
+//!   then the integration restarts.
+//!
+//! The restarts count towards the limits of [`crate::events`] (events at
+//! one instant, accumulating events, `--max-events`): a relation that
+//! chatters — the dynamics on each side drive the state back across it —
+//! ends in an explained error, never in a hang.
+//!
+//! `abs`, `min`, `max` and `sign` are evaluated continuously (they are not
+//! relations, MLS §3.7.1), and so are relations inside `noEvent(…)` (the
+//! front end wraps them in [`daec_expr::Func::NoEvent`], which this module
+//! leaves alone) and relations of `time` and parameters only (time events:
+//! [`crate::events::discontinuities`]).
+
+use crate::error::{FailureCause, SimError, Unsupported};
+use crate::events::{MAX_EVENT_ITERATIONS, condition_text, event_function};
+use daec_expr::{CmpOp, ExprId, ExprPool, Func, Leaf, Node, ParamId, Tape, TapeFrame};
+use daec_model::{BaseType, Dae, Parameter};
+use daec_regularize::QuasiLinearForm;
+use daec_solve::readable_number as show;
+use daec_solve::{RisingEdge, Step, first_rising_edge, holds};
+use std::collections::HashSet;
+
+/// The relations that become modes: the comparisons `<`, `<=`, `>`, `>=`
+/// in the conditions of the `Select` nodes under `roots` (through `and`,
+/// `or`, `not`) that depend on unknowns and on no derivative, in
+/// dependency order. Relations wrapped in `noEvent` are not found (the
+/// wrapper is neither a comparison nor a connective).
+pub fn state_relations(pool: &ExprPool, roots: &[ExprId]) -> Vec<ExprId> {
+    let mut out = Vec::new();
+    let mut seen: HashSet<ExprId> = HashSet::new();
+    let mut stack = Vec::new();
+    for id in pool.topo_order(roots) {
+        let Node::Select(c, _, _) = pool.node(id) else {
+            continue;
+        };
+        stack.push(*c);
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            match pool.node(e) {
+                Node::And(a, b) | Node::Or(a, b) => {
+                    stack.push(*b);
+                    stack.push(*a);
+                }
+                Node::Not(a) => stack.push(*a),
+                Node::Cmp(CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge, ..)
+                    if of_the_state(pool, e) =>
+                {
+                    out.push(e);
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Whether `e` depends on unknowns and on none of their derivatives.
+fn of_the_state(pool: &ExprPool, e: ExprId) -> bool {
+    let mut unknown = false;
+    for l in pool.leaves(e) {
+        match pool.as_leaf(l) {
+            Some(Leaf::Var { order: 0, .. }) => unknown = true,
+            Some(Leaf::Var { .. }) => return false,
+            _ => {}
+        }
+    }
+    unknown
+}
+
+/// Makes a state consistent with the current modes (the parameters of the
+/// model), keeping the states ([`crate::init::reinitialize_switch`]).
+pub type Reinit<'a> = dyn FnMut(&mut Dae, &[f64]) -> Result<Vec<f64>, SimError> + 'a;
+
+/// The modes of a model's relations along a run (see the module docs).
+#[derive(Debug)]
+pub struct Modes {
+    /// The relations, as nodes of the model's pool.
+    relations: Vec<ExprId>,
+    /// The model parameter that holds each mode.
+    params: Vec<usize>,
+    /// The crossing functions `φ_k(t, z)`, one tape (inputs: the model's
+    /// unknowns), and its frame.
+    phi: Option<(Tape, TapeFrame)>,
+    /// Whether relation `k` is strict (holds where `φ > 0`).
+    strict: Vec<bool>,
+    /// The current value of each mode.
+    value: Vec<bool>,
+    /// Each relation as written, for messages.
+    texts: Vec<String>,
+    /// Number of unknowns of the model.
+    n: usize,
+    out: Vec<f64>,
+}
+
+impl Modes {
+    /// The modes of `dae`'s relations (see [`state_relations`]): each gets
+    /// a parameter of `dae` (named `$mode<k>`, value 0 until
+    /// [`Modes::set_from`]) and its crossing function is compiled.
+    pub fn new(dae: &mut Dae) -> Result<Self, SimError> {
+        let roots: Vec<ExprId> = dae.equations.iter().map(|e| e.residual).collect();
+        let relations = state_relations(&dae.pool, &roots);
+        let n = dae.unknowns.len();
+        let mut phis = Vec::new();
+        let mut strict = Vec::new();
+        let mut params = Vec::new();
+        let mut texts = Vec::new();
+        for (k, &r) in relations.iter().enumerate() {
+            let (phi, s) = event_function(&mut dae.pool, r);
+            phis.push(phi);
+            strict.push(s);
+            texts.push(condition_text(dae, r));
+            params.push(dae.parameters.len());
+            let name = format!("$mode{}", k + 1);
+            dae.parameters.push(mode_parameter(name));
+        }
+        let phi = if relations.is_empty() {
+            None
+        } else {
+            let inputs: Vec<ExprId> = (0..n as u32).map(|j| dae.pool.var(j, 0)).collect();
+            let tape = Tape::compile(&dae.pool, &phis, &inputs).map_err(|e| {
+                let message = format!("cannot compile the relations' crossings: {e}");
+                SimError::unsupported(Unsupported::Compile(e), message)
+            })?;
+            let frame = tape.frame(&dae.parameter_values());
+            Some((tape, frame))
+        };
+        Ok(Self {
+            value: vec![false; relations.len()],
+            out: vec![0.0; relations.len()],
+            relations,
+            params,
+            phi,
+            strict,
+            texts,
+            n,
+        })
+    }
+
+    /// Number of modes.
+    pub fn len(&self) -> usize {
+        self.relations.len()
+    }
+
+    /// True if the model has no relation of the unknowns in an `if`
+    /// condition.
+    pub fn is_empty(&self) -> bool {
+        self.relations.is_empty()
+    }
+
+    /// Replaces every relation in `form` by the parameter of its mode (a
+    /// relation inside `noEvent(…)` is left as it is, even where the same
+    /// relation also occurs without it).
+    pub fn freeze(&self, pool: &mut ExprPool, form: &mut QuasiLinearForm) {
+        if self.is_empty() {
+            return;
+        }
+        let mut leaves: Vec<(ExprId, ExprId)> = self
+            .relations
+            .iter()
+            .zip(&self.params)
+            .map(|(&r, &p)| (r, pool.param(ParamId(p as u32))))
+            .collect();
+        leaves.sort_by_key(|&(r, _)| r);
+        let mut roots: Vec<ExprId> = Vec::new();
+        for row in &form.diff {
+            roots.push(row.residual);
+            roots.extend(row.mass.iter().map(|&(_, e)| e));
+        }
+        roots.extend(form.constraints.iter().map(|c| c.expr));
+        let map = |_: &ExprPool, id: ExprId| {
+            leaves
+                .binary_search_by_key(&id, |&(r, _)| r)
+                .ok()
+                .map(|i| leaves[i].1)
+        };
+        let opaque = |p: &ExprPool, id: ExprId| matches!(p.node(id), Node::Func(Func::NoEvent, _));
+        let new = pool.replace_nodes(&roots, &map, &opaque);
+        let mut it = new.into_iter();
+        for row in &mut form.diff {
+            row.residual = it.next().unwrap_or(row.residual);
+            for entry in &mut row.mass {
+                entry.1 = it.next().unwrap_or(entry.1);
+            }
+        }
+        for c in &mut form.constraints {
+            c.expr = it.next().unwrap_or(c.expr);
+        }
+    }
+
+    /// The relations' crossing functions at `(t, z)` into `self.out`.
+    fn eval(&mut self, t: f64, z: &[f64]) {
+        if let Some((tape, frame)) = &mut self.phi {
+            let z = &z[..self.n.min(z.len())];
+            tape.eval_frame(frame, t, &[z], &mut self.out);
+        }
+    }
+
+    /// Sets every mode to its relation's value at `(t, z)` (and the
+    /// parameters of `dae` that hold them); returns whether one changed.
+    pub fn set_from(&mut self, dae: &mut Dae, t: f64, z: &[f64]) -> bool {
+        self.eval(t, z);
+        let mut changed = false;
+        for k in 0..self.len() {
+            let now = holds(self.out[k], self.strict[k]);
+            changed |= now != self.value[k];
+            self.value[k] = now;
+            if let Some(p) = dae.parameters.get_mut(self.params[k]) {
+                p.value = if now { 1.0 } else { 0.0 };
+            }
+        }
+        changed
+    }
+
+    /// The first time on `step` at which a relation differs from its mode
+    /// (see the module docs), with the relations changed there.
+    pub fn scan(&mut self, step: &Step<'_>) -> Option<RisingEdge> {
+        let m = self.len();
+        let (tape, frame) = self.phi.as_mut()?;
+        // "differs from the mode": the relation itself while the mode is
+        // false, its negation (−φ, of the other strictness) while it is true
+        let strict: Vec<bool> = (0..m).map(|k| self.strict[k] != self.value[k]).collect();
+        let pre = vec![false; m];
+        let (n, value) = (self.n, &self.value);
+        first_rising_edge(step, &pre, &strict, |t, z, out| {
+            tape.eval_frame(frame, t, &[&z[..n.min(z.len())]], out);
+            for (o, &v) in out.iter_mut().zip(value) {
+                if v {
+                    *o = -*o;
+                }
+            }
+        })
+    }
+
+    /// After the integration stopped at `t` with the solution `z` (at a
+    /// crossing, an event or a discontinuity): the event iteration of the
+    /// relations. Each round sets the modes to the relations' values at
+    /// `z`; if one changed (or, in the first round, if `inconsistent`), `z`
+    /// is made consistent with the modes by `project` (the states kept,
+    /// [`crate::init::reinitialize_switch`]) and the next round evaluates
+    /// the relations there; it ends when no mode changes. Returns the
+    /// relations that changed.
+    pub fn update(
+        &mut self,
+        dae: &mut Dae,
+        t: f64,
+        z: &mut Vec<f64>,
+        inconsistent: bool,
+        project: &mut Reinit<'_>,
+    ) -> Result<Vec<usize>, SimError> {
+        let mut flipped = Vec::new();
+        if self.is_empty() {
+            return Ok(flipped);
+        }
+        let mut force = inconsistent;
+        for round in 0..=MAX_EVENT_ITERATIONS {
+            let before = self.value.clone();
+            let changed = self.set_from(dae, t, z);
+            if !changed && !force {
+                return Ok(flipped);
+            }
+            force = false;
+            let changed: Vec<usize> = (0..self.len())
+                .filter(|&k| before[k] != self.value[k])
+                .collect();
+            if round == MAX_EVENT_ITERATIONS {
+                let cause = FailureCause::EventIteration {
+                    rounds: MAX_EVENT_ITERATIONS,
+                };
+                return Err(SimError::numerical(
+                    t,
+                    cause,
+                    format!(
+                        "the event iteration at t = {} does not end: after {MAX_EVENT_ITERATIONS} rounds the relation {} changes again (each re-initialisation with the new value puts the state back on the other side)",
+                        show(t),
+                        self.describe(&changed)
+                    ),
+                ));
+            }
+            *z = project(dae, z).map_err(|mut e| {
+                if let Some(failure) = e.failure_mut()
+                    && !changed.is_empty()
+                {
+                    failure.message = format!(
+                        "after the relation {} changed: {}",
+                        self.describe(&changed),
+                        failure.message
+                    );
+                }
+                e
+            })?;
+            flipped.extend(changed);
+        }
+        Ok(flipped)
+    }
+
+    /// `` `x > 1` `` (and the others, up to three) for messages.
+    pub fn describe(&self, which: &[usize]) -> String {
+        let mut names: Vec<String> = which
+            .iter()
+            .take(3)
+            .filter_map(|&k| self.texts.get(k))
+            .map(|s| format!("`{s}`"))
+            .collect();
+        if which.len() > 3 {
+            names.push(format!("{} more", which.len() - 3));
+        }
+        names.join(", ")
+    }
+}
+
+/// The parameter that holds a mode (a symbolic `Real` that the run sets
+/// to 0 or 1).
+fn mode_parameter(name: String) -> Parameter {
+    Parameter {
+        base: name.clone(),
+        name,
+        subscripts: Vec::new(),
+        ty: BaseType::Real,
+        constant: false,
+        value: 0.0,
+        symbolic: true,
+        start: None,
+        fixed: None,
+        nominal: None,
+        min: None,
+        max: None,
+        unit: None,
+        display_unit: None,
+        quantity: None,
+        type_name: "Real".into(),
+        description: Some("the value of a relation between events".into()),
+    }
+}
