@@ -289,8 +289,8 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
 /// get the invariants as additional constraint rows; `--method
 /// projection` gets the projector onto the hidden constraints and the
 /// invariants instead (see the `invariants` module). Relations of the
-/// unknowns in `if` conditions are frozen into modes ([`Modes`]) set at
-/// the consistent initial point.
+/// unknowns in `if` conditions are frozen into modes (the `modes`
+/// module), set at the consistent initial point.
 pub fn prepare_method(
     dae: &mut Dae,
     analysis: &Analysis,
