@@ -254,7 +254,7 @@ pub fn run_daec(
     let seconds = clock.elapsed().as_secs_f64();
     let last = sim.results.t.last().copied().unwrap_or(ro.t0);
     if let Some(f) = &sim.failure {
-        return Err(format!("{f} (at t = {last:e})"));
+        return Err(format!("{f} (last output at t = {last:e})"));
     }
     if last != ro.t_end {
         return Err(format!(
