@@ -810,6 +810,15 @@ pub fn integrate_with_progress(
         outputs,
     } = prepared;
     check_method(ro.method, form0.form)?;
+    // A run starts from the modes of the consistent initial point, also
+    // when an earlier run on the same `prepared` left them switched.
+    if modes.set_from(dae, init.t0, &init.z0) {
+        let p = dae.parameter_values();
+        problem0.set_params(&p);
+        for (_, built) in ste.iter_mut().flat_map(|v| v.built.iter_mut()) {
+            built.set_params(&p);
+        }
+    }
     problem0.set_projection(matches!(
         ro.method,
         Method::Radau5Projected | Method::Projection
