@@ -490,19 +490,12 @@ impl FormProblem {
                 stats.record_constraint_rows(g, self.model_levels());
                 self.scaled_residual(t, z, g, tol, w)
             }
-            (_, Some(p)) => {
-                p.residual_by_level(t, z, &mut w.g, &mut w.by_level);
+            (_, projector) => {
+                let own = projector.as_deref().unwrap_or(self);
+                own.residual_by_level(t, z, &mut w.g, &mut w.by_level);
                 stats.record_constraint_residuals(&w.by_level);
                 let g = std::mem::take(&mut w.g);
-                let s = p.scaled_residual(t, z, &g, tol, w);
-                w.g = g;
-                s
-            }
-            _ => {
-                self.residual_by_level(t, z, &mut w.g, &mut w.by_level);
-                stats.record_constraint_residuals(&w.by_level);
-                let g = std::mem::take(&mut w.g);
-                let s = self.scaled_residual(t, z, &g, tol, w);
+                let s = own.scaled_residual(t, z, &g, tol, w);
                 w.g = g;
                 s
             }
