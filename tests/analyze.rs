@@ -311,19 +311,159 @@ fn ndsolve_cancellation_is_not_silently_index_1() {
     assert_eq!(a.regular().unwrap().sigma.dof, 0);
 }
 
+/// Writes `text` as a model file in a fresh temporary directory and runs
+/// `daec analyze` on it with `args`.
+fn analyze_text(tag: &str, text: &str, args: &[&str]) -> common::Run {
+    let dir = std::env::temp_dir().join(format!("daec-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{tag}.dae"));
+    std::fs::write(&path, text).unwrap();
+    let mut all = vec!["analyze", path.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let r = daec(&all);
+    let _ = std::fs::remove_dir_all(&dir);
+    r
+}
+
 #[test]
-fn state_dependent_singularity_is_an_error() {
+fn ndsolve_branch_y1_is_index_2_with_y_fixed_at_its_root() {
+    // Catalogue N2 on y = 1 (NDSolve tutorial, "Index of a DAE"): the
+    // Σ-Jacobian of the model as written is singular there (det =
+    // −(y − 1)(2y − 1)); y(y − 1) = 0 holds y at the isolated root 1, and
+    // the model reduced on that branch is index 2 with no free initial
+    // values: x = sin t, z = cos t.
+    let (_, a) = load("models/ndsolve/index_by_initial_values_branch1.dae");
+    let before = a.before_fixing.as_ref().unwrap().regular().unwrap();
+    assert!(before.success.singular());
+    assert_eq!(before.success.rank, Some(2));
+    assert_eq!(a.roots.fixed.len(), 1);
+    let f = &a.roots.fixed[0];
+    assert_eq!((f.equation, f.unknown, f.value), (1, 1, 1.0));
+    assert!(a.roots.refused.is_empty());
+    assert!(a.conversions.is_empty());
+    assert_eq!(a.index(), Some(2));
+    let reg = a.regular().unwrap();
+    assert_eq!(reg.sigma.offsets.c, [0, 0, 1]);
+    assert_eq!(reg.sigma.offsets.d, [1, 0, 0]);
+    assert_eq!(reg.sigma.dof, 0, "no free initial values");
+    assert!(reg.success.succeeded());
+    // No initial value is free: start values off the solution are moved
+    // onto x = sin 0 = 0, z = cos 0 = 1.
+    let (_, a) = load_with_starts(
+        "models/ndsolve/index_by_initial_values_branch1.dae",
+        &[
+            ("x(start = 0)", "x(start = 0.3)"),
+            ("z(start = 1)", "z(start = 2)"),
+        ],
+    );
+    let p = a.regular().unwrap().success.point.clone().unwrap();
+    assert!(p.converged);
+    assert!(
+        p.z[0].abs() < 1e-12 && (p.z[1] - 1.0).abs() < 1e-12 && (p.z[2] - 1.0).abs() < 1e-12,
+        "{:?}",
+        p.z
+    );
     let r = daec(&[
         "analyze",
         "models/ndsolve/index_by_initial_values_branch1.dae",
     ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("y is fixed at 1 by F2: `y * (y - 1) = 0` on this branch"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Index: 2"), "{}", r.stdout);
+    let j = daec(&[
+        "analyze",
+        "models/ndsolve/index_by_initial_values_branch1.dae",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
+    assert_eq!(v["fixed_roots"]["fixed"][0]["unknown"], "y");
+    assert_eq!(v["fixed_roots"]["fixed"][0]["value"], 1.0);
+    assert_eq!(v["index"], 2);
+    assert_eq!(v["dof"], 0);
+    // `simulate` integrates the reduced model and says which branch it is
+    // on (the values x = sin t, y = 1, z = cos t are the model's `exact`
+    // lines, checked by tests/stated_results.rs).
+    let s = daec(&[
+        "simulate",
+        "models/ndsolve/index_by_initial_values_branch1.dae",
+    ]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert!(
+        s.stderr.contains("note: y is fixed at 1 by F2"),
+        "{}",
+        s.stderr
+    );
+}
+
+/// The model at `path` with its text edited by `edits`, analysed.
+fn load_with_starts(path: &str, edits: &[(&str, &str)]) -> (Dae, Analysis) {
+    let mut text = std::fs::read_to_string(common::root().join(path)).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from}");
+        text = text.replace(from, to);
+    }
+    let mut map = SourceMap::new();
+    let file = map.add(path, text);
+    let parsed = daec::syntax::parse(file, map.source(file));
+    let (dae, _) = daec::model::lower(parsed.model.as_ref().unwrap(), &LowerOptions::default());
+    let mut dae = dae.unwrap();
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    (dae, a)
+}
+
+/// A model whose branch is chosen by the start value of `y`:
+/// `(y − 2)(y + 1) = 0` and `(2 − y)z + x = sin t`.
+fn two_branches(y0: &str) -> String {
+    format!(
+        "model B\n  Real x(start = 0);\n  Real y(start = {y0});\n  Real z(start = 0);\nequation\n  der(x) = z;\n  (y - 2)*(y + 1) = 0;\n  (2 - y)*z + x = sin(time);\nend B;\n"
+    )
+}
+
+#[test]
+fn the_root_an_unknown_is_fixed_at_is_the_one_its_start_value_selects() {
+    // y = −1: the Σ-Jacobian is regular (the z coefficient is 3), index 1,
+    // nothing fixed.
+    let r = analyze_text("branch-m1", &two_branches("-1"), &["--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["index"], 1);
+    assert!(v.get("fixed_roots").is_none());
+    // y = 2: the z coefficient vanishes, y is
+    // fixed at 2 and the reduced model is x = sin t, index 2.
+    let r = analyze_text("branch-2", &two_branches("2"), &["--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["index"], 2);
+    assert_eq!(v["dof"], 0);
+    assert_eq!(v["fixed_roots"]["fixed"][0]["value"], 2.0);
+}
+
+#[test]
+fn an_equation_in_one_unknown_that_cannot_fix_it_is_explained() {
+    // A double root: y = 1 is a root of (y − 1)² = 0 where the derivative
+    // vanishes too, so it is not shown to be isolated.
+    let double = "model D\n  Real x(start = 0);\n  Real y(start = 1);\n  Real z(start = 1);\nequation\n  der(x) = z;\n  (y - 1)^2 = 0;\n  (1 - y)*z + y*x = sin(time);\nend D;\n";
+    let r = analyze_text("double-root", double, &[]);
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stderr.contains("error[E0202]"), "{}", r.stderr);
     assert!(
-        r.stderr.contains("the Σ-Jacobian is singular"),
+        r.stderr.contains(
+            "F2 is an equation in y alone, but y is not fixed at a root: its root 1 is not simple"
+        ),
         "{}",
         r.stderr
     );
+    // A root that moves with time is no constant.
+    let moving = "model M\n  Real x(start = 0);\n  Real y(start = 0);\n  Real z(start = 1);\nequation\n  der(x) = z;\n  y*(y - time) = 0;\n  y*z + (1 - y)*x = sin(time);\nend M;\n";
+    let r = analyze_text("moving-root", moving, &[]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("it depends on time"), "{}", r.stderr);
 }
 
 #[test]

@@ -615,18 +615,10 @@ fn every_model_in_the_library_simulates_or_is_refused_with_a_reason() {
                     stats_snapshot(m, &s, &csv)
                 );
             }
-            // The Σ-method fails on this branch (a documented singular
-            // Σ-Jacobian at the start values).
-            1 => assert!(
-                m.ends_with("index_by_initial_values_branch1.dae")
-                    && r.stderr.contains("Σ-Jacobian is singular"),
-                "{m}: {}",
-                r.stderr
-            ),
             c => panic!("{m}: exit {c}: {}", r.stderr),
         }
     }
-    assert_eq!(simulated, models.len() - 1, "all but the singular branch");
+    assert_eq!(simulated, models.len());
 }
 
 #[test]

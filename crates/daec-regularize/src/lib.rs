@@ -10,7 +10,10 @@
 //! Σ-Jacobian is singular at that point although Σ has a finite HVT, the
 //! linear-combination conversion of Tan, Nedialkov & Pryce (2017)
 //! ([`Conversion`]) rewrites the DAE until it is not, and the
-//! analysis reports the converted structure.
+//! analysis reports the converted structure. Before that, an equation in
+//! one unknown alone holds its unknown at an isolated root
+//! ([`fix_roots`]): on the branch the consistent point selects, the root is
+//! substituted and the reduced DAE analysed ([`RootFixing`]).
 
 mod consistent;
 mod dense;
@@ -18,6 +21,7 @@ mod error;
 // `emit_rust` stays a namespace: its helpers are named `emit_rust::type_name` etc.
 pub mod emit_rust;
 mod expand;
+mod fixed_roots;
 mod forms;
 mod formulation;
 mod hidden_constraints;
@@ -31,6 +35,7 @@ pub use consistent::{ConsistentPoint, Point, ProjectionOptions, consistent_point
 pub use dense::{FullPivLu, Matrix, least_norm_solve};
 pub use error::{OtherHvts, Refusal, RegularizeError};
 pub use expand::expand;
+pub use fixed_roots::{FixedRoot, RootFixing, RootRefusal, fix_roots};
 pub use forms::{
     MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality,
     hvt_conditioning, log_kappa, regularize, ste_for_hvt,
@@ -134,6 +139,13 @@ pub struct Analysis {
     pub conversions: Vec<Conversion>,
     /// The analysis before the first conversion, when there was one.
     pub before_conversion: Option<Box<Analysis>>,
+    /// The unknowns fixed at a root of an equation in them alone, and the
+    /// equations in one unknown that could not fix theirs (looked for only
+    /// when the Σ-Jacobian of the model as written is singular).
+    pub roots: RootFixing,
+    /// The analysis of the model as written, when unknowns were fixed at
+    /// roots (the residuals above are then the reduced ones).
+    pub before_fixing: Option<Box<Analysis>>,
 }
 
 impl Analysis {
@@ -193,6 +205,7 @@ impl Analysis {
 pub fn analyze(dae: &mut Dae, options: &AnalyzeOptions) -> Analysis {
     let residuals: Vec<ExprId> = dae.equations.iter().map(|e| e.residual).collect();
     let mut analysis = analyze_residuals(dae, residuals, options);
+    let (roots, before_fixing) = fix_branch_roots(dae, &mut analysis, options);
     let mut first: Option<Box<Analysis>> = None;
     let mut conversions = Vec::new();
     let params = dae.parameter_values();
@@ -222,7 +235,66 @@ pub fn analyze(dae: &mut Dae, options: &AnalyzeOptions) -> Analysis {
     }
     analysis.conversions = conversions;
     analysis.before_conversion = first;
+    analysis.roots = roots;
+    analysis.before_fixing = before_fixing;
     analysis
+}
+
+/// When the Σ-Jacobian is singular at the consistent point, fixes the
+/// unknowns of equations in one unknown alone at the roots the consistent
+/// point (else the start values) selects and analyses the reduced DAE
+/// (see [`fix_roots`]); `analysis` becomes the reduced analysis, and the
+/// one it replaces is returned. A reduction that leaves the DAE
+/// structurally singular is not kept: its roots are reported as refused.
+fn fix_branch_roots(
+    dae: &mut Dae,
+    analysis: &mut Analysis,
+    options: &AnalyzeOptions,
+) -> (RootFixing, Option<Box<Analysis>>) {
+    let Some(reg) = analysis.regular() else {
+        return (RootFixing::default(), None);
+    };
+    if !reg.success.singular() {
+        return (RootFixing::default(), None);
+    }
+    let point: Option<Vec<f64>> = reg
+        .success
+        .point
+        .as_ref()
+        .filter(|p| p.converged)
+        .map(|p| p.z.clone());
+    let start: Vec<f64> = dae
+        .unknowns
+        .iter()
+        .map(|u| u.start.unwrap_or(0.0))
+        .collect();
+    let from = |j: usize| {
+        point
+            .as_ref()
+            .and_then(|z| z.get(j).copied())
+            .unwrap_or_else(|| start.get(j).copied().unwrap_or(0.0))
+    };
+    let params = dae.parameter_values();
+    let (mut fixing, reduced) = fix_roots(&mut dae.pool, &analysis.residuals, &params, &from);
+    let Some(reduced) = reduced else {
+        return (fixing, None);
+    };
+    let next = analyze_residuals(dae, reduced, options);
+    if next.regular().is_none() {
+        for f in std::mem::take(&mut fixing.fixed) {
+            fixing.refused.push(RootRefusal {
+                equation: f.equation,
+                unknown: f.unknown,
+                reason: format!(
+                    "with the unknown fixed at its root {} the model is structurally singular",
+                    f.value
+                ),
+            });
+        }
+        return (fixing, None);
+    }
+    let before = std::mem::replace(analysis, next);
+    (fixing, Some(Box::new(before)))
 }
 
 fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOptions) -> Analysis {
@@ -237,6 +309,8 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
                 outcome: Outcome::Singular(sing),
                 conversions: Vec::new(),
                 before_conversion: None,
+                roots: RootFixing::default(),
+                before_fixing: None,
             };
         }
     };
@@ -302,5 +376,7 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
         })),
         conversions: Vec::new(),
         before_conversion: None,
+        roots: RootFixing::default(),
+        before_fixing: None,
     }
 }

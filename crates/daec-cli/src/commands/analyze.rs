@@ -206,12 +206,18 @@ fn singular_jacobian_diagnostic(dae: &Dae, analysis: &Analysis, reg: &Regular) -
         .left_null_vector
         .as_deref()
         .is_some_and(has_rational_entries);
-    d.with_note(if rational {
+    d = d.with_note(if rational {
         "the rows of 𝔍 involved depend on the state; their combination with these constant coefficients does not cancel the highest-order terms symbolically, so the linear-combination conversion does not apply"
     } else {
         "the rows of 𝔍 involved depend on the state and the null vector's entries are not small rationals, so the linear-combination conversion (which needs a constant combination) does not apply"
-    })
-    .with_help("reformulate the dependent equations (e.g. eliminate the cancelling terms by hand)")
+    });
+    for f in &analysis.roots.fixed {
+        d = d.with_note(fixed_root_text(dae, f));
+    }
+    for r in &analysis.roots.refused {
+        d = d.with_note(root_refusal_text(dae, r));
+    }
+    d.with_help("reformulate the dependent equations (e.g. eliminate the cancelling terms by hand)")
 }
 
 /// A count for people: exact below 10^6, else as a power of two.
@@ -241,6 +247,7 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
         n,
         n
     );
+    roots_section(&mut out, dae, analysis, n);
     conversion_section(&mut out, analysis, n);
     // Σ table.
     if n <= TABLE_MAX {
@@ -294,6 +301,84 @@ fn offsets_text(v: &[u32]) -> String {
             v.iter().max().unwrap_or(&0)
         )
     }
+}
+
+/// What fixing an unknown at a root means, for the reports of `analyze`
+/// and `simulate`: "y is fixed at 1 by F2: `y * (y - 1) = 0` on this
+/// branch (…)".
+pub(crate) fn fixed_root_text(dae: &Dae, f: &daec_regularize::FixedRoot) -> String {
+    let names = FlatNames(dae);
+    let equation = dae
+        .equations
+        .get(f.equation)
+        .map(|e| to_modelica(&dae.pool, e.residual, &names))
+        .unwrap_or_default();
+    let unknown = dae.unknowns.get(f.unknown).map_or("?", |u| u.name.as_str());
+    format!(
+        "{unknown} is fixed at {} by {}: `{equation} = 0` on this branch (the isolated root its consistent initial value {} selects)",
+        f.value,
+        eq_name(f.equation),
+        f.from
+    )
+}
+
+/// The `fixed_roots` entry of the JSON report: each unknown fixed (name,
+/// equation, root, the value that selected it) and each refusal.
+fn fixed_roots_json(dae: &Dae, analysis: &Analysis) -> Value {
+    let name = |j: usize| dae.unknowns.get(j).map_or("?", |u| u.name.as_str());
+    json!({
+        "fixed": analysis.roots.fixed.iter().map(|f| json!({
+            "unknown": name(f.unknown),
+            "equation": f.equation,
+            "value": f.value,
+            "selected_by": f.from,
+        })).collect::<Vec<_>>(),
+        "refused": analysis.roots.refused.iter().map(|r| json!({
+            "unknown": name(r.unknown),
+            "equation": r.equation,
+            "reason": r.reason,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Why an equation in one unknown did not fix it.
+fn root_refusal_text(dae: &Dae, r: &daec_regularize::RootRefusal) -> String {
+    let unknown = dae.unknowns.get(r.unknown).map_or("?", |u| u.name.as_str());
+    format!(
+        "{} is an equation in {unknown} alone, but {unknown} is not fixed at a root: {}",
+        eq_name(r.equation),
+        r.reason
+    )
+}
+
+/// The unknowns fixed at a root of an equation in them alone, when the
+/// model as written fails the Σ-method (see `daec_regularize::fix_roots`).
+fn roots_section(out: &mut String, dae: &Dae, analysis: &Analysis, n: usize) {
+    let Some(b) = analysis.before_fixing.as_ref().and_then(|b| b.regular()) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nThe Σ-method fails on the model as written: its Σ-Jacobian is singular at the consistent point\n  (structural index {}, Val(Σ) = {}, rank of 𝔍 = {} of {}).",
+        b.sigma.structural_index,
+        b.sigma.dof,
+        b.success.rank.unwrap_or(0),
+        n
+    );
+    let _ = writeln!(
+        out,
+        "Unknowns fixed at an isolated root of an equation in them alone:"
+    );
+    for f in &analysis.roots.fixed {
+        let _ = writeln!(out, "  {}", fixed_root_text(dae, f));
+    }
+    for r in &analysis.roots.refused {
+        let _ = writeln!(out, "  {}", root_refusal_text(dae, r));
+    }
+    let _ = writeln!(
+        out,
+        "The report below is for the model reduced on this branch (the root substituted)."
+    );
 }
 
 /// The linear-combination conversions applied, when the model as written
@@ -816,6 +901,10 @@ fn write_json_report(
                     .map(|&r| format!("0 = {}", to_modelica(&dae.pool, r, &names)))
             }),
         )?;
+        // (only the models whose unknowns were fixed at a root have the entry)
+        if !analysis.roots.fixed.is_empty() || !analysis.roots.refused.is_empty() {
+            m.serialize_entry("fixed_roots", &fixed_roots_json(dae, analysis))?;
+        }
         m.serialize_entry("hidden_constraints", &constraints)?;
         m.serialize_entry(
             "hvt",

@@ -280,6 +280,15 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             "the Σ-Jacobian is singular at the consistent initial point; run `daec analyze` for details",
         ));
     }
+    // An unknown fixed at a root is a fact of this branch the user should
+    // know: the results hold on it only.
+    for f in &analysis.roots.fixed {
+        let _ = writeln!(
+            ctx.io.stderr,
+            "note: {}",
+            super::analyze::fixed_root_text(&dae, f)
+        );
+    }
     let not_states = daec_sim::reinit_diagnostics(&dae, &analysis);
     if !not_states.is_empty() {
         ctx.diagnostics(&map, &not_states);
