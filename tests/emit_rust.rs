@@ -8,6 +8,9 @@
 //! in-process tape evaluation (`daec_expr::Tape`): equal patterns, values
 //! within 1e-12 relative, and `mass_is_constant` as the mass tape says.
 //!
+//! Models above [`MAX_UNKNOWNS`] unknowns are compiled in a smaller size
+//! of the same equations ([`small_variants`]), so the build stays short.
+//!
 //! The project is built in `<target dir>/emit-rust-check` (kept between
 //! runs, so `daec-solve`'s dependencies are compiled once), with
 //! `opt-level = 0` for a quick build.
@@ -36,6 +39,42 @@ fn load_text(path: &str, text: String) -> Option<Dae> {
     let parsed = daec_syntax::parse(file, map.source(file));
     let model = parsed.model?;
     daec_model::lower(&model, &LowerOptions::default()).0
+}
+
+/// The largest model (unknowns as written) whose modules the test
+/// compiles. The emitted source grows linearly with the model (about 1 kB
+/// per unknown and formulation), and so does rustc's time: the food web's
+/// 800 unknowns make 4.3 MB of Rust in five formulations, which took the
+/// build from 8 s to about 5 minutes. Larger models of the library are
+/// checked here in a smaller size of the same equations
+/// ([`small_variants`]); the compile time of a large module is measured
+/// by `benches/emit-rust-compile-time.sh`.
+const MAX_UNKNOWNS: usize = 200;
+
+/// The library's models above [`MAX_UNKNOWNS`], at a size below it (their
+/// size parameters overridden): the same equations, boundary rows and
+/// mirrored neighbours included, in a module that compiles quickly.
+fn small_variants() -> Vec<(String, Dae)> {
+    let variants: [(&str, &[(&str, f64)]); 1] =
+        [("models/ndsolve/food_web.dae", &[("MX", 3.0), ("MY", 4.0)])];
+    variants
+        .iter()
+        .map(|(model, overrides)| {
+            let text = std::fs::read_to_string(common::root().join(model)).unwrap();
+            let mut map = SourceMap::new();
+            let file = map.add(*model, text);
+            let parsed = daec_syntax::parse(file, map.source(file));
+            let options = LowerOptions {
+                overrides: overrides.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+                ..LowerOptions::default()
+            };
+            let dae = daec_model::lower(parsed.model.as_ref().unwrap(), &options)
+                .0
+                .unwrap();
+            assert!(dae.unknowns.len() <= MAX_UNKNOWNS, "{model}");
+            (format!("{model} {overrides:?}"), dae)
+        })
+        .collect()
 }
 
 /// Models whose names could break generated Rust: names of the prelude and
@@ -241,10 +280,18 @@ fn every_emitted_module_compiles_and_matches_the_tape_evaluation() {
     let mut expect: Vec<Expected> = Vec::new();
     let mut main_body = String::new();
     let mut seed = 0x5eed_u64;
-    let library = common::valid_models()
+    let (library, large): (Vec<_>, Vec<_>) = common::valid_models()
         .into_iter()
-        .filter_map(|model| load(&model).map(|dae| (model, dae)));
-    for (model, mut dae) in library.chain(odd_models()) {
+        .filter_map(|model| load(&model).map(|dae| (model, dae)))
+        .partition(|(_, dae)| dae.unknowns.len() <= MAX_UNKNOWNS);
+    let small = small_variants();
+    for (model, _) in &large {
+        assert!(
+            small.iter().any(|(m, _)| m.starts_with(model.as_str())),
+            "{model} is above {MAX_UNKNOWNS} unknowns: give it a smaller size in small_variants"
+        );
+    }
+    for (model, mut dae) in library.into_iter().chain(small).chain(odd_models()) {
         daec_sim::reduce_to_first_order(&mut dae);
         let analysis = analyze(&mut dae, &AnalyzeOptions::default());
         let params = dae.named_parameters();

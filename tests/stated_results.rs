@@ -380,6 +380,111 @@ fn simulate_stats(args: &[&str]) -> (Csv, serde_json::Value) {
 }
 
 #[test]
+fn torus_keeps_its_constraint_over_ten_pi() {
+    // NDSolve tutorial "DAE Examples", the torus (catalogue N21; Campbell &
+    // Moore 1995 as in ODE-Test-Problems): index 3, a 4-dimensional
+    // solution manifold (Val = 4; the expect line, tests/analyze.rs), and
+    // the constraint residual bounded over [0, 10π] — at every accepted
+    // step (the statistics, all three levels) and at every output point.
+    let (csv, stats) = simulate_stats(&["models/ndsolve/torus.dae"]);
+    let last = csv.rows.last().unwrap()[0];
+    assert!((last - 10.0 * std::f64::consts::PI).abs() < 1e-12, "{last}");
+    let levels = stats["max_constraint_residual_by_level"]
+        .as_array()
+        .unwrap();
+    assert_eq!(levels.len(), 3, "position, velocity, acceleration");
+    let worst = stats["max_constraint_residual"].as_f64().unwrap();
+    assert!(worst < 1e-9, "{worst}");
+    let (r, rho) = (10.0f64, 5.0f64);
+    let (x, y, z) = (csv.col("x"), csv.col("y"), csv.col("z"));
+    let on_torus = csv
+        .rows
+        .iter()
+        .map(|row| {
+            let s = row[x].hypot(row[y]);
+            ((s - r).powi(2) + row[z].powi(2) - rho * rho).abs()
+        })
+        .fold(0.0f64, f64::max);
+    assert!(on_torus < 1e-9, "{on_torus}");
+    // The particle moves round the torus: not a trivial solution.
+    let spread = csv
+        .rows
+        .iter()
+        .map(|row| row[z].abs())
+        .fold(0.0f64, f64::max);
+    assert!(spread > 0.5, "{spread}");
+}
+
+#[test]
+fn food_web_matches_the_ida_example() {
+    // NDSolve tutorial "DAE Examples", the food web (catalogue N31), as the
+    // SUNDIALS example idaFoodWeb_bnd.c: s = 1 on a 20 × 20 mesh, 800
+    // unknowns (400 prey differential, 400 predator algebraic).
+    let r = daec(&["analyze", "models/ndsolve/food_web.dae", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["offsets"]["d"].as_array().unwrap().len(), 800);
+    assert_eq!(v["index"], 1);
+    assert_eq!(v["dof"], 400);
+    // The uniform predator start (1e5) is inconsistent: the initialisation
+    // moves every predator (the prey are fixed by initial equations) and
+    // starts on the algebraic equations.
+    let r = daec(&[
+        "simulate",
+        "models/ndsolve/food_web.dae",
+        "--verbose",
+        "--t-end",
+        "0.001",
+        "--interval",
+        "0.001",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("c2[1,1] moved from 100000 to"),
+        "{}",
+        r.stderr
+    );
+    let csv = Csv::parse(&r.stdout);
+    // At the bottom-left corner (x = y = 0, fac = 1, c1 = 10) the predator
+    // equation is 0 = c2 (−1 + 10⁴·10 − c2) up to diffusion: 99 999.
+    let c2 = csv.value(0, "c2[1,1]");
+    assert!((c2 - 99_999.0).abs() < 0.01, "{c2}");
+    // t = 0.001 and t = 1 as the example prints them (idaFoodWeb_bnd.out,
+    // rtol = atol = 1e-5, five significant digits).
+    let printed_at_0_001 = [
+        ("c1[1,1]", 1.0318e1),
+        ("c1[20,20]", 1.0827e1),
+        ("c2[1,1]", 1.0319e5),
+        ("c2[20,20]", 1.0822e5),
+    ];
+    let row = csv.rows.len() - 1;
+    for (name, want) in printed_at_0_001 {
+        let got = csv.value(row, name);
+        assert!(
+            ((got - want) / want).abs() < 1e-4,
+            "{name}(0.001) = {got}, printed {want}"
+        );
+    }
+    let (csv, stats) = simulate_stats(&["models/ndsolve/food_web.dae"]);
+    assert_eq!(stats["unknowns"], 800);
+    let last = csv.rows.len() - 1;
+    assert_eq!(csv.rows[last][0], 1.0);
+    let printed_at_1 = [
+        ("c1[1,1]", 2.4019e2),
+        ("c1[20,20]", 2.7072e2),
+        ("c2[1,1]", 2.4019e6),
+        ("c2[20,20]", 2.7072e6),
+    ];
+    for (name, want) in printed_at_1 {
+        let got = csv.value(last, name);
+        assert!(
+            ((got - want) / want).abs() < 1e-4,
+            "{name}(1) = {got}, printed {want}"
+        );
+    }
+}
+
+#[test]
 fn baese_selector_start_values_are_flagged_with_the_stated_residuals() {
     // baese2017 Ex. 2.13 (problem-catalogue B2): the printed start
     // w0 = -(1/9)^(1/2) violates the level-1 constraint 2xv + 2yw by 0.077;

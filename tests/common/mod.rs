@@ -34,6 +34,26 @@ pub fn daec(args: &[&str]) -> Run {
     }
 }
 
+/// The fields of a CSV header line (RFC 4180: a name with a comma, as
+/// `c1[1,1]`, is quoted, and a quote inside doubled).
+fn header_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                fields.last_mut().unwrap().push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(String::new()),
+            _ => fields.last_mut().unwrap().push(c),
+        }
+    }
+    fields
+}
+
 /// A parsed CSV of `daec simulate`: header and numeric rows.
 pub struct Csv {
     pub header: Vec<String>,
@@ -44,12 +64,7 @@ impl Csv {
     /// Parses `text` (a header line, then rows of numbers).
     pub fn parse(text: &str) -> Csv {
         let mut lines = text.lines();
-        let header = lines
-            .next()
-            .unwrap_or_default()
-            .split(',')
-            .map(str::to_string)
-            .collect();
+        let header = header_fields(lines.next().unwrap_or_default());
         let rows = lines
             .map(|l| l.split(',').map(|x| x.parse::<f64>().unwrap()).collect())
             .collect();
@@ -135,6 +150,31 @@ fn relative(p: &Path) -> String {
         .unwrap_or(p)
         .to_string_lossy()
         .replace('\\', "/")
+}
+
+/// Largest output pinned whole: a longer one (the 800-unknown food web's
+/// flat model and formulations, 0.2–1.5 MB) is pinned by its first
+/// [`CLIP_LINES`] lines and its length, so a snapshot stays readable in a
+/// review while any change in size still shows.
+pub const CLIP_BYTES: usize = 200_000;
+
+/// Lines kept of an output above [`CLIP_BYTES`].
+pub const CLIP_LINES: usize = 400;
+
+/// `text` whole, or its first [`CLIP_LINES`] lines and a last line with
+/// the number of lines and bytes left out, when it is longer than
+/// [`CLIP_BYTES`].
+pub fn clip_long(text: &str) -> String {
+    if text.len() <= CLIP_BYTES {
+        return text.to_string();
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let kept = lines[..CLIP_LINES.min(lines.len())].join("\n");
+    format!(
+        "{kept}\n… clipped by the snapshot test: {} more lines, {} bytes in all\n",
+        lines.len().saturating_sub(CLIP_LINES),
+        text.len()
+    )
 }
 
 /// A snapshot name from a model path: `models/baese/akzo_nobel.dae` →
