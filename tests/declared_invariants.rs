@@ -262,3 +262,121 @@ fn the_projection_method_is_refused_on_forms_it_cannot_project() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("use --form hic"), "{}", r.stderr);
 }
+
+#[test]
+fn regularize_carries_the_invariants_in_every_emit() {
+    let run = |form: &str, emit: &str| -> String {
+        let r = daec(&[
+            "regularize",
+            PENDULUM_ENERGY,
+            "--form",
+            form,
+            "--emit",
+            emit,
+        ]);
+        assert_eq!(r.code, 0, "{form} {emit}: {}", r.stderr);
+        r.stdout
+    };
+    let energy = "0 = 0.5 * m * (v^2 + w^2) + g * m * y";
+    // text: rows after the equations, saying what simulate does with them
+    let ste = run("ste", "text");
+    assert!(
+        ste.contains("invariants (declared; not rows of this form: daec simulate measures them, it does not enforce them):"),
+        "{ste}"
+    );
+    assert!(ste.contains("I1 (invariant)"), "{ste}");
+    assert!(ste.contains(energy), "{ste}");
+    let hic = run("hic", "text");
+    assert!(
+        hic.contains("invariants (declared; daec simulate adds them as constraint rows):"),
+        "{hic}"
+    );
+    // json: a field
+    for (form, how) in [("dd", "measured"), ("ada", "rows")] {
+        let v: Value = serde_json::from_str(&run(form, "json")).unwrap();
+        assert_eq!(v["invariants"][0]["equation"], energy, "{form}");
+        assert_eq!(v["invariants"][0]["description"], "energy", "{form}");
+        assert_eq!(v["invariants"][0]["enforcement"], how, "{form}");
+    }
+    let plain: Value = serde_json::from_str(
+        &daec(&["regularize", PENDULUM, "--form", "dd", "--emit", "json"]).stdout,
+    )
+    .unwrap();
+    assert!(plain.get("invariants").is_none());
+    // modelica: the annotated equation, which daec reads back as an
+    // invariant of the square model
+    let flat = run("ste", "modelica");
+    assert!(
+        flat.contains("\"energy\" annotation(__daec(invariant = true));"),
+        "{flat}"
+    );
+    let file = temp("ste.dae");
+    std::fs::write(&file, &flat).unwrap();
+    let r = daec(&["analyze", file.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["invariants"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v["invariants"][0]["checked"], true, "{v}");
+    assert_eq!(v["invariants"][0]["residual"], 0.0, "{v}");
+    let _ = std::fs::remove_file(&file);
+    // rust: N_INVARIANTS and `invariants(t, z, out)` (compiled and
+    // compared with the tapes by tests/emit_rust.rs)
+    let rust = run("ggl", "rust");
+    assert!(
+        rust.contains("pub const N_INVARIANTS: usize = 1;"),
+        "{rust}"
+    );
+    assert!(
+        rust.contains("pub fn invariants(&self, t: f64, z: &[f64], out: &mut [f64])"),
+        "{rust}"
+    );
+}
+
+#[test]
+fn the_summary_says_whether_the_invariants_are_enforced_or_measured() {
+    let over = ["--t-end", "10", "--interval", "10", "--rtol", "1e-7"];
+    let with = |extra: &[&str]| {
+        let args: Vec<&str> = over.iter().chain(extra).copied().collect();
+        simulate(PENDULUM_ENERGY, &args).1
+    };
+    // HiC (the default) and ADA: rows; the projection method: projection
+    for (extra, how) in [
+        (&[][..], "rows"),
+        (&["--form", "ada"][..], "rows"),
+        (&["--method", "projection"][..], "projection"),
+    ] {
+        let s = with(extra);
+        assert_eq!(s["invariant_enforcement"], how, "{extra:?}");
+        assert!(
+            number(&s, "max_invariant_residual") < 1e-8,
+            "{extra:?}: {s}"
+        );
+    }
+    // the square forms carry no rows for them: measured, and it shows
+    for form in ["ste", "dd", "ggl", "di1"] {
+        let s = with(&["--form", form]);
+        assert_eq!(s["invariant_enforcement"], "measured", "{form}");
+        assert!(number(&s, "max_invariant_residual") > 1e-9, "{form}: {s}");
+    }
+    let r = daec(&[
+        "simulate",
+        PENDULUM_ENERGY,
+        "--form",
+        "ste",
+        "--t-end",
+        "1",
+        "-o",
+        temp("ste.csv").to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("(1 invariant; measured, not enforced:")
+            || r.stderr.contains("(1 invariant; measured, not enforced:"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    // no invariants, no field
+    let (_, s) = simulate(PENDULUM, &over);
+    assert!(s.get("invariant_enforcement").is_none());
+}

@@ -6,7 +6,8 @@
 //! and its residuals (apart and in one `residual` call), mass matrices and
 //! sparse Jacobians at pseudo-random points are compared with the
 //! in-process tape evaluation (`daec_expr::Tape`): equal patterns, values
-//! within 1e-12 relative, and `mass_is_constant` as the mass tape says.
+//! within 1e-12 relative, and `mass_is_constant` as the mass tape says;
+//! for a model with declared invariants also the module's `invariants`.
 //!
 //! Models above [`MAX_UNKNOWNS`] unknowns are compiled in a smaller size
 //! of the same equations ([`small_variants`]), so the build stays short.
@@ -20,7 +21,7 @@ mod common;
 use daec_diag::SourceMap;
 use daec_expr::{ExprId, ExprPool, Tape};
 use daec_model::{Dae, LowerOptions};
-use daec_regularize::emit_rust::{emit_rust, type_name};
+use daec_regularize::emit_rust::{emit_rust_formulation, type_name};
 use daec_regularize::{AnalyzeOptions, RegularizeOptions, analyze, regularize};
 use daec_regularize::{Form, QuasiLinearForm};
 use daec_regularize::{mass_entries, sparse_jacobian};
@@ -156,6 +157,7 @@ type Point = (f64, Vec<f64>, Vec<f64>);
 fn expected(
     pool: &mut ExprPool,
     q: &QuasiLinearForm,
+    invariants: &[ExprId],
     params: &[f64],
     points: &[Point],
     label: String,
@@ -179,6 +181,9 @@ fn expected(
         values.push(("jg", k, eval(pool, &jge, &z, *t, x, params)));
         let both: Vec<ExprId> = diff.iter().chain(&cons).copied().collect();
         values.push(("r", k, eval(pool, &both, &zzd, *t, &xx, params)));
+        if !invariants.is_empty() {
+            values.push(("i", k, eval(pool, invariants, &z, *t, x, params)));
+        }
     }
     // `mass_is_constant`: the emitter decides from the leaves, the tape
     // from its instructions.
@@ -304,7 +309,10 @@ fn every_emitted_module_compiles_and_matches_the_tape_evaluation() {
                 continue;
             };
             let tag = modules.len();
-            let text = emit_rust(&mut dae.pool, &q, &dae.name, &params);
+            // (a model with declared invariants gets `invariants(t, z, out)`)
+            let invariants = daec_sim::invariant_rows(&dae).unwrap_or_default();
+            let text =
+                emit_rust_formulation(&mut dae.pool, &f, &dae.name, &params, &invariants).unwrap();
             let n = q.n();
             let points: Vec<Point> = (0..3)
                 .map(|_| {
@@ -315,7 +323,14 @@ fn every_emitted_module_compiles_and_matches_the_tape_evaluation() {
                 })
                 .collect();
             let label = format!("{model} --form {}", form.name());
-            expect.push(expected(&mut dae.pool, &q, &pvals, &points, label));
+            expect.push(expected(
+                &mut dae.pool,
+                &q,
+                &invariants,
+                &pvals,
+                &points,
+                label,
+            ));
             let _ = writeln!(
                 main_body,
                 "    // {} --form {}",
@@ -336,6 +351,13 @@ fn every_emitted_module_compiles_and_matches_the_tape_evaluation() {
                 );
             }
             let _ = writeln!(main_body, "    ]);");
+            for (k, (t, z, _)) in points.iter().enumerate().filter(|_| !invariants.is_empty()) {
+                let _ = writeln!(
+                    main_body,
+                    "    let mut o = vec![0.0; m{tag}::N_INVARIANTS];\n    p.invariants({t:?}, {}, &mut o);\n    print({tag}, \"i\", {k}, &o);",
+                    slice_literal(z)
+                );
+            }
             modules.push((format!("m{tag}.rs"), text));
         }
     }

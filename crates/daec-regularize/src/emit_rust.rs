@@ -271,19 +271,25 @@ pub fn emit_rust(
     model_name: &str,
     params: &[(String, f64)],
 ) -> String {
-    emit(pool, form, model_name, params, None)
+    emit(pool, form, model_name, params, None, &[])
 }
 
 /// [`Formulation::quasi_linear`] followed by [`emit_rust`]; the module
-/// documentation names the form.
+/// documentation names the form. `invariants` are the residuals of the
+/// model's declared invariants in the formulation's unknowns (no
+/// derivatives): a module for a model with invariants has
+/// `N_INVARIANTS` and an inherent `invariants(t, z, out)` that evaluates
+/// them, for a caller to measure or enforce (the formulation's rows do
+/// not contain them).
 pub fn emit_rust_formulation(
     pool: &mut ExprPool,
     form: &Formulation,
     model_name: &str,
     params: &[(String, f64)],
+    invariants: &[ExprId],
 ) -> Result<String, RegularizeError> {
     let q = form.quasi_linear(pool)?;
-    Ok(emit(pool, &q, model_name, params, Some(form)))
+    Ok(emit(pool, &q, model_name, params, Some(form), invariants))
 }
 
 fn emit(
@@ -292,6 +298,7 @@ fn emit(
     model_name: &str,
     params: &[(String, f64)],
     formulation: Option<&Formulation>,
+    invariants: &[ExprId],
 ) -> String {
     let n = form.n();
     // Only the parameters the equations use become fields.
@@ -302,7 +309,7 @@ fn emit(
     let (jg_pattern, jg_exprs) = sparse_jacobian(pool, &con_rows);
     let pool: &ExprPool = pool;
     let mut used = vec![false; params.len()];
-    for &r in diff_rows.iter().chain(&con_rows) {
+    for &r in diff_rows.iter().chain(&con_rows).chain(invariants) {
         for l in pool.leaves(r) {
             if let Some(daec_expr::Leaf::Param(p)) = pool.as_leaf(l)
                 && let Some(u) = used.get_mut(p.0 as usize)
@@ -482,7 +489,44 @@ fn emit(
         &jg_exprs,
     );
     let _ = writeln!(out, "}}");
+    if !invariants.is_empty() {
+        write_invariants(&mut out, pool, &names, &ty, invariants);
+    }
     out
+}
+
+/// The model's declared invariants: `N_INVARIANTS` and the inherent
+/// `invariants(t, z, out)` (`out[k] = I_k(t, z)`, zero on the exact
+/// solution). They are not rows of the formulation: a caller measures
+/// them or projects onto them.
+fn write_invariants(
+    out: &mut String,
+    pool: &ExprPool,
+    names: &Names<'_>,
+    ty: &str,
+    invariants: &[ExprId],
+) {
+    let _ = writeln!(
+        out,
+        "\n/// Number of the model's declared invariants (`__daec(invariant = true)`).\npub const N_INVARIANTS: usize = {};\n",
+        invariants.len()
+    );
+    let _ = writeln!(out, "impl {ty} {{");
+    let _ = writeln!(
+        out,
+        "    /// The residuals of the model's declared invariants at `(t, z)`,\n    /// zero on the exact solution: not rows of this formulation, so\n    /// measured or projected onto by the caller."
+    );
+    let mut f = String::new();
+    write_values_fn(
+        &mut f,
+        pool,
+        names,
+        "invariants",
+        "t: f64, z: &[f64]",
+        invariants,
+    );
+    out.push_str(&f.replacen("    fn ", "    pub fn ", 1));
+    let _ = writeln!(out, "}}");
 }
 
 #[cfg(test)]

@@ -72,10 +72,11 @@ pub use invariants::{
 };
 pub use method::{Method, MethodError};
 pub use native::{NativeCode, NativeCompiler, NativeSource};
-pub use output::{MAX_PANELS, PANEL_SERIES};
 pub use output::{
-    OutputTimes, Plot, PlotError, Results, SimStats, log_grid, output_grid, to_csv, to_svg,
+    InvariantEnforcement, OutputTimes, Plot, PlotError, Results, SimStats, log_grid, output_grid,
+    to_csv, to_svg,
 };
+pub use output::{MAX_PANELS, PANEL_SERIES};
 pub use outputs::{Outputs, split_outputs};
 pub use problem::FormProblem;
 pub use second_order::integrate_second_order;

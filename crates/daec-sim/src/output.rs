@@ -458,6 +458,44 @@ pub fn to_svg(results: &Results, columns: &[usize], title: &str) -> Result<Plot,
     })
 }
 
+/// How a simulation keeps the model's declared invariants
+/// (`__daec(invariant = true)`; the `invariants` module).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InvariantEnforcement {
+    /// Evaluated at every accepted step and reported, not enforced: the
+    /// square formulations (StE, DD, GGL, DI1) and the index-3 form carry
+    /// no rows for them, and no projection onto them is made.
+    #[default]
+    Measured,
+    /// Additional constraint rows of the overdetermined forms (HiC, ADA),
+    /// solved with the constraints at every step.
+    Rows,
+    /// Projected onto after every accepted step (`--method projection`).
+    Projection,
+}
+
+impl InvariantEnforcement {
+    /// The name in `--stats-json`: `measured`, `rows` or `projection`.
+    pub fn name(self) -> &'static str {
+        match self {
+            InvariantEnforcement::Measured => "measured",
+            InvariantEnforcement::Rows => "rows",
+            InvariantEnforcement::Projection => "projection",
+        }
+    }
+
+    /// What the summary says of it.
+    pub fn summary(self) -> &'static str {
+        match self {
+            InvariantEnforcement::Measured => {
+                "measured, not enforced: this formulation and method carry no rows for them and do not project onto them (--form hic or ada, or --method projection, enforce them)"
+            }
+            InvariantEnforcement::Rows => "enforced as constraint rows",
+            InvariantEnforcement::Projection => "enforced by projection after every step",
+        }
+    }
+}
+
 /// Work and accuracy statistics of a simulation: the integrator's counters
 /// ([`Stats`], summed over the restarts; read through `Deref`, e.g.
 /// `stats.steps_accepted`) and the simulation's own.
@@ -503,6 +541,9 @@ pub struct SimStats {
     /// Largest invariant residual `max |I_k(t, z)|` at the accepted steps
     /// (0 without invariants).
     pub max_invariant_residual: f64,
+    /// How the run kept the declared invariants: as constraint rows,
+    /// by projection, or only measured.
+    pub invariant_enforcement: InvariantEnforcement,
     /// Wall time of parsing, analysis, the HiC form and compilation, in
     /// seconds.
     pub compile_seconds: f64,
@@ -534,12 +575,13 @@ impl std::ops::DerefMut for SimStats {
 
 impl Serialize for SimStats {
     /// The fields in the order of `--stats-json`: the integrator's
-    /// counters the simulation reports, then its own (`invariants` and
-    /// `max_invariant_residual` only for a model with invariants,
+    /// counters the simulation reports, then its own (`invariants`,
+    /// `max_invariant_residual` and `invariant_enforcement` only for a
+    /// model with invariants,
     /// `native_code` only when set).
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let s = &self.solver;
-        let mut m = serializer.serialize_struct("SimStats", 28)?;
+        let mut m = serializer.serialize_struct("SimStats", 29)?;
         m.serialize_field("steps_accepted", &s.steps_accepted)?;
         m.serialize_field("steps_rejected", &s.steps_rejected)?;
         m.serialize_field("residual_evals", &s.residual_evals)?;
@@ -570,9 +612,11 @@ impl Serialize for SimStats {
         if self.invariants > 0 {
             m.serialize_field("invariants", &self.invariants)?;
             m.serialize_field("max_invariant_residual", &self.max_invariant_residual)?;
+            m.serialize_field("invariant_enforcement", self.invariant_enforcement.name())?;
         } else {
             m.skip_field("invariants")?;
             m.skip_field("max_invariant_residual")?;
+            m.skip_field("invariant_enforcement")?;
         }
         m.serialize_field("compile_seconds", &self.compile_seconds)?;
         m.serialize_field("integrate_seconds", &self.integrate_seconds)?;
@@ -697,9 +741,10 @@ impl SimStats {
         if self.invariants > 0 {
             let _ = writeln!(
                 s,
-                "max invariant residual: {:.2e} ({})",
+                "max invariant residual: {:.2e} ({}; {})",
                 self.max_invariant_residual,
-                count(self.invariants, "invariant")
+                count(self.invariants, "invariant"),
+                self.invariant_enforcement.summary()
             );
         }
         if !self.bound_violations.is_empty() {

@@ -374,6 +374,19 @@ impl FormProblem {
         Ok(self)
     }
 
+    /// How the problem keeps its declared invariants: as its last
+    /// constraint rows, by the full projection after every step, or only
+    /// measured.
+    pub fn invariant_enforcement(&self) -> crate::InvariantEnforcement {
+        if self.invariant_rows > 0 {
+            crate::InvariantEnforcement::Rows
+        } else if self.projection == Projection::Full && self.projector.is_some() {
+            crate::InvariantEnforcement::Projection
+        } else {
+            crate::InvariantEnforcement::Measured
+        }
+    }
+
     /// Number of declared invariants the problem evaluates.
     pub fn n_invariants(&self) -> usize {
         self.n_invariants

@@ -847,6 +847,7 @@ pub fn integrate_with_progress(
         constraints: own.len(),
         max_constraint_residual_by_level: vec![0.0; levels],
         invariants: problem0.n_invariants(),
+        invariant_enforcement: problem0.invariant_enforcement(),
         native_code: problem0.is_native(),
         error_control: error_control_report(form0, problem0, ro.error_control),
         ..SimStats::default()

@@ -45,7 +45,7 @@ fn the_checked_in_module_is_the_emitters_output() {
     .expect("regularizes");
     let params = dae.named_parameters();
     let name = dae.name.clone();
-    let emitted = emit_rust_formulation(&mut dae.pool, &form, &name, &params).expect("emits");
+    let emitted = emit_rust_formulation(&mut dae.pool, &form, &name, &params, &[]).expect("emits");
     let path = format!("{}/{MODULE}", env!("CARGO_MANIFEST_DIR"));
     let checked_in = std::fs::read_to_string(&path).expect("the checked-in module");
     assert!(

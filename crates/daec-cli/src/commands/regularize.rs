@@ -96,11 +96,20 @@ pub(crate) fn regularize_command(ctx: &mut Ctx<'_, '_>, args: &RegularizeArgs) -
         Emit::Rust => {
             let params = dae.named_parameters();
             let name = dae.name.clone();
+            // (an invariant must be a function of t and the unknowns)
+            let invariants = match daec_sim::invariant_rows(&dae) {
+                Ok(rows) => rows,
+                Err(e) => {
+                    let _ = writeln!(ctx.io.stderr, "error: {e}");
+                    return Err(EXIT_MODEL);
+                }
+            };
             match daec_regularize::emit_rust::emit_rust_formulation(
                 &mut dae.pool,
                 &f,
                 &name,
                 &params,
+                &invariants,
             ) {
                 Ok(s) => s,
                 Err(e) => {
@@ -170,6 +179,21 @@ fn write_json(
         )?;
         m.serialize_entry("form", f.form.name())?;
         m.serialize_entry("hvt", &hvt)?;
+        // (only the models that declare invariants have the entry)
+        if !dae.invariants.is_empty() {
+            m.serialize_entry(
+                "invariants",
+                &Array(|| {
+                    (0..dae.invariants.len()).map(|k| {
+                        json!({
+                            "equation": format!("0 = {}", f.invariant_text(dae, k)),
+                            "description": dae.invariants[k].description,
+                            "enforcement": f.invariant_enforcement(),
+                        })
+                    })
+                }),
+            )?;
+        }
         m.serialize_entry("levels", &levels)?;
         m.serialize_entry("limits", &limits_json(limits))?;
         m.serialize_entry("model", &dae.name)?;

@@ -585,9 +585,34 @@ impl Formulation {
             .map_or_else(String::new, |e| to_modelica(&dae.pool, e.residual, &names))
     }
 
+    /// The residual of the model's declared invariant `k`
+    /// (`Dae::invariants`, `__daec(invariant = true)`) in Modelica syntax,
+    /// in the formulation's names.
+    pub fn invariant_text(&self, dae: &Dae, k: usize) -> String {
+        let names = FormulationNames { form: self, dae };
+        dae.invariants
+            .get(k)
+            .map_or_else(String::new, |e| to_modelica(&dae.pool, e.residual, &names))
+    }
+
+    /// How `daec simulate` keeps the declared invariants with this form
+    /// (by the default method): `rows` — the overdetermined forms HiC and
+    /// ADA carry them as additional constraint rows — or `measured`: the
+    /// square forms and the index-3 form have no rows for them, so they
+    /// are evaluated and reported, not enforced (`--method projection`
+    /// projects onto them on HiC and DI1).
+    pub fn invariant_enforcement(&self) -> &'static str {
+        if self.form.is_square() {
+            "measured"
+        } else {
+            "rows"
+        }
+    }
+
     /// A readable listing: the form, its size, the HVT (StE), the unknowns
-    /// (with what the added ones stand for) and every equation with its
-    /// derivative-array row and kind.
+    /// (with what the added ones stand for), every equation with its
+    /// derivative-array row and kind, and the model's declared invariants
+    /// (not rows of the formulation).
     pub fn to_text(&self, dae: &Dae) -> String {
         let mut out = String::new();
         let (m, n) = (self.equations.len(), self.unknowns.len());
@@ -647,6 +672,22 @@ impl Formulation {
                 row_label(dae, e),
                 self.equation_text(dae, r)
             );
+        }
+        if !dae.invariants.is_empty() {
+            let how = match self.invariant_enforcement() {
+                "rows" => "daec simulate adds them as constraint rows",
+                _ => "not rows of this form: daec simulate measures them, it does not enforce them",
+            };
+            let _ = writeln!(out, "invariants (declared; {how}):");
+            for k in 0..dae.invariants.len() {
+                let _ = writeln!(
+                    out,
+                    "  {:>3} {:<36} 0 = {}",
+                    k + 1,
+                    format!("I{} (invariant)", k + 1),
+                    self.invariant_text(dae, k)
+                );
+            }
         }
         out
     }
