@@ -376,6 +376,18 @@ fn the_summary_says_whether_the_invariants_are_enforced_or_measured() {
         r.stdout,
         r.stderr
     );
+    // the second-order methods integrate the equations as written: the
+    // invariant is measured on their steps (it was not reported at all)
+    for method in ["radau-2nd", "bdf-2nd"] {
+        let (_, s) = simulate(
+            OSCILLATOR_DECLARED,
+            &["--method", method, "--t-end", "10", "--interval", "10"],
+        );
+        assert_eq!(s["invariants"], 1, "{method}");
+        assert_eq!(s["invariant_enforcement"], "measured", "{method}");
+        let r = number(&s, "max_invariant_residual");
+        assert!(r > 0.0 && r < 1e-3, "{method}: {r}");
+    }
     // no invariants, no field
     let (_, s) = simulate(PENDULUM, &over);
     assert!(s.get("invariant_enforcement").is_none());

@@ -248,6 +248,11 @@ pub fn integrate_second_order(
             &[],
             &orders.iter().map(|&o| o > 0).collect::<Vec<_>>(),
         ),
+        // (evaluated on the reduced coordinates by `record`; the
+        // second-order methods integrate the equations as written, which
+        // carry no rows for them)
+        invariants: prepared.problem.n_invariants(),
+        invariant_enforcement: crate::InvariantEnforcement::Measured,
         ..SimStats::default()
     };
     let record = |stats: &mut SimStats, t: f64, z: &[f64]| {
