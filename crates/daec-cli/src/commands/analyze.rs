@@ -351,12 +351,10 @@ fn root_refusal_text(dae: &Dae, r: &daec_regularize::RootRefusal) -> String {
     )
 }
 
-/// The unknowns fixed at a root of an equation in them alone, when the
-/// model as written fails the Σ-method (see `daec_regularize::fix_roots`).
-fn roots_section(out: &mut String, dae: &Dae, analysis: &Analysis, n: usize) {
-    let Some(b) = analysis.before_fixing.as_ref().and_then(|b| b.regular()) else {
-        return;
-    };
+/// "The Σ-method fails on the model as written …" with the numbers of
+/// its analysis `b` (`n` unknowns), before the reports of what made it
+/// succeed.
+fn failure_heading(out: &mut String, b: &Regular, n: usize) {
     let _ = writeln!(
         out,
         "\nThe Σ-method fails on the model as written: its Σ-Jacobian is singular at the consistent point\n  (structural index {}, Val(Σ) = {}, rank of 𝔍 = {} of {}).",
@@ -365,6 +363,15 @@ fn roots_section(out: &mut String, dae: &Dae, analysis: &Analysis, n: usize) {
         b.success.rank.unwrap_or(0),
         n
     );
+}
+
+/// The unknowns fixed at a root of an equation in them alone, when the
+/// model as written fails the Σ-method (see `daec_regularize::fix_roots`).
+fn roots_section(out: &mut String, dae: &Dae, analysis: &Analysis, n: usize) {
+    let Some(b) = analysis.before_fixing.as_ref().and_then(|b| b.regular()) else {
+        return;
+    };
+    failure_heading(out, b, n);
     let _ = writeln!(
         out,
         "Unknowns fixed at an isolated root of an equation in them alone:"
@@ -387,14 +394,7 @@ fn conversion_section(out: &mut String, analysis: &Analysis, n: usize) {
     if let Some(before) = &analysis.before_conversion
         && let Some(b) = before.regular()
     {
-        let _ = writeln!(
-            out,
-            "\nThe Σ-method fails on the model as written: its Σ-Jacobian is singular at the consistent point\n  (structural index {}, Val(Σ) = {}, rank of 𝔍 = {} of {}).",
-            b.sigma.structural_index,
-            b.sigma.dof,
-            b.success.rank.unwrap_or(0),
-            n
-        );
+        failure_heading(out, b, n);
         let _ = writeln!(
             out,
             "Linear-combination conversion (Tan, Nedialkov & Pryce 2017):"
