@@ -128,7 +128,7 @@ fn newton(pool: &mut ExprPool, f: ExprId, j: u32, y0: f64, params: &[f64]) -> Re
                     "its root {y} is not simple (the derivative vanishes there), so it is not shown to be isolated"
                 ));
             }
-            return Ok(y);
+            return Ok(polish(pool, f, df, y, params));
         }
         if dfy == 0.0 {
             return Err(format!(
@@ -138,6 +138,30 @@ fn newton(pool: &mut ExprPool, f: ExprId, j: u32, y0: f64, params: &[f64]) -> Re
         y -= fy / dfy;
     }
     Err(format!("Newton's method from {y0} reached no root"))
+}
+
+/// The root `y` refined to the last bit: Newton steps while they lower
+/// `|f|`, then the nearest integer if `f` is no larger there. A root the
+/// tolerance accepted may be off by a rounding error (1.0000000000000004
+/// for `y(y − 1) = 0` from 0.9), and substituted it would leave a
+/// coefficient such as `1 − y` at 4e-16 instead of the zero that removes
+/// its term from the reduced DAE.
+fn polish(pool: &ExprPool, f: ExprId, df: ExprId, mut y: f64, params: &[f64]) -> f64 {
+    let eval = |e: ExprId, y: f64| pool.eval(e, &OneUnknown { y, params });
+    for _ in 0..3 {
+        let next = y - eval(f, y) / eval(df, y);
+        // (a NaN or a larger |f| ends it)
+        let better = eval(f, next).abs() < eval(f, y).abs();
+        if next == y || !next.is_finite() || !better {
+            break;
+        }
+        y = next;
+    }
+    let r = y.round();
+    if (r - y).abs() <= 1e-9 * y.abs().max(1.0) && eval(f, r).abs() <= eval(f, y).abs() {
+        y = r;
+    }
+    y
 }
 
 /// Finds the equations of `residuals` in one unknown alone and fixes each

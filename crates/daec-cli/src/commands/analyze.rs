@@ -323,10 +323,25 @@ pub(crate) fn fixed_root_text(dae: &Dae, f: &daec_regularize::FixedRoot) -> Stri
 }
 
 /// The `fixed_roots` entry of the JSON report: each unknown fixed (name,
-/// equation, root, the value that selected it) and each refusal.
+/// equation, root, the value that selected it), each refusal, and the
+/// Σ-method's numbers for the model as written (`as_written`).
 fn fixed_roots_json(dae: &Dae, analysis: &Analysis) -> Value {
     let name = |j: usize| dae.unknowns.get(j).map_or("?", |u| u.name.as_str());
+    let as_written = analysis
+        .before_fixing
+        .as_ref()
+        .and_then(|b| b.regular())
+        .map(|b| {
+            json!({
+                "structural_index": b.sigma.structural_index,
+                "dof": b.sigma.dof,
+                "c": b.sigma.offsets.c,
+                "d": b.sigma.offsets.d,
+                "rank": b.success.rank,
+            })
+        });
     json!({
+        "as_written": as_written,
         "fixed": analysis.roots.fixed.iter().map(|f| json!({
             "unknown": name(f.unknown),
             "equation": f.equation,
