@@ -343,3 +343,64 @@ fn output_equations_are_evaluated_after_the_steps_for_projected_radau_and_ggl() 
         }
     }
 }
+
+/// `n` decoupled scalar equations `der(x[k]) = rate·x[k]^power`.
+fn many_odes(n: usize, rate: &str, power: u32, stop: &str) -> String {
+    format!(
+        "model Many\n  parameter Integer N = {n};\n  Real x[N](each start = 1, each fixed = true);\nequation\n  for k in 1:N loop\n    der(x[k]) = {rate}*x[k]^{power};\n  end for;\n  annotation(experiment(StopTime = {stop}));\nend Many;\n"
+    )
+}
+
+#[test]
+fn dd_above_its_re_selection_limit_warns_and_reports_the_limit() {
+    let m = model("many_dd.dae", &many_odes(201, "-1", 1, "0.01"));
+    let stats = m.with_extension("json");
+    let r = simulate(
+        &m,
+        &["--form", "dd", "--stats-json", stats.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    contains(
+        &r,
+        "warning: DD re-selection: the dummy derivatives chosen at the start are kept",
+    );
+    contains(&r, "(size 201 above the limit 200)");
+    contains(
+        &r,
+        "size limits applied (see the warnings): DD re-selection",
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(s["limits"][0]["stage"], "DD re-selection");
+    assert_eq!(s["limits"][0]["size"], 201);
+    assert_eq!(s["limits"][0]["limit"], 200);
+    // at the limit: no warning, an empty field
+    let m = model("few_dd.dae", &many_odes(200, "-1", 1, "0.01"));
+    let stats = m.with_extension("json");
+    let r = simulate(
+        &m,
+        &["--form", "dd", "--stats-json", stats.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("DD re-selection"), "{}", r.stderr);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(s["limits"], serde_json::json!([]));
+}
+
+#[test]
+fn a_failed_run_above_the_diagnosis_limit_says_the_check_was_skipped() {
+    // x' = x² from x(0) = 1 blows up at t = 1
+    let m = model("many_blowup.dae", &many_odes(401, "1", 2, "2"));
+    let stats = m.with_extension("json");
+    let r = simulate(&m, &["--stats-json", stats.to_str().unwrap()]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    contains(
+        &r,
+        "warning: singularity diagnosis: the failure was not checked for a nearly singular Σ-Jacobian",
+    );
+    contains(&r, "(size 401 above the limit 400)");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(s["limits"][0]["stage"], "singularity diagnosis");
+}

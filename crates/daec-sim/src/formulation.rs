@@ -14,7 +14,7 @@
 use crate::error::{SimError, Unsupported};
 use daec_model::Dae;
 use daec_regularize::{Analysis, RegularizeOptions, regularize};
-use daec_regularize::{Form, Formulation, QuasiLinearForm, RowSource};
+use daec_regularize::{Form, Formulation, Limit, QuasiLinearForm, RowSource};
 
 /// A formulation ready for the integrator: its quasi-linear split (reached
 /// through `Deref`: `form.diff`, `form.constraints`, `form.unknowns`).
@@ -41,6 +41,9 @@ pub struct SimForm {
     /// `invariants` module). Their [`daec_regularize::ConstraintRow::equation`]
     /// is `usize::MAX`: no row of the formulation.
     pub invariants: usize,
+    /// The size limits that made the construction of the formulation
+    /// skip a check ([`Formulation::limits`]).
+    pub limits: Vec<Limit>,
 }
 
 impl std::ops::Deref for SimForm {
@@ -55,13 +58,15 @@ impl SimForm {
     /// `n_original` unknowns.
     pub fn new(formulation: &Formulation, ql: QuasiLinearForm, n_original: usize) -> SimForm {
         let rows = formulation.equations.iter().map(|e| e.source).collect();
-        SimForm::from_parts(
+        let mut f = SimForm::from_parts(
             formulation.form,
             formulation.hvt.clone(),
             ql,
             n_original,
             rows,
-        )
+        );
+        f.limits = formulation.limits.clone();
+        f
     }
 
     /// Wraps the quasi-linear split `ql` of the form `form` (built on the
@@ -92,6 +97,7 @@ impl SimForm {
             differential,
             rows,
             invariants: 0,
+            limits: Vec::new(),
         }
     }
 }

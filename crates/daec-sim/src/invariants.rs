@@ -147,6 +147,7 @@ pub fn with_invariant_rows(form: &SimForm, rows: &[ExprId]) -> SimForm {
         form.rows.clone(),
     );
     f.invariants = rows.len();
+    f.limits = form.limits.clone();
     f
 }
 

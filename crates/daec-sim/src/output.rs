@@ -3,8 +3,9 @@
 
 use crate::bounds::BoundViolation;
 use crate::error_control::ErrorControlReport;
+use daec_regularize::Limit;
 use daec_solve::Stats;
-use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 use std::fmt::Write;
 
 /// The solution at the output times.
@@ -557,6 +558,36 @@ pub struct SimStats {
     /// (checked at the accepted steps and output points; see
     /// [`crate::BoundsCheck`]).
     pub bound_violations: Vec<BoundViolation>,
+    /// The size limits that made the analysis, the formulation or the
+    /// simulation skip part of their work (each also a warning of the
+    /// CLI): the field `limits` of the JSON, one object per limit with
+    /// `stage`, `limit`, `size` and `what_was_skipped`.
+    pub limits: Vec<Limit>,
+}
+
+/// [`SimStats::limits`] in the JSON: the fields of every [`Limit`].
+struct LimitsJson<'a>(&'a [Limit]);
+
+impl Serialize for LimitsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct One<'a>(&'a Limit);
+        impl Serialize for One<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let l = self.0;
+                let mut m = serializer.serialize_map(Some(4))?;
+                m.serialize_entry("stage", l.stage)?;
+                m.serialize_entry("limit", &l.limit)?;
+                m.serialize_entry("size", &l.size)?;
+                m.serialize_entry("what_was_skipped", &l.what_was_skipped)?;
+                m.end()
+            }
+        }
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for l in self.0 {
+            seq.serialize_element(&One(l))?;
+        }
+        seq.end()
+    }
 }
 
 impl std::ops::Deref for SimStats {
@@ -626,6 +657,7 @@ impl Serialize for SimStats {
             m.skip_field("native_code")?;
         }
         m.serialize_field("bound_violations", &self.bound_violations)?;
+        m.serialize_field("limits", &LimitsJson(&self.limits))?;
         m.end()
     }
 }
@@ -760,6 +792,14 @@ impl SimStats {
                 count(variables.len(), "variable"),
                 if variables.len() == 1 { "its" } else { "their" },
                 count(points, "checked point")
+            );
+        }
+        if !self.limits.is_empty() {
+            let stages: Vec<&str> = self.limits.iter().map(|l| l.stage).collect();
+            let _ = writeln!(
+                s,
+                "size limits applied (see the warnings): {}",
+                stages.join(", ")
             );
         }
         let _ = writeln!(
@@ -942,6 +982,32 @@ mod tests {
     }
 
     #[test]
+    fn a_size_limit_reaches_the_json_and_the_summary() {
+        let stats = SimStats {
+            limits: vec![daec_regularize::Limit {
+                stage: "DD re-selection",
+                limit: 200,
+                size: 700,
+                what_was_skipped: "kept".into(),
+            }],
+            ..SimStats::default()
+        };
+        let v: serde_json::Value = serde_json::from_str(&stats.to_json()).unwrap();
+        assert_eq!(v["limits"][0]["stage"], "DD re-selection");
+        assert_eq!(v["limits"][0]["size"], 700);
+        assert_eq!(v["limits"][0]["limit"], 200);
+        assert!(
+            stats
+                .summary()
+                .contains("size limits applied (see the warnings): DD re-selection"),
+            "{}",
+            stats.summary()
+        );
+        let none: serde_json::Value = serde_json::from_str(&SimStats::default().to_json()).unwrap();
+        assert_eq!(none["limits"], serde_json::json!([]));
+    }
+
+    #[test]
     fn the_stats_json_keeps_its_fields_and_their_order() {
         let mut stats = SimStats {
             ste_switches: 2,
@@ -981,6 +1047,7 @@ mod tests {
                 "compile_seconds",
                 "integrate_seconds",
                 "bound_violations",
+                "limits",
             ]
         );
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -19,7 +19,7 @@ use daec_expr::{Env, ParamId};
 use daec_model::Dae;
 use daec_regularize::Analysis;
 use daec_regularize::JacobianEntry;
-use daec_regularize::{FullPivLu, Matrix};
+use daec_regularize::{FullPivLu, Limit, Matrix};
 
 /// Largest model whose 𝔍 is factorised (densely, on a failure only).
 const DENSE_MAX: usize = 400;
@@ -71,13 +71,23 @@ struct Conditioning {
 
 impl SigmaJacobian {
     /// The Σ-Jacobian of `analysis` (`None` for structurally singular or
-    /// large models).
+    /// large models: see [`SigmaJacobian::limit`]).
     pub(crate) fn new(analysis: &Analysis) -> Option<SigmaJacobian> {
         let reg = analysis.regular()?;
         let n = reg.sigma.offsets.c.len();
         (n > 0 && n <= DENSE_MAX).then(|| SigmaJacobian {
             entries: reg.jacobian.clone(),
             n,
+        })
+    }
+
+    /// The size limit of the diagnosis when the regular model of
+    /// `analysis` is too large for [`SigmaJacobian::new`]: reported with
+    /// a failed run, whose cause is then not checked against 𝔍.
+    pub(crate) fn limit(analysis: &Analysis) -> Option<Limit> {
+        let n = analysis.regular()?.sigma.offsets.c.len();
+        Limit::check("singularity diagnosis", DENSE_MAX, n, || {
+            "the failure was not checked for a nearly singular Σ-Jacobian of the model (a dense complete-pivoting LU)".into()
         })
     }
 

@@ -26,8 +26,8 @@ use crate::regularity::SigmaJacobian;
 use daec_expr::{Env, ExprId, ParamId};
 use daec_model::Dae;
 use daec_regularize::{
-    Analysis, MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality,
-    hvt_conditioning, log_kappa,
+    Analysis, Limit, MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels_at,
+    dd_log_quality, hvt_conditioning, log_kappa,
 };
 use daec_regularize::{Form, UnknownKind};
 use daec_solve::readable_number as show; // `x` for a message
@@ -206,6 +206,12 @@ pub struct Prepared {
     /// The model's Σ-Jacobian, to tell a singular model from other
     /// failures.
     sigma: Option<SigmaJacobian>,
+    /// The size limits of the analysis, the formulation and the run
+    /// ([`SimStats::limits`]); the diagnosis's own
+    /// ([`SigmaJacobian::limit`]) is added when a run fails.
+    limits: Vec<Limit>,
+    /// Why `sigma` is `None` for a regular model: its size.
+    sigma_limit: Option<Limit>,
     /// `--native`: compiles the formulations built during the run (StE
     /// and DD switches) as [`Prepared::compile_native`] did the first.
     native: Option<Arc<dyn NativeCompiler>>,
@@ -374,6 +380,7 @@ pub fn prepare_method(
         analysis: Box::new(analysis.clone()),
         built: Vec::new(),
     });
+    let limits = prepared_limits(analysis, &sim, dae.unknowns.len());
     Ok(Prepared {
         form: sim,
         problem,
@@ -383,9 +390,29 @@ pub fn prepare_method(
         time_conditions,
         ste,
         sigma: SigmaJacobian::new(analysis),
+        limits,
+        sigma_limit: SigmaJacobian::limit(analysis),
         native: None,
         outputs: Outputs::none(dae),
     })
+}
+
+/// The size limits a run on `sim` (built from `analysis` of a model with
+/// `n_orig` unknowns) reports: the analysis's, the formulation's and, for
+/// DD, that of the re-selection of the dummy derivatives along the
+/// solution ([`DD_CHECK_MAX`]).
+fn prepared_limits(analysis: &Analysis, sim: &SimForm, n_orig: usize) -> Vec<Limit> {
+    let mut limits: Vec<Limit> = analysis
+        .regular()
+        .map(|r| r.limits.clone())
+        .unwrap_or_default();
+    limits.extend(sim.limits.iter().cloned());
+    if sim.form == Form::Dd {
+        limits.extend(Limit::check("DD re-selection", DD_CHECK_MAX, n_orig, || {
+            "the dummy derivatives chosen at the start are kept: their choice is not re-checked along the solution (the check pivots the Σ-Jacobian densely)".into()
+        }));
+    }
+    limits
 }
 
 /// The outcome of [`simulate`]: results (up to the last good step on a
@@ -806,6 +833,8 @@ pub fn integrate_with_progress(
         time_conditions,
         ste,
         sigma,
+        limits,
+        sigma_limit,
         native,
         outputs,
     } = prepared;
@@ -850,6 +879,7 @@ pub fn integrate_with_progress(
         invariant_enforcement: problem0.invariant_enforcement(),
         native_code: problem0.is_native(),
         error_control: error_control_report(form0, problem0, ro.error_control),
+        limits: limits.clone(),
         ..SimStats::default()
     };
     let tol = (ro.rtol, ro.atol);
@@ -931,6 +961,7 @@ pub fn integrate_with_progress(
                 (sigma.as_ref(), &*init),
             );
             failure = Some(explain_failure(dae, form, why, &e, last, ro));
+            stats.limits.extend(sigma_limit.clone());
             break;
         }
         if let Some(f) = seg_failure {

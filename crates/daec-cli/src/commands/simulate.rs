@@ -410,6 +410,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         print_native_log(ctx, &compiler);
     }
     bound_warnings(ctx, &map, &sim.stats.bound_violations);
+    crate::commands::analyze::warn_limits(ctx, &sim.stats.limits);
     error_control_warning(ctx, &dae, &args.vars, &columns, &sim.stats.error_control);
     let _ = ctx.io.stderr.write_all(sim.stats.summary().as_bytes());
     if let Some(f) = &sim.failure {
