@@ -351,14 +351,22 @@ fn many_odes(n: usize, rate: &str, power: u32, stop: &str) -> String {
     )
 }
 
+/// `daec simulate` of `text` (written to `name`) with `args` and
+/// `--stats-json`: the run and the statistics.
+fn simulate_with_stats(name: &str, text: &str, args: &[&str]) -> (Run, serde_json::Value) {
+    let m = model(name, text);
+    let stats = m.with_extension("json");
+    let mut all = args.to_vec();
+    all.extend(["--stats-json", stats.to_str().unwrap()]);
+    let r = simulate(&m, &all);
+    let s = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    (r, s)
+}
+
 #[test]
 fn dd_above_its_re_selection_limit_warns_and_reports_the_limit() {
-    let m = model("many_dd.dae", &many_odes(201, "-1", 1, "0.01"));
-    let stats = m.with_extension("json");
-    let r = simulate(
-        &m,
-        &["--form", "dd", "--stats-json", stats.to_str().unwrap()],
-    );
+    let dd = ["--form", "dd"];
+    let (r, s) = simulate_with_stats("many_dd.dae", &many_odes(201, "-1", 1, "0.01"), &dd);
     assert_eq!(r.code, 0, "{}", r.stderr);
     contains(
         &r,
@@ -369,38 +377,25 @@ fn dd_above_its_re_selection_limit_warns_and_reports_the_limit() {
         &r,
         "size limits applied (see the warnings): DD re-selection",
     );
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     assert_eq!(s["limits"][0]["stage"], "DD re-selection");
     assert_eq!(s["limits"][0]["size"], 201);
     assert_eq!(s["limits"][0]["limit"], 200);
     // at the limit: no warning, an empty field
-    let m = model("few_dd.dae", &many_odes(200, "-1", 1, "0.01"));
-    let stats = m.with_extension("json");
-    let r = simulate(
-        &m,
-        &["--form", "dd", "--stats-json", stats.to_str().unwrap()],
-    );
+    let (r, s) = simulate_with_stats("few_dd.dae", &many_odes(200, "-1", 1, "0.01"), &dd);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stderr.contains("DD re-selection"), "{}", r.stderr);
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     assert_eq!(s["limits"], serde_json::json!([]));
 }
 
 #[test]
 fn a_failed_run_above_the_diagnosis_limit_says_the_check_was_skipped() {
     // x' = x² from x(0) = 1 blows up at t = 1
-    let m = model("many_blowup.dae", &many_odes(401, "1", 2, "2"));
-    let stats = m.with_extension("json");
-    let r = simulate(&m, &["--stats-json", stats.to_str().unwrap()]);
+    let (r, s) = simulate_with_stats("many_blowup.dae", &many_odes(401, "1", 2, "2"), &[]);
     assert_eq!(r.code, 3, "{}", r.stderr);
     contains(
         &r,
         "warning: singularity diagnosis: the failure was not checked for a nearly singular Σ-Jacobian",
     );
     contains(&r, "(size 401 above the limit 400)");
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
     assert_eq!(s["limits"][0]["stage"], "singularity diagnosis");
 }
