@@ -462,6 +462,31 @@ fn a_chattering_relation_ends_in_an_explained_error() {
 }
 
 #[test]
+fn a_relation_that_only_touches_zero_at_an_event_keeps_its_mode() {
+    // Until t = 1, v = 0, so `x > 0` and `x - v > 0` cross together at
+    // t = 1; with `x > 0` true, v = 2x turns `x - v` negative at once.
+    // With `x - v > 0` set true from its value at the located point
+    // (+round-off) the equation v − 2x − |v| = 0 has no solution for
+    // x > 0: every restart failed and the run stopped as chattering. Its
+    // mode is the relation's value just after the event.
+    let m = model(
+        "Graze",
+        "model Graze\n  Real x(start = -1, fixed = true);\n  Real v(start = 0);\nequation\n  der(x) = 1;\n  0 = if x > 0 then (if x - v > 0 then v - 2*x - abs(v) else v - 2*x) else v;\n  annotation(experiment(StopTime = 2, Interval = 0.5));\nend Graze;\n",
+    );
+    let s = simulate(&m, &[]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    let last = s.rows.last().unwrap();
+    assert_eq!(last[0], 2.0);
+    assert!((last[2] - 2.0).abs() < 1e-9, "v(2) = {} (exact 2)", last[2]);
+    assert!(
+        (s.rows[3][2] - 1.0).abs() < 1e-9,
+        "v(1.5) = {}",
+        s.rows[3][2]
+    );
+    assert_eq!(s.stats["restarts"], 1, "{}", s.stats);
+}
+
+#[test]
 fn no_event_takes_one_argument() {
     let m = model(
         "TwoArgs",

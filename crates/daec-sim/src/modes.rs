@@ -26,8 +26,13 @@
 //!   algebraic unknowns are re-initialised consistently with the new modes
 //!   (the states are kept, [`crate::init::reinitialize`]), and the
 //!   relations are evaluated again until no mode changes (the event
-//!   iteration, at most [`MAX_EVENT_ITERATIONS`] rounds; [`Modes::update`]);
-//!   then the integration restarts.
+//!   iteration, at most [`MAX_EVENT_ITERATIONS`] rounds; [`Modes::update`]),
+//!   and the integration restarts;
+//! * a mode takes the value its relation has just *after* the event (MLS
+//!   §8.5: the relation is frozen on the interval that follows): a
+//!   relation that holds at the located point by round-off only, because
+//!   it touches zero where another crosses, is set by its value on the
+//!   prediction along `ż` ([`right_limits`]).
 //!
 //! The restarts count towards the limits of [`crate::events`] (events at
 //! one instant, accumulating events, `--max-events`): a relation that
@@ -118,6 +123,11 @@ pub struct Modes {
     value: Vec<bool>,
     /// Each relation as written, for messages.
     texts: Vec<String>,
+    /// Relations set to their value just after a restart although they
+    /// differ from it at the restart itself ([`right_limits`]):
+    /// the first scan after the restart takes them as already changed,
+    /// so the difference at the step start is no edge.
+    ahead: Vec<bool>,
     /// Number of unknowns of the model.
     n: usize,
     out: Vec<f64>,
@@ -157,6 +167,7 @@ impl Modes {
         };
         Ok(Self {
             value: vec![false; relations.len()],
+            ahead: vec![false; relations.len()],
             out: vec![0.0; relations.len()],
             relations,
             params,
@@ -230,6 +241,7 @@ impl Modes {
     /// parameters of `dae` that hold them); returns whether one changed.
     pub fn set_from(&mut self, dae: &mut Dae, t: f64, z: &[f64]) -> bool {
         self.eval(t, z);
+        self.ahead.iter_mut().for_each(|a| *a = false);
         let mut changed = false;
         for k in 0..self.len() {
             let now = holds(self.out[k], self.strict[k]);
@@ -250,7 +262,7 @@ impl Modes {
         // "differs from the mode": the relation itself while the mode is
         // false, its negation (−φ, of the other strictness) while it is true
         let strict: Vec<bool> = (0..m).map(|k| self.strict[k] != self.value[k]).collect();
-        let pre = vec![false; m];
+        let pre = std::mem::replace(&mut self.ahead, vec![false; m]);
         let (n, value) = (self.n, &self.value);
         first_rising_edge(step, &pre, &strict, |t, z, out| {
             tape.eval_frame(frame, t, &[&z[..n.min(z.len())]], out);
@@ -324,6 +336,36 @@ impl Modes {
         Ok(flipped)
     }
 
+    /// The relations whose value just after `t` differs from their mode:
+    /// evaluated on the first-order prediction `(t + δ, z + δ·ż)` of the
+    /// solution under the current modes (`zdot` = `ż(t, z)`), for a step
+    /// `δ` far below any integration step. Only a relation within `δ` of
+    /// its switching point can change there: one that touches zero at an
+    /// event where another relation of the same quantities crosses (the
+    /// event is located where both hold, but the dynamics after the event
+    /// turn this one back at once).
+    pub fn leaving(&mut self, t: f64, z: &[f64], zdot: &[f64], delta: f64) -> Vec<usize> {
+        let ahead: Vec<f64> = z.iter().zip(zdot).map(|(x, d)| x + delta * d).collect();
+        self.eval(t + delta, &ahead);
+        (0..self.len())
+            .filter(|&k| holds(self.out[k], self.strict[k]) != self.value[k])
+            .collect()
+    }
+
+    /// Negates the modes `which` (and the parameters of `dae` that hold
+    /// them); `ahead` marks them as set to their value just after the
+    /// current time (see [`Modes::scan`]).
+    pub fn flip(&mut self, dae: &mut Dae, which: &[usize], ahead: bool) {
+        for &k in which {
+            let now = !self.value[k];
+            self.value[k] = now;
+            self.ahead[k] = ahead;
+            if let Some(p) = dae.parameters.get_mut(self.params[k]) {
+                p.value = if now { 1.0 } else { 0.0 };
+            }
+        }
+    }
+
     /// `` `x > 1` `` (and the others, up to three) for messages.
     pub fn describe(&self, which: &[usize]) -> String {
         let mut names: Vec<String> = which
@@ -336,6 +378,74 @@ impl Modes {
             names.push(format!("{} more", which.len() - 3));
         }
         names.join(", ")
+    }
+}
+
+/// Time of the prediction of [`Modes::leaving`], relative to the length of
+/// the run: far below the integrator's steps and far above the round-off
+/// of `t`, whose units are where the event location leaves a relation that
+/// only touches zero.
+pub(crate) const RIGHT_LIMIT_STEP: f64 = 1e-10;
+
+/// After the event iteration at `t` (the modes the relations' values at
+/// the located point `z`): each mode set to the relation's value just
+/// after `t`, where the two differ ([`Modes::leaving`], with the derivative
+/// `ż` the DAE determines at `z` under the current modes). Event location
+/// stops where the first relation holds; a second relation of the same
+/// quantities may hold there by round-off only and turn back at once
+/// under the new modes — a mode set from its value at `z` then freezes a
+/// branch the solution leaves at once, whose equations have no solution
+/// for any step (the charge pump's gate charge on entering inversion).
+/// The changed relations are set together and `z` re-initialised with
+/// them ([`crate::init::reinitialize_switch`]); if the relations then
+/// disagree with those modes too (the dynamics on both sides point to the
+/// surface: a sliding motion), the modes and `z` are restored. Returns the
+/// relations changed (marked for the next [`Modes::scan`]). `span` is the
+/// length of the run.
+pub(crate) fn right_limits(
+    dae: &mut Dae,
+    form: &crate::formulation::SimForm,
+    problem: &mut crate::problem::FormProblem,
+    modes: &mut Modes,
+    t: f64,
+    z: &mut Vec<f64>,
+    span: f64,
+) -> Vec<usize> {
+    if modes.is_empty() {
+        return Vec::new();
+    }
+    let delta = RIGHT_LIMIT_STEP * span.abs().max(t.abs());
+    let mut derivative = |dae: &Dae, z: &[f64]| {
+        problem.set_params(&dae.parameter_values());
+        daec_solve::Radau5::new(&*problem, daec_solve::Options::default())
+            .ok()
+            .and_then(|mut r| r.derivative_at(t, z))
+    };
+    let Some(zdot) = derivative(dae, z) else {
+        return Vec::new();
+    };
+    let which = modes.leaving(t, z, &zdot, delta);
+    if which.is_empty() {
+        return which;
+    }
+    modes.flip(dae, &which, true);
+    let moved = crate::init::reinitialize_switch(dae, form, t, z);
+    let kept = moved.ok().filter(|znew| {
+        derivative(dae, znew).is_some_and(|zd| {
+            let again = modes.leaving(t, znew, &zd, delta);
+            !which.iter().any(|k| again.contains(k))
+        })
+    });
+    match kept {
+        Some(znew) => {
+            *z = znew;
+            which
+        }
+        None => {
+            modes.flip(dae, &which, false);
+            problem.set_params(&dae.parameter_values());
+            Vec::new()
+        }
     }
 }
 

@@ -16,7 +16,7 @@ use crate::formulation::{SimForm, sim_form};
 use crate::init::{INIT_TOL, InitReport, initialize, reinitialize, reinitialize_switch};
 use crate::invariants::{check_at_start, invariant_rows, projection_form, with_invariant_rows};
 use crate::method::{Method, Solver};
-use crate::modes::Modes;
+use crate::modes::{Modes, right_limits};
 use crate::native::NativeCompiler;
 use crate::output::{OutputTimes, OutputWriter, Results, SimStats};
 use crate::outputs::Outputs;
@@ -1064,6 +1064,11 @@ pub fn integrate_with_progress(
             why.to_string()
         } else {
             zdot = None;
+            if active == 0 {
+                let span = t_end - t0;
+                let turned = right_limits(dae, form0, problem0, modes, t, &mut z, span);
+                stats.events += turned.len();
+            }
             let p = dae.parameter_values();
             problem0.set_params(&p);
             for (_, built) in ste.iter_mut().flat_map(|v| v.built.iter_mut()) {

@@ -252,6 +252,34 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         st
     }
 
+    /// The derivative `ż(t, z)` that the DAE determines at the consistent
+    /// point `(t, z)`, as the start of an integration computes it when no
+    /// `ż(t₀)` is given (`E(t,z)·ż = k(t,z)`, `∂g/∂z·ż = −∂g/∂t`, the rows
+    /// of an overdetermined system selected as for the Newton matrix).
+    /// `None` if `z` is not `n` finite values, the rows are singular there
+    /// or the result is not finite. Evaluates the residual, the mass
+    /// matrix, the constraint Jacobian and (for `∂g/∂t`) the constraints
+    /// once each.
+    pub fn derivative_at(&mut self, t: f64, z: &[f64]) -> Option<Vec<f64>> {
+        let (n, n_d, n_g) = (self.n, self.n_d, self.n_g);
+        if z.len() != n || !all_finite(z) || !t.is_finite() {
+            return None;
+        }
+        let set = self.settings(t, t + 1.0);
+        let mut start_residual = vec![0.0; n_d + n_g];
+        self.problem
+            .residual(t, z, &vec![0.0; n], &mut start_residual);
+        let mut mass_values = vec![0.0; self.mass.entries.len()];
+        self.problem.mass_values(t, z, &mut mass_values);
+        let mut e_dense = Vec::new();
+        if !self.sparse {
+            e_dense = vec![0.0; n_d * n];
+            self.mass.scatter_values(&mass_values, &mut e_dense, n);
+        }
+        let prefer = set.prefer.as_ref();
+        self.consistent_derivative(t, z, &start_residual, &mass_values, &e_dense, prefer)
+    }
+
     /// The derivative `ż(t, z)` that the DAE determines at a consistent
     /// point: the solution of `E(t,z)·ż = k(t,z)`, `∂g/∂z·ż = −∂g/∂t`
     /// (the constraints differentiated once along the solution), the
