@@ -90,3 +90,21 @@ fn underdetermined_problem_is_rejected() {
         )
     );
 }
+
+#[test]
+fn derivative_at_a_consistent_point_of_an_overdetermined_system_is_the_solutions() {
+    // [S2-HiC]: 12 equations for 7 unknowns; on the exact solution the
+    // selected rows give its derivative.
+    let p = chain_hic();
+    let mut r = Radau5::new(&p, Options::default()).unwrap();
+    let t = 0.7;
+    let zdot = r.derivative_at(t, &chain_exact(t)).unwrap();
+    let (s, c) = (t.sin(), t.cos());
+    let want = [-2.0 * c, c, -2.0 * c, 2.0 * s, -s, 2.0 * s, 1.5 * c];
+    for (k, (got, want)) in zdot.iter().zip(want).enumerate() {
+        assert!((got - want).abs() < 1e-6, "ż[{k}] = {got}, exact {want}");
+    }
+    // not n finite values: none
+    assert!(r.derivative_at(t, &[0.0; 3]).is_none());
+    assert!(r.derivative_at(t, &[f64::NAN; 7]).is_none());
+}
