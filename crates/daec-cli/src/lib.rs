@@ -11,6 +11,7 @@ mod commands;
 mod files;
 mod json;
 mod memory;
+mod modelica;
 // `native` stays a namespace: benches name `native::RustcCompiler`.
 pub mod native;
 
@@ -70,8 +71,17 @@ enum Format {
 
 #[derive(Args, Debug, Clone)]
 struct ModelArgs {
-    /// The `.dae` model file.
+    /// The model file: a flat `.dae` model, or Modelica classes (`.mo`).
     model: PathBuf,
+    /// The class of a `.mo` file to use (a dotted name; by default the
+    /// only model of the file).
+    #[arg(long = "model", value_name = "NAME")]
+    class: Option<String>,
+    /// A directory of Modelica packages (`Name.mo` or `Name/package.mo`)
+    /// for the classes a `.mo` model uses (repeatable; the directories of
+    /// the `MODELICAPATH` environment variable come after).
+    #[arg(long = "lib", value_name = "DIR")]
+    libs: Vec<PathBuf>,
     /// Override a parameter: `-p NAME=VALUE` (repeatable), e.g. `-p N=100000`.
     #[arg(short = 'p', long = "param", value_name = "NAME=VALUE", value_parser = parse_override)]
     params: Vec<Override>,
@@ -303,9 +313,14 @@ pub(crate) fn load(ctx: &mut Ctx<'_, '_>, args: &ModelArgs) -> Result<Loaded, i3
     let source = read_model(ctx, &args.model)?;
     let mut map = SourceMap::new();
     let file = map.add(args.model.display().to_string(), source);
-    let parsed = daec_syntax::parse(file, map.source(file));
-    let mut diags = parsed.diagnostics;
-    let Some(model) = parsed.model else {
+    let (model, mut diags) = if args.model.extension().is_some_and(|e| e == "mo") {
+        let (model, diags) = modelica::instantiate(ctx, args, &mut map, file)?;
+        (Some(model), diags)
+    } else {
+        let parsed = daec_syntax::parse(file, map.source(file));
+        (parsed.model, parsed.diagnostics)
+    };
+    let Some(model) = model else {
         ctx.diagnostics(&map, &diags);
         return Err(EXIT_MODEL);
     };

@@ -209,6 +209,23 @@ pub mod codes {
     pub const WHEN: &str = "E0114";
     /// A model too large to expand (e.g. a loop of 10^12 iterations).
     pub const TOO_LARGE: &str = "E0115";
+    /// A class name that no class of the model or its libraries has.
+    pub const CLASS_NOT_FOUND: &str = "E0130";
+    /// A modifier of an element that the modified class does not have, or
+    /// of a `final` one.
+    pub const MODIFIER_TARGET: &str = "E0131";
+    /// A `connect` of references that are not connectors, or of
+    /// connectors that do not match.
+    pub const CONNECT: &str = "E0132";
+    /// A component whose class has more or fewer equations than unknowns
+    /// (MLS 3.6, §4.8 balanced models).
+    pub const UNBALANCED: &str = "E0133";
+    /// A class that extends or contains itself, or an instance hierarchy
+    /// deeper than the instantiation allows.
+    pub const INSTANCE_CYCLE: &str = "E0134";
+    /// A structural value (array size, loop range, condition) that the
+    /// instantiation cannot evaluate.
+    pub const STRUCTURAL_VALUE: &str = "E0135";
     /// A start value that lies outside `min`/`max`.
     pub const BOUNDS: &str = "W0116";
     /// A structurally singular model (no transversal).

@@ -19,6 +19,7 @@
 
 mod budget;
 mod flat;
+pub mod instantiate;
 mod lower;
 mod suggest;
 

@@ -345,10 +345,198 @@ pub enum ExprKind {
     Array(Vec<Expr>),
     /// `[a, b; c, d]` — rows of a matrix.
     Matrix(Vec<Vec<Expr>>),
+    /// `base.name`: a component reference through a subscripted component,
+    /// e.g. `R[2].p.v` (`.mo` files; a flat model has no such names).
+    Member {
+        /// The subscripted part (`R[2]`).
+        base: Box<Expr>,
+        /// The dotted names after it (`p.v`).
+        name: Vec<Ident>,
+    },
     /// `:` as a subscript.
     Colon,
     /// `end` used as a subscript (`x[end]`).
     End,
     /// Something that could not be parsed (a diagnostic was reported).
     Error,
+}
+
+/// A parsed `.mo` file (MLS 3.6, §13.4 `stored-definition`): an optional
+/// `within` clause and the classes defined at its top level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredDefinition {
+    /// The package named by `within P;` (`Some(vec![])` for `within;`).
+    pub within: Option<Vec<Ident>>,
+    /// The top-level class definitions, in source order.
+    pub classes: Vec<ClassDef>,
+}
+
+/// The restricted class kinds (MLS 3.6, §4.7).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ClassKind {
+    /// `model`.
+    Model,
+    /// `block`.
+    Block,
+    /// `connector`.
+    Connector,
+    /// `expandable connector` (rejected by the instantiation).
+    ExpandableConnector,
+    /// `record`.
+    Record,
+    /// `package`.
+    Package,
+    /// `type`.
+    Type,
+    /// `class`.
+    Class,
+    /// `function` (rejected by the instantiation).
+    Function,
+    /// `operator` and the other kinds daec does not read.
+    Operator,
+}
+
+impl ClassKind {
+    /// The keyword as written.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            ClassKind::Model => "model",
+            ClassKind::Block => "block",
+            ClassKind::Connector => "connector",
+            ClassKind::ExpandableConnector => "expandable connector",
+            ClassKind::Record => "record",
+            ClassKind::Package => "package",
+            ClassKind::Type => "type",
+            ClassKind::Class => "class",
+            ClassKind::Function => "function",
+            ClassKind::Operator => "operator",
+        }
+    }
+}
+
+/// A class definition `partial model M "doc" … end M;` or a short one
+/// `type Voltage = Real(unit = "V");`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassDef {
+    /// The restricted class kind.
+    pub kind: ClassKind,
+    /// `partial` was written.
+    pub partial: bool,
+    /// `encapsulated` was written.
+    pub encapsulated: bool,
+    /// The class name.
+    pub name: Ident,
+    /// The description string, if any.
+    pub description: Option<String>,
+    /// The body.
+    pub body: ClassBody,
+    /// The whole definition (without its `;`).
+    pub span: Span,
+}
+
+/// The body of a class definition.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClassBody {
+    /// `… elements … equation … end Name`.
+    Long {
+        /// The elements (components, nested classes, `extends`, `import`).
+        elements: Vec<Element>,
+        /// The equation sections.
+        sections: Vec<Section>,
+        /// The class-level `annotation(…)` entries.
+        annotations: Vec<Modifier>,
+        /// The name after `end`.
+        end_name: Ident,
+    },
+    /// `= prefixes Base[dims](modifiers)` (MLS §4.5.1 short class
+    /// definition).
+    Short {
+        /// `input`/`output` written before the base name.
+        causality: Causality,
+        /// The base class.
+        base: TypeName,
+        /// Array dimensions after the base name.
+        dims: Vec<Expr>,
+        /// The modification of the base class.
+        modifiers: Vec<Modifier>,
+    },
+}
+
+/// An element of a long class definition.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Element {
+    /// A component declaration (one declared name).
+    Component(Component),
+    /// A nested class definition.
+    Class(Box<ClassDef>),
+    /// `extends Base(modifiers);`.
+    Extends(Extends),
+    /// `import …;`.
+    Import(Import),
+}
+
+/// A component declaration of a class: the flat [`Declaration`] plus what
+/// only a hierarchical model has.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Component {
+    /// Type, name, dimensions, modifiers and binding.
+    pub decl: Declaration,
+    /// The prefixes beyond variability and causality.
+    pub prefixes: ComponentPrefixes,
+    /// The condition of a conditional component (`… if cond;`).
+    pub condition: Option<Expr>,
+    /// Declared in a `protected` section.
+    pub protected: bool,
+}
+
+/// The prefixes of a component declaration that a flat model lacks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ComponentPrefixes {
+    /// `flow`.
+    pub flow: bool,
+    /// `stream`, with its span (rejected by the instantiation).
+    pub stream: Option<Span>,
+    /// `inner`.
+    pub inner: bool,
+    /// `outer`.
+    pub outer: bool,
+    /// `replaceable`.
+    pub replaceable: bool,
+    /// `redeclare`.
+    pub redeclare: bool,
+    /// `final`.
+    pub is_final: bool,
+}
+
+/// `extends Base(modifiers);`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Extends {
+    /// The base class name.
+    pub base: TypeName,
+    /// The modification of the inherited elements.
+    pub modifiers: Vec<Modifier>,
+    /// The whole clause.
+    pub span: Span,
+}
+
+/// An `import` clause (MLS 3.6, §13.2.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Import {
+    /// What is imported.
+    pub kind: ImportKind,
+    /// The whole clause.
+    pub span: Span,
+}
+
+/// The forms of an `import` clause.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ImportKind {
+    /// `import A.B.C;` (`C` names `A.B.C`).
+    Qualified(TypeName),
+    /// `import D = A.B.C;`.
+    Renamed(Ident, TypeName),
+    /// `import A.B.*;`.
+    Unqualified(TypeName),
+    /// `import A.B.{C, D};`.
+    Multiple(TypeName, Vec<Ident>),
 }

@@ -51,6 +51,10 @@ pub enum Tok {
     /// `end` inside subscript brackets (`x[end]`); produced by [`lex`]
     /// from [`Tok::End`], never by the state machine.
     EndSubscript,
+    /// Marks a `.dae` file for the parser (first token; never lexed).
+    StartDae,
+    /// Marks a `.mo` file for the parser (first token; never lexed).
+    StartMo,
     /// `parameter`
     #[token("parameter")]
     Parameter,
@@ -469,6 +473,7 @@ impl fmt::Display for Tok {
         let s = match self {
             Tok::BlockComment => "/* */",
             Tok::Model => "model",
+            Tok::StartDae | Tok::StartMo => "",
             Tok::End | Tok::EndSubscript => "end",
             Tok::Parameter => "parameter",
             Tok::Constant => "constant",

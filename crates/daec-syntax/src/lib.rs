@@ -22,7 +22,13 @@ mod parser;
 mod unsupported;
 
 lalrpop_util::lalrpop_mod!(
-    #[allow(clippy::all, clippy::pedantic, missing_docs, unused_qualifications)]
+    #[allow(
+        clippy::all,
+        clippy::pedantic,
+        missing_docs,
+        unused_qualifications,
+        unused_imports
+    )]
     grammar
 );
 
@@ -66,9 +72,11 @@ pub fn parse(file: FileId, source: &str) -> Parsed {
         diagnostics.append(&mut closing);
     }
     let mut ctx = parser::Ctx::new(file, source, &tokens, lex_errors);
-    let result = grammar::FileParser::new().parse(&mut ctx, tokens.into_iter().map(Ok));
+    let start = std::iter::once((0, lexer::Tok::StartDae, 0));
+    let result = grammar::StartParser::new().parse(&mut ctx, start.chain(tokens).map(Ok));
     let model = match result {
-        Ok(model) => model,
+        Ok(parser::FileAst::Dae(model)) => model,
+        Ok(parser::FileAst::Mo(_)) => None,
         Err(e) => {
             ctx.report(e);
             // The parser gave up; keep what identifies the model.
@@ -90,4 +98,44 @@ pub fn parse(file: FileId, source: &str) -> Parsed {
     // Source order; the sort is stable, so one position keeps report order.
     diagnostics.sort_by_key(|d| d.primary_span().map_or(u32::MAX, |s| s.start));
     Parsed { model, diagnostics }
+}
+
+/// The result of parsing one `.mo` file.
+#[derive(Clone, Debug)]
+pub struct ParsedStored {
+    /// The stored definition, if the parser could finish it. Declarations
+    /// and equations that failed to parse are left out.
+    pub stored: Option<ast::StoredDefinition>,
+    /// Every lexical and syntax error found, in source order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Parses the text of one `.mo` file: a stored definition of classes
+/// (MLS 3.6, §13.4), which the instantiation in `daec-model` flattens.
+pub fn parse_stored(file: FileId, source: &str) -> ParsedStored {
+    let (tokens, mut diagnostics) = lexer::lex(file, source);
+    let lex_errors: Vec<usize> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .filter_map(|d| d.primary_span().map(|s| s.start as usize))
+        .collect();
+    let tokens = unsupported::filter_stored(file, tokens, &mut diagnostics);
+    let tokens = parser::limit_statement_size(file, tokens, &mut diagnostics);
+    let mut ctx = parser::Ctx::new(file, source, &tokens, lex_errors);
+    let start = std::iter::once((0, lexer::Tok::StartMo, 0));
+    let result = grammar::StartParser::new().parse(&mut ctx, start.chain(tokens).map(Ok));
+    let stored = match result {
+        Ok(parser::FileAst::Mo(stored)) => Some(stored),
+        Ok(parser::FileAst::Dae(_)) => None,
+        Err(e) => {
+            ctx.report(e);
+            None
+        }
+    };
+    diagnostics.append(&mut ctx.diags);
+    diagnostics.sort_by_key(|d| d.primary_span().map_or(u32::MAX, |s| s.start));
+    ParsedStored {
+        stored,
+        diagnostics,
+    }
 }

@@ -30,6 +30,26 @@ pub(crate) enum ElementItem {
     Nothing,
 }
 
+/// What the parser's entry point returns.
+pub(crate) enum FileAst {
+    /// A `.dae` file.
+    Dae(Option<Model>),
+    /// A `.mo` file.
+    Mo(StoredDefinition),
+}
+
+/// An element of a long class definition in a `.mo` file.
+pub(crate) enum MoItem {
+    Components(Vec<Component>),
+    Class(ClassDef),
+    Extends(Extends),
+    Import(Import),
+    /// `public` (false) or `protected` (true).
+    Visibility(bool),
+    Annotation(Vec<Modifier>),
+    Nothing,
+}
+
 /// An item of the equation part of a model: a section header
 /// (`initial`?), an equation, or a model annotation.
 pub(crate) enum SectionPart {
@@ -198,6 +218,29 @@ pub(crate) fn join_name(parts: Vec<Ident>) -> Ident {
         .collect::<Vec<_>>()
         .join(".");
     Ident { name, span }
+}
+
+/// The equation sections of `parts` and the annotations among them.
+fn sections_of(parts: Vec<SectionPart>) -> (Vec<Section>, Vec<Modifier>) {
+    let mut secs: Vec<Section> = Vec::new();
+    let mut annotations = Vec::new();
+    for part in parts {
+        match part {
+            SectionPart::Head(initial, span) => secs.push(Section {
+                initial,
+                equations: Vec::new(),
+                span,
+            }),
+            SectionPart::Equation(e) => {
+                // The grammar puts a header first; the `if` is a guard.
+                if let Some(s) = secs.last_mut() {
+                    s.equations.push(*e);
+                }
+            }
+            SectionPart::Annotation(a) => annotations.extend(a),
+        }
+    }
+    (secs, annotations)
 }
 
 /// The most operators and brackets one statement may hold. Deeper
@@ -789,23 +832,8 @@ impl<'s> Ctx<'s> {
                 ElementItem::Nothing => {}
             }
         }
-        let mut secs: Vec<Section> = Vec::new();
-        for part in parts {
-            match part {
-                SectionPart::Head(initial, span) => secs.push(Section {
-                    initial,
-                    equations: Vec::new(),
-                    span,
-                }),
-                SectionPart::Equation(e) => {
-                    // The grammar puts a header first; the `if` is a guard.
-                    if let Some(s) = secs.last_mut() {
-                        s.equations.push(*e);
-                    }
-                }
-                SectionPart::Annotation(a) => annotations.extend(a),
-            }
-        }
+        let (secs, more) = sections_of(parts);
+        annotations.extend(more);
         if end_name.name != name.name {
             let d = Diagnostic::error(
                 codes::PARSE_END_NAME,
@@ -826,6 +854,129 @@ impl<'s> Ctx<'s> {
             sections: secs,
             annotations,
             end_name: Some(end_name),
+            span: self.span(l, r),
+        }
+    }
+
+    /// The type name `parts` spanning `l..r`.
+    pub(crate) fn type_name(&self, parts: Vec<Ident>, l: usize, r: usize) -> TypeName {
+        TypeName {
+            parts: parts.into_iter().map(|i| i.name).collect(),
+            span: self.span(l, r),
+        }
+    }
+
+    /// The components of one statement `prefixes type dims a, b if c, …`.
+    pub(crate) fn components(
+        &self,
+        prefixes: ComponentPrefixes,
+        vc: (Variability, Causality),
+        type_name: TypeName,
+        type_dims: Option<Vec<Expr>>,
+        declarators: Vec<(Declarator, Option<Expr>)>,
+        span: Span,
+    ) -> Vec<Component> {
+        let (declarators, conditions): (Vec<_>, Vec<_>) = declarators.into_iter().unzip();
+        self.declarations(vc, type_name, type_dims, declarators, span)
+            .into_iter()
+            .zip(conditions)
+            .map(|(decl, condition)| Component {
+                decl,
+                prefixes: prefixes.clone(),
+                condition,
+                protected: false,
+            })
+            .collect()
+    }
+
+    /// A long class definition, with the `end` name checked.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn long_class(
+        &mut self,
+        l: usize,
+        prefixes: (bool, bool, ClassKind),
+        name: Ident,
+        description: Option<String>,
+        body: (Vec<MoItem>, Vec<SectionPart>),
+        end_name: Ident,
+        r: usize,
+    ) -> ClassDef {
+        let (items, parts) = body;
+        let mut elements = Vec::new();
+        let mut annotations = Vec::new();
+        let mut protected = false;
+        for item in items {
+            match item {
+                MoItem::Components(cs) => elements.extend(cs.into_iter().map(|mut c| {
+                    c.protected = protected;
+                    Element::Component(c)
+                })),
+                MoItem::Class(c) => elements.push(Element::Class(Box::new(c))),
+                MoItem::Extends(e) => elements.push(Element::Extends(e)),
+                MoItem::Import(i) => elements.push(Element::Import(i)),
+                MoItem::Visibility(p) => protected = p,
+                MoItem::Annotation(a) => annotations.extend(a),
+                MoItem::Nothing => {}
+            }
+        }
+        let (sections, more) = sections_of(parts);
+        annotations.extend(more);
+        if end_name.name != name.name {
+            self.diags.push(
+                Diagnostic::error(
+                    codes::PARSE_END_NAME,
+                    format!(
+                        "`end {}` does not match the class name `{}`",
+                        end_name.name, name.name
+                    ),
+                )
+                .with_primary(end_name.span, format!("expected `{}`", name.name))
+                .with_secondary(name.span, "the class is named here")
+                .with_help(format!("write `end {};`", name.name)),
+            );
+        }
+        ClassDef {
+            kind: prefixes.2,
+            partial: prefixes.1,
+            encapsulated: prefixes.0,
+            name,
+            description,
+            body: ClassBody::Long {
+                elements,
+                sections,
+                annotations,
+                end_name,
+            },
+            span: self.span(l, r),
+        }
+    }
+
+    /// A short class definition `kind Name = [causality] Base[dims](mods)`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn short_class(
+        &self,
+        l: usize,
+        prefixes: (bool, bool, ClassKind),
+        name: Ident,
+        description: Option<String>,
+        causality: Option<Causality>,
+        base: TypeName,
+        dims: Option<Vec<Expr>>,
+        modifiers: Option<Vec<Modifier>>,
+        r: usize,
+    ) -> ClassDef {
+        ClassDef {
+            kind: prefixes.2,
+            partial: prefixes.1,
+            encapsulated: prefixes.0,
+            name,
+            description,
+            body: ClassBody::Short {
+                causality: causality.unwrap_or(Causality::None),
+                base,
+                dims: dims.unwrap_or_default(),
+                modifiers: modifiers.unwrap_or_default(),
+            },
             span: self.span(l, r),
         }
     }

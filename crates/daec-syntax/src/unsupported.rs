@@ -159,6 +159,36 @@ pub(crate) fn filter(
     out
 }
 
+/// Filters the tokens of a `.mo` file: only `algorithm` sections (up to
+/// the next section or `end Name`) and the `pure`/`impure` prefixes of
+/// functions are removed, each with a diagnostic; classes, `extends`,
+/// `import`, `within` and the component prefixes are read by the parser.
+pub(crate) fn filter_stored(
+    file: FileId,
+    tokens: Vec<Spanned>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<Spanned> {
+    let mut out: Vec<Spanned> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i].1 {
+            Tok::Unsupported(Keyword(kw @ "algorithm")) => {
+                report(file, kw, tokens[i].0, tokens[i].2, diags);
+                i = algorithm_end(tokens.as_slice(), i + 1);
+            }
+            Tok::Unsupported(Keyword(kw @ ("pure" | "impure"))) => {
+                report(file, kw, tokens[i].0, tokens[i].2, diags);
+                i += 1;
+            }
+            _ => {
+                out.push(tokens[i].clone());
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,6 +71,10 @@ fn sexpr(e: &Expr) -> String {
                 .collect();
             format!("[{}]", r.join("; "))
         }
+        ExprKind::Member { base, name } => {
+            let n: Vec<_> = name.iter().map(|i| i.name.as_str()).collect();
+            format!("{}.{}", sexpr(base), n.join("."))
+        }
         ExprKind::Colon => ":".to_owned(),
         ExprKind::End => "end".to_owned(),
         ExprKind::Error => "<error>".to_owned(),

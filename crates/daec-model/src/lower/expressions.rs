@@ -96,6 +96,11 @@ impl<'a> Lowerer<'a> {
     fn lower_expr_inner(&mut self, e: &ast::Expr, mode: Mode) -> R<Val> {
         match &e.kind {
             ExprKind::Error => Err(Reported),
+            ExprKind::Member { .. } => Err(self.error(
+                Diagnostic::error(codes::UNDECLARED, "a component reference in a flat model")
+                    .with_primary(e.span, "not a variable of this model")
+                    .with_note("components are instantiated from `.mo` files only"),
+            )),
             ExprKind::Integer(i) => Ok(Val::Scalar(
                 BaseType::Integer,
                 self.pool.constant(*i as f64),

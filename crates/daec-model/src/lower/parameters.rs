@@ -313,7 +313,7 @@ fn push_children<'e>(e: &'e ast::Expr, stack: &mut Vec<&'e ast::Expr>) {
             stack.push(lhs);
             stack.push(rhs);
         }
-        ExprKind::Unary { expr, .. } => stack.push(expr),
+        ExprKind::Unary { expr, .. } | ExprKind::Member { base: expr, .. } => stack.push(expr),
         ExprKind::If {
             branches,
             else_value,

@@ -1,0 +1,191 @@
+//! The class tree of the parsed `.mo` files and the lookup of class names
+//! (MLS 3.6, §5.3: a name is looked up in the enclosing classes from the
+//! inside out, then through the `import` clauses of each).
+
+use daec_syntax::ast::{ClassBody, ClassDef, ClassKind, Element, ImportKind, StoredDefinition};
+
+/// One class of the tree; node 0 is the unnamed root (the top level).
+pub(super) struct Node<'a> {
+    /// The full dotted name (`P.Resistor`).
+    pub full: String,
+    /// The definition (`None` for the root and for a package that a
+    /// `within` clause names but no file defines).
+    pub def: Option<&'a ClassDef>,
+    /// The enclosing class.
+    pub parent: Option<usize>,
+    /// The nested classes, by name, in source order.
+    pub children: Vec<(String, usize)>,
+}
+
+/// Every class of the parsed files, nested as defined.
+pub(super) struct ClassTree<'a> {
+    pub nodes: Vec<Node<'a>>,
+}
+
+/// The most steps a class lookup takes (imports that import each other
+/// cannot loop).
+const MAX_LOOKUP_STEPS: usize = 64;
+
+impl<'a> ClassTree<'a> {
+    /// The tree of the classes of `files`, each placed under its `within`
+    /// package.
+    pub fn new(files: &'a [StoredDefinition]) -> ClassTree<'a> {
+        let mut tree = ClassTree {
+            nodes: vec![Node {
+                full: String::new(),
+                def: None,
+                parent: None,
+                children: Vec::new(),
+            }],
+        };
+        for file in files {
+            let mut at = 0;
+            for part in file.within.iter().flatten() {
+                at = match tree.child(at, &part.name) {
+                    Some(c) => c,
+                    None => tree.add(at, &part.name, None),
+                };
+            }
+            for class in &file.classes {
+                tree.add_class(at, class);
+            }
+        }
+        tree
+    }
+
+    fn add(&mut self, parent: usize, name: &str, def: Option<&'a ClassDef>) -> usize {
+        let full = if parent == 0 {
+            name.to_owned()
+        } else {
+            format!("{}.{name}", self.nodes[parent].full)
+        };
+        let id = self.nodes.len();
+        self.nodes.push(Node {
+            full,
+            def,
+            parent: Some(parent),
+            children: Vec::new(),
+        });
+        self.nodes[parent].children.push((name.to_owned(), id));
+        id
+    }
+
+    fn add_class(&mut self, parent: usize, class: &'a ClassDef) {
+        // A class first named by a `within` clause gets its definition.
+        let id = match self.child(parent, &class.name.name) {
+            Some(c) if self.nodes[c].def.is_none() => {
+                self.nodes[c].def = Some(class);
+                c
+            }
+            _ => self.add(parent, &class.name.name, Some(class)),
+        };
+        if let ClassBody::Long { elements, .. } = &class.body {
+            for e in elements {
+                if let Element::Class(c) = e {
+                    self.add_class(id, c);
+                }
+            }
+        }
+    }
+
+    /// The nested class `name` of `class`.
+    pub fn child(&self, class: usize, name: &str) -> Option<usize> {
+        self.nodes[class]
+            .children
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, c)| c)
+    }
+
+    /// The kind of `class` (`package` for a node without definition).
+    pub fn kind(&self, class: usize) -> ClassKind {
+        self.nodes[class].def.map_or(ClassKind::Package, |d| d.kind)
+    }
+
+    /// Looks `parts` up from inside `class` (MLS 3.6, §5.3.1): the first
+    /// part in `class` and its enclosing classes (their nested classes and
+    /// imports), the rest as nested classes of what it found.
+    pub fn lookup(&self, class: usize, parts: &[String]) -> Option<usize> {
+        self.lookup_steps(class, parts, MAX_LOOKUP_STEPS)
+    }
+
+    fn lookup_steps(&self, class: usize, parts: &[String], steps: usize) -> Option<usize> {
+        let (first, rest) = parts.split_first()?;
+        let steps = steps.checked_sub(1)?;
+        let mut scope = Some(class);
+        let mut found = None;
+        while let Some(s) = scope {
+            if let Some(c) = self.child(s, first) {
+                found = Some(c);
+                break;
+            }
+            if self.nodes[s].full == *first && s != 0 && self.nodes[s].parent == Some(0) {
+                found = Some(s);
+                break;
+            }
+            if let Some(c) = self.imported(s, first, steps) {
+                found = Some(c);
+                break;
+            }
+            scope = self.nodes[s].parent;
+        }
+        let mut at = found?;
+        for p in rest {
+            at = self.child(at, p)?;
+        }
+        Some(at)
+    }
+
+    /// The class that an `import` clause of `class` names `name`.
+    fn imported(&self, class: usize, name: &str, steps: usize) -> Option<usize> {
+        let def = self.nodes[class].def?;
+        let ClassBody::Long { elements, .. } = &def.body else {
+            return None;
+        };
+        // Imported names are looked up from the top level (MLS 3.6,
+        // §13.2.1: the name in an import clause is fully qualified).
+        for e in elements {
+            let Element::Import(import) = e else { continue };
+            match &import.kind {
+                ImportKind::Qualified(path) if path.parts.last().is_some_and(|l| l == name) => {
+                    return self.lookup_steps(0, &path.parts, steps);
+                }
+                ImportKind::Renamed(alias, path) if alias.name == name => {
+                    return self.lookup_steps(0, &path.parts, steps);
+                }
+                ImportKind::Unqualified(path) => {
+                    if let Some(c) = self
+                        .lookup_steps(0, &path.parts, steps)
+                        .and_then(|p| self.child(p, name))
+                    {
+                        return Some(c);
+                    }
+                }
+                ImportKind::Multiple(path, names) if names.iter().any(|n| n.name == name) => {
+                    return self
+                        .lookup_steps(0, &path.parts, steps)
+                        .and_then(|p| self.child(p, name));
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The classes that can be simulated: every non-`partial` `model`,
+    /// `block` or `class`, by full name, in source order.
+    pub fn models(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter_map(|n| n.def.map(|d| (n, d)))
+            .filter(|(_, d)| {
+                !d.partial
+                    && matches!(
+                        d.kind,
+                        ClassKind::Model | ClassKind::Block | ClassKind::Class
+                    )
+            })
+            .map(|(n, _)| n.full.clone())
+            .collect()
+    }
+}
