@@ -33,8 +33,8 @@ package Mechanics "Translational and planar mechanics"
     Real f "force from flange_a to flange_b";
   equation
     s_rel = flange_b.s - flange_a.s;
-    flange_b.f = -f;
-    flange_a.f = f;
+    flange_b.f = f;
+    flange_a.f = -f;
   end Compliant;
 
   model Spring

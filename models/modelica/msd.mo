@@ -1,4 +1,4 @@
-// A mass-spring-damper built from components; `msd_flat.dae` is the same
+// A mass-spring-damper built from components; `tests/modelica/flat/msd_flat.dae` is the same
 // system flattened by hand.
 model MassSpringDamper
   Mechanics.Fixed fixed;

@@ -1,5 +1,5 @@
 // A pendulum built from components: a body on a rod hung from a pivot.
-// The rod's length constraint makes it an index-3 DAE; `pendulum_flat.dae`
+// The rod's length constraint makes it an index-3 DAE; `tests/modelica/flat/pendulum_flat.dae`
 // is the same system flattened by hand.
 model ComponentPendulum
   Mechanics.Pivot pivot;

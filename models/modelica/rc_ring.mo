@@ -1,5 +1,5 @@
 // Four capacitors to ground, coupled in a ring by resistors: component
-// arrays connected in `for` loops. `rc_ring_flat.dae` is the same system
+// arrays connected in `for` loops. `tests/modelica/flat/rc_ring_flat.dae` is the same system
 // flattened by hand.
 model RCRing
   import Electrical.{Resistor, Capacitor, Ground};

@@ -1,4 +1,4 @@
-// A series RLC circuit built from components; `rlc_flat.dae` is the same
+// A series RLC circuit built from components; `tests/modelica/flat/rlc_flat.dae` is the same
 // circuit flattened by hand.
 model RLCCircuit "Series RLC circuit driven by a constant voltage"
   import Electrical.*;

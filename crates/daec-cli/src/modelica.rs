@@ -77,7 +77,8 @@ pub(crate) fn instantiate(
 }
 
 /// The class to flatten: `--model NAME` (a full name, or the last part
-/// of one model's name), or the only model of the file.
+/// of one model's name), or the only model of the file, or else the only
+/// one that no other class of the file uses.
 fn choose(ctx: &mut Ctx<'_, '_>, args: &ModelArgs, main: &StoredDefinition) -> Result<String, i32> {
     let candidates = daec_model::instantiate::models(std::slice::from_ref(main));
     let list = || {
@@ -101,8 +102,11 @@ fn choose(ctx: &mut Ctx<'_, '_>, args: &ModelArgs, main: &StoredDefinition) -> R
                 _ => Ok(name.clone()),
             }
         }
-        None => match candidates.as_slice() {
-            [one] => Ok(one.clone()),
+        None => match (
+            candidates.as_slice(),
+            daec_model::instantiate::root_models(std::slice::from_ref(main)).as_slice(),
+        ) {
+            ([one], _) | (_, [one]) => Ok(one.clone()),
             _ => Err(ctx.usage_error(&format!(
                 "`{}` holds {} models; choose one with --model NAME ({})",
                 args.model.display(),

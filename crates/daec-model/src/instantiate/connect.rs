@@ -103,9 +103,9 @@ impl Inst<'_> {
                     .map(|(n, f)| {
                         let n = n.trim_start_matches('.');
                         if *f {
-                            format!("flow {n}")
+                            format!("flow `{n}`")
                         } else {
-                            n.to_owned()
+                            format!("`{n}`")
                         }
                     })
                     .collect::<Vec<_>>()

@@ -50,6 +50,12 @@ pub fn models(files: &[StoredDefinition]) -> Vec<String> {
     ClassTree::new(files).models()
 }
 
+/// The models of [`models`] that no class of `files` uses as a component
+/// type or base class: the model a file is written for, if it is one.
+pub fn root_models(files: &[StoredDefinition]) -> Vec<String> {
+    ClassTree::new(files).roots()
+}
+
 /// Flattens the class `name` (a full dotted name) of `files` into a flat
 /// model. `None` with the diagnostics when the model has errors.
 pub fn instantiate(

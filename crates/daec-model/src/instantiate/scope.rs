@@ -179,7 +179,7 @@ impl Inst<'_> {
         }
         let dotted: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
         let class = self.tree.nodes[scope.class].full.clone();
-        self.diags.push(
+        self.error(
             Diagnostic::error(
                 codes::UNDECLARED,
                 format!("cannot find `{}` in `{class}`", dotted.join(".")),
@@ -200,12 +200,24 @@ impl Inst<'_> {
     /// package.
     fn package_constant(&mut self, parts: &[Ident], scope: &Scope) -> Option<Expr> {
         let (last, path) = parts.split_last()?;
-        if path.is_empty() || self.const_depth >= MAX_EVAL_DEPTH {
+        if self.const_depth >= MAX_EVAL_DEPTH {
             return None;
         }
-        let path: Vec<String> = path.iter().map(|p| p.name.clone()).collect();
-        let class = self.tree.lookup(scope.class, &path)?;
-        let value = self.constant_of(class, &last.name)?;
+        let (class, value) = if path.is_empty() {
+            // A constant of this class or an enclosing one (MLS 3.6, §5.3.1).
+            let mut class = Some(scope.class);
+            loop {
+                let c = class?;
+                if let Some(v) = self.constant_of(c, &last.name) {
+                    break (c, v);
+                }
+                class = self.tree.nodes[c].parent;
+            }
+        } else {
+            let path: Vec<String> = path.iter().map(|p| p.name.clone()).collect();
+            let class = self.tree.lookup(scope.class, &path)?;
+            (class, self.constant_of(class, &last.name)?)
+        };
         let package = Scope {
             class,
             prefix: String::new(),
@@ -270,7 +282,7 @@ impl Inst<'_> {
                 Some((flat, outside))
             }
             _ => {
-                self.diags.push(
+                self.error(
                     Diagnostic::error(codes::CONNECT, "expected a component reference")
                         .with_primary(e.span, "not a component or connector"),
                 );
@@ -284,7 +296,7 @@ impl Inst<'_> {
             Some(c) => Some(c.clone()),
             None => {
                 let class = self.tree.nodes[scope.class].full.clone();
-                self.diags.push(
+                self.error(
                     Diagnostic::error(
                         codes::UNDECLARED,
                         format!("cannot find `{}` in `{class}`", first.name),
@@ -302,7 +314,7 @@ impl Inst<'_> {
         match self.eval(e, 0) {
             Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => Some(v as i64),
             Some(v) => {
-                self.diags.push(
+                self.error(
                     Diagnostic::error(
                         codes::STRUCTURAL_VALUE,
                         format!("{what} must be an integer, not {v}"),
@@ -321,7 +333,7 @@ impl Inst<'_> {
     /// Reports that `e`, which `what` needs, cannot be evaluated.
     pub(super) fn structural_error(&mut self, e: &Expr, what: &str) {
         if !matches!(e.kind, ExprKind::Error) {
-            self.diags.push(
+            self.error(
                 Diagnostic::error(
                     codes::STRUCTURAL_VALUE,
                     format!("{what} must be known before the model is flattened"),

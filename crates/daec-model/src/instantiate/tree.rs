@@ -172,6 +172,32 @@ impl<'a> ClassTree<'a> {
         None
     }
 
+    /// The models of [`ClassTree::models`] that no class uses as the type
+    /// of a component or as a base class (by last name part): the
+    /// candidates for the model a file is written for.
+    pub fn roots(&self) -> Vec<String> {
+        let mut used: Vec<&str> = Vec::new();
+        for def in self.nodes.iter().filter_map(|n| n.def) {
+            match &def.body {
+                ClassBody::Long { elements, .. } => {
+                    for e in elements {
+                        let name = match e {
+                            Element::Component(c) => &c.decl.type_name,
+                            Element::Extends(x) => &x.base,
+                            _ => continue,
+                        };
+                        used.extend(name.parts.last().map(String::as_str));
+                    }
+                }
+                ClassBody::Short { base, .. } => used.extend(base.parts.last().map(String::as_str)),
+            }
+        }
+        self.models()
+            .into_iter()
+            .filter(|m| !used.contains(&m.rsplit('.').next().unwrap_or(m)))
+            .collect()
+    }
+
     /// The classes that can be simulated: every non-`partial` `model`,
     /// `block` or `class`, by full name, in source order.
     pub fn models(&self) -> Vec<String> {

@@ -1,0 +1,270 @@
+//! Hierarchical Modelica (`.mo` files): golden flattening tests (one
+//! directory per construct under `tests/flatten_golden/`), the round trip
+//! of `daec flatten`, one error test per instantiation diagnostic, and
+//! component models of `models/modelica/` against their hand-flattened
+//! equivalents in `tests/modelica/flat/`.
+
+mod common;
+
+use common::{Csv, daec, root};
+
+const LIB: &str = "models/modelica";
+
+/// Every `tests/flatten_golden/<case>/model.mo` flattens (class `Top`) to
+/// its `expected.dae`, and the flat text flattens to itself.
+#[test]
+fn golden_flattening() {
+    let dir = root().join("tests/flatten_golden");
+    let mut cases: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 9, "only {} cases", cases.len());
+    let tmp = std::env::temp_dir().join(format!("daec-golden-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    for case in cases {
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let model = format!("tests/flatten_golden/{name}/model.mo");
+        let r = daec(&["flatten", &model, "--model", "Top"]);
+        assert_eq!(r.code, 0, "{name}:\n{}", r.stderr);
+        let expected = std::fs::read_to_string(case.join("expected.dae"))
+            .unwrap_or_else(|_| panic!("{name}: no expected.dae; the output is:\n{}", r.stdout));
+        assert_eq!(r.stdout, expected, "{name}: the flat model differs");
+        // Round trip: the flat text is a `.dae` model that flattens to itself.
+        let flat = tmp.join(format!("{name}.dae"));
+        std::fs::write(&flat, &r.stdout).unwrap();
+        let again = daec(&["flatten", flat.to_str().unwrap()]);
+        assert_eq!(again.code, 0, "{name}: {}", again.stderr);
+        assert_eq!(again.stdout, r.stdout, "{name}: the round trip differs");
+    }
+}
+
+/// The flat text of each component model of `models/modelica/` parses
+/// again to the same model.
+#[test]
+fn flatten_round_trips_the_component_models() {
+    let tmp = std::env::temp_dir().join(format!("daec-mo-roundtrip-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    for m in ["rlc", "msd", "pendulum", "rc_ring"] {
+        let model = format!("{LIB}/{m}.mo");
+        let first = daec(&["flatten", &model, "--lib", LIB]);
+        assert_eq!(first.code, 0, "{m}: {}", first.stderr);
+        let flat = tmp.join(format!("{m}.dae"));
+        std::fs::write(&flat, &first.stdout).unwrap();
+        let second = daec(&["flatten", flat.to_str().unwrap()]);
+        assert_eq!(second.code, 0, "{m}: {}", second.stderr);
+        assert_eq!(first.stdout, second.stdout, "{m}: the round trip differs");
+    }
+}
+
+/// Simulates `model` (with `extra` arguments) and returns its CSV.
+fn simulate(model: &str, extra: &[&str]) -> Csv {
+    // A tight tolerance: the component model and its hand-flattened
+    // equivalent are different DAEs, whose errors differ within it.
+    let mut args = vec!["simulate", model, "--rtol", "1e-10"];
+    args.extend_from_slice(extra);
+    let r = daec(&args);
+    assert_eq!(r.code, 0, "{model}:\n{}", r.stderr);
+    Csv::parse(&r.stdout)
+}
+
+/// The columns `pairs` (component model name, flat model name) agree at
+/// every output time to `tol` (relative to the column's largest value).
+fn assert_same(component: &Csv, flat: &Csv, pairs: &[(&str, &str)], tol: f64) {
+    assert_eq!(component.rows.len(), flat.rows.len(), "output times differ");
+    for &(a, b) in pairs {
+        let (ca, cb) = (component.col(a), flat.col(b));
+        let scale = flat.rows.iter().map(|r| r[cb].abs()).fold(1e-12, f64::max);
+        for (ra, rb) in component.rows.iter().zip(&flat.rows) {
+            assert_eq!(ra[0], rb[0], "output times differ");
+            let err = (ra[ca] - rb[cb]).abs() / scale;
+            assert!(
+                err <= tol,
+                "{a} = {} but {b} = {} at t = {} (relative error {err:.2e})",
+                ra[ca],
+                rb[cb],
+                ra[0]
+            );
+        }
+    }
+}
+
+#[test]
+fn rlc_circuit_from_components_matches_the_flat_circuit() {
+    let component = simulate("models/modelica/rlc.mo", &["--lib", LIB]);
+    let flat = simulate("tests/modelica/flat/rlc_flat.dae", &[]);
+    assert_same(&component, &flat, &[("L1.i", "i"), ("C1.v", "vC")], 1e-7);
+    // Kirchhoff: the resistor carries the loop current.
+    let last = component.rows.len() - 1;
+    let (i, ir) = (component.value(last, "L1.i"), component.value(last, "R1.i"));
+    assert!((i - ir).abs() <= 1e-9, "L1.i = {i}, R1.i = {ir}");
+}
+
+#[test]
+fn analyze_counts_the_component_circuit() {
+    let r = daec(&["analyze", "models/modelica/rlc.mo", "--lib", LIB]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("26 equations, 26 unknowns"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Degrees of freedom Val(Σ) = Σd − Σc = 2"));
+}
+
+#[test]
+fn mass_spring_damper_from_components_matches_the_flat_one() {
+    let component = simulate("models/modelica/msd.mo", &["--lib", LIB]);
+    let flat = simulate("tests/modelica/flat/msd_flat.dae", &[]);
+    assert_same(&component, &flat, &[("mass.s", "s"), ("mass.v", "v")], 1e-7);
+}
+
+#[test]
+fn pendulum_from_components_is_index_three_and_matches_the_flat_one() {
+    let r = daec(&["analyze", "models/modelica/pendulum.mo", "--lib", LIB]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("Structural index ν_Σ = 3"),
+        "{}",
+        r.stdout
+    );
+    let component = simulate("models/modelica/pendulum.mo", &["--lib", LIB]);
+    let flat = simulate("tests/modelica/flat/pendulum_flat.dae", &[]);
+    assert_same(
+        &component,
+        &flat,
+        &[("body.x", "x"), ("body.y", "y"), ("body.vy", "vy")],
+        1e-7,
+    );
+}
+
+#[test]
+fn component_array_ring_matches_the_flat_ring() {
+    let component = simulate("models/modelica/rc_ring.mo", &["--lib", LIB]);
+    let flat = simulate("tests/modelica/flat/rc_ring_flat.dae", &[]);
+    assert_same(
+        &component,
+        &flat,
+        &[
+            ("C[1].v", "v[1]"),
+            ("C[2].v", "v[2]"),
+            ("C[3].v", "v[3]"),
+            ("C[4].v", "v[4]"),
+        ],
+        1e-7,
+    );
+}
+
+#[test]
+fn parameter_overrides_take_dotted_names() {
+    let base = simulate("models/modelica/msd.mo", &["--lib", LIB]);
+    let stiff = simulate(
+        "models/modelica/msd.mo",
+        &["--lib", LIB, "-p", "spring.c=40"],
+    );
+    // A four times stiffer spring halves the period: the first zero
+    // crossing of the position comes earlier.
+    let crossing = |csv: &Csv| {
+        let s = csv.col("mass.s");
+        csv.rows.iter().find(|r| r[s] < 0.0).map(|r| r[0]).unwrap()
+    };
+    assert!(crossing(&stiff) < 0.7 * crossing(&base));
+}
+
+#[test]
+fn the_library_path_comes_from_modelicapath_too() {
+    // Without a library the package is missing.
+    let r = daec(&["flatten", "models/modelica/msd.mo"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("cannot find class `Mechanics.Fixed`"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_library_in_package_directories_is_read() {
+    let tmp = std::env::temp_dir().join(format!("daec-lib-{}", std::process::id()));
+    let pkg = tmp.join("Lib").join("Sub");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(
+        tmp.join("Lib/package.mo"),
+        "package Lib\n  constant Real k = 2;\nend Lib;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("package.mo"),
+        "within Lib;\npackage Sub\nend Sub;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("Decay.mo"),
+        "within Lib.Sub;\nmodel Decay\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -Lib.k*x;\nend Decay;\n",
+    )
+    .unwrap();
+    let model = tmp.join("top.mo");
+    std::fs::write(&model, "model Top\n  Lib.Sub.Decay d;\nend Top;\n").unwrap();
+    let r = daec(&[
+        "flatten",
+        model.to_str().unwrap(),
+        "--lib",
+        tmp.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("der('d.x') = -2 * 'd.x'"), "{}", r.stdout);
+}
+
+#[test]
+fn several_models_need_a_choice() {
+    let r = daec(&["flatten", "tests/modelica/errors/several_models.mo"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("holds 2 models; choose one with --model NAME (its models are: A, B)"),
+        "{}",
+        r.stderr
+    );
+    let r = daec(&[
+        "flatten",
+        "tests/modelica/errors/several_models.mo",
+        "--model",
+        "B",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("model B"));
+    let r = daec(&[
+        "flatten",
+        "tests/modelica/errors/several_models.mo",
+        "--model",
+        "C",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("no class `C`"), "{}", r.stderr);
+}
+
+/// Every model of `tests/modelica/errors/` (but the one with two models)
+/// fails with its pinned diagnostics (exit 1).
+#[test]
+fn instantiation_errors_are_located() {
+    let dir = root().join("tests/modelica/errors");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_stem().is_some_and(|s| s != "several_models"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10);
+    for path in files {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let model = format!("tests/modelica/errors/{stem}.mo");
+        let r = daec(&["flatten", &model]);
+        assert_eq!(r.code, 1, "{stem}: {}", r.stderr);
+        assert!(!r.stdout.contains("model"), "{stem}: printed a model");
+        assert_workspace_snapshot!(format!("modelica_error__{stem}"), r.stderr);
+    }
+}

@@ -1,0 +1,3 @@
+model Circuit
+  Resistr R1;
+end Circuit;

@@ -1,0 +1,7 @@
+package P
+  model M
+    Real x
+  equation
+    der(x) = -x;
+  end M;
+end P;
