@@ -465,8 +465,9 @@ pub enum ClassBody {
 /// An element of a long class definition.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Element {
-    /// A component declaration (one declared name).
-    Component(Component),
+    /// A component declaration (one declared name; boxed, it is the
+    /// largest element).
+    Component(Box<Component>),
     /// A nested class definition.
     Class(Box<ClassDef>),
     /// `extends Base(modifiers);`.

@@ -909,7 +909,7 @@ impl<'s> Ctx<'s> {
             match item {
                 MoItem::Components(cs) => elements.extend(cs.into_iter().map(|mut c| {
                     c.protected = protected;
-                    Element::Component(c)
+                    Element::Component(Box::new(c))
                 })),
                 MoItem::Class(c) => elements.push(Element::Class(Box::new(c))),
                 MoItem::Extends(e) => elements.push(Element::Extends(e)),

@@ -397,7 +397,7 @@ impl<'a> Inst<'a> {
                             let (m, _) = Mod::merge(out.modification, merged.0);
                             out.modification = m;
                         }
-                        Element::Component(c) => out.components.push((c, class)),
+                        Element::Component(c) => out.components.push((c.as_ref(), class)),
                         Element::Class(_) | Element::Import(_) => {}
                     }
                 }
