@@ -103,16 +103,51 @@ fn rlc_circuit_from_components_matches_the_flat_circuit() {
     assert!((i - ir).abs() <= 1e-9, "L1.i = {i}, R1.i = {ir}");
 }
 
+/// The connection equalities are eliminated as aliases before the
+/// analysis: of 26 unknowns, 5 pin potentials are other names.
 #[test]
-fn analyze_counts_the_component_circuit() {
+fn analyze_counts_the_component_circuit_without_aliases() {
     let r = daec(&["analyze", "models/modelica/rlc.mo", "--lib", LIB]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
-        r.stdout.contains("26 equations, 26 unknowns"),
+        r.stdout.contains("21 equations, 21 unknowns"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(
+            "Aliases eliminated before the analysis: 5 ('C1.n.v' = 'source.n.v', \
+             'C1.p.v' = 'L1.n.v', 'L1.p.v' = 'R1.n.v', 'R1.p.v' = 'source.p.v', \
+             'ground.p.v' = 'source.n.v')"
+        ),
         "{}",
         r.stdout
     );
     assert!(r.stdout.contains("Degrees of freedom Val(Σ) = Σd − Σc = 2"));
+}
+
+/// The results still show every variable: an alias's column repeats the
+/// column of the unknown it names, and `--vars` takes alias names.
+#[test]
+fn aliases_keep_their_columns_and_names() {
+    let csv = simulate("models/modelica/rlc.mo", &["--lib", LIB]);
+    assert_eq!(csv.header.len(), 27, "{:?}", csv.header);
+    for row in 0..csv.rows.len() {
+        assert_eq!(csv.value(row, "R1.p.v"), csv.value(row, "source.p.v"));
+        assert!(csv.value(row, "ground.p.v").abs() <= 1e-12);
+    }
+    let tmp = std::env::temp_dir().join(format!("daec-alias-plot-{}.svg", std::process::id()));
+    let r = daec(&[
+        "simulate",
+        "models/modelica/rlc.mo",
+        "--lib",
+        LIB,
+        "--vars",
+        "R1.p.v,C1.*",
+        "--plot",
+        tmp.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
 }
 
 #[test]

@@ -224,6 +224,11 @@ pub fn to_dae_text(dae: &Dae) -> String {
         );
         i = j;
     }
+    // Aliases: declared after the unknowns, so that the unknown they
+    // name stays the representative when the text is read again.
+    for a in &dae.aliases {
+        let _ = writeln!(out, "  Real {};", ident_source(&a.name));
+    }
     // (an invariant keeps its annotation: the flat model declares it too)
     let eqs_with = |out: &mut String, list: &[Equation], annotation: &str| {
         for e in list {
@@ -243,6 +248,14 @@ pub fn to_dae_text(dae: &Dae) -> String {
     }
     out.push_str("equation\n");
     eqs(&mut out, &dae.equations);
+    for a in &dae.aliases {
+        let _ = writeln!(
+            out,
+            "  {} = {} annotation(__daec(alias = true));",
+            ident_source(&a.name),
+            ident_source(&a.of)
+        );
+    }
     eqs_with(
         &mut out,
         &dae.invariants,

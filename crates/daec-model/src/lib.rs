@@ -17,12 +17,14 @@
 //!   element-wise; `der` of an expression is its total time derivative.
 //! - The IR keeps no spans: `SourceMap` side tables key spans by index.
 
+mod aliases;
 mod budget;
 mod flat;
 pub mod instantiate;
 mod lower;
 mod suggest;
 
+pub use aliases::Alias;
 pub use budget::MemoryBudget;
 pub use daec_syntax::lexer::ident_source;
 pub use flat::{FlatNames, to_dae_text};
@@ -198,6 +200,10 @@ pub struct Dae {
     pub experiment: Experiment,
     /// Where each part came from.
     pub spans: SourceSpans,
+    /// Names of unknowns eliminated by alias equations (`__daec(alias =
+    /// true)`, the connection equalities of a `.mo` model), sorted by
+    /// name; each equals the unknown it names.
+    pub aliases: Vec<Alias>,
 }
 
 /// A flat name as `.dae` source: `base` as an identifier (quoted when it

@@ -24,6 +24,31 @@ impl Results {
     pub fn column(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| n == name)
     }
+
+    /// These results with a column for each alias after the others, a
+    /// copy of the column of the unknown it names.
+    pub fn with_aliases(&self, aliases: &[daec_model::Alias]) -> Results {
+        let from: Vec<(String, usize)> = aliases
+            .iter()
+            .filter_map(|a| self.column(&a.of).map(|c| (a.name.clone(), c)))
+            .collect();
+        let mut names = self.names.clone();
+        names.extend(from.iter().map(|(n, _)| n.clone()));
+        let z = self
+            .z
+            .iter()
+            .map(|row| {
+                let mut out = row.clone();
+                out.extend(from.iter().map(|&(_, c)| row[c]));
+                out
+            })
+            .collect();
+        Results {
+            names,
+            t: self.t.clone(),
+            z,
+        }
+    }
 }
 
 /// The output grid `t0, t0 + Δ, …` with the last point exactly `t_end`

@@ -247,6 +247,25 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
         n,
         n
     );
+    if !dae.aliases.is_empty() {
+        let listed: Vec<String> = dae
+            .aliases
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} = {}",
+                    daec_model::ident_source(&a.name),
+                    daec_model::ident_source(&a.of)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "Aliases eliminated before the analysis: {} ({})",
+            listed.len(),
+            listed.join(", ")
+        );
+    }
     roots_section(&mut out, dae, analysis, n);
     conversion_section(&mut out, analysis, n);
     // Σ table.

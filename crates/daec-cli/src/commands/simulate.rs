@@ -385,7 +385,12 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     };
     sim.stats.compile_seconds += compile;
     // Results (also the partial ones of a failed run), written atomically.
-    emit(ctx, args.output.as_deref(), &to_csv(&sim.results))?;
+    if dae.aliases.is_empty() {
+        emit(ctx, args.output.as_deref(), &to_csv(&sim.results))?;
+    } else {
+        let results = sim.results.with_aliases(&dae.aliases);
+        emit(ctx, args.output.as_deref(), &to_csv(&results))?;
+    }
     if let Some(path) = &args.plot {
         let plot = to_svg(&sim.results, &columns, &dae.name)
             .map_err(|e| ctx.usage_error(&format!("cannot draw the plot: {e}")))?;

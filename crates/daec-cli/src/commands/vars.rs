@@ -49,10 +49,24 @@ pub(crate) fn plot_columns(
     let mut taken = vec![false; dae.unknowns.len()];
     for v in vars {
         let v = v.trim();
-        let matched: Vec<usize> = match dae.unknown_index(v) {
+        // An alias (a connection's other name of an unknown) shows the
+        // unknown it names.
+        let alias_of = |name: &str| {
+            dae.aliases
+                .iter()
+                .find(|a| a.name == name)
+                .and_then(|a| dae.unknown_index(&a.of))
+        };
+        let matched: Vec<usize> = match dae.unknown_index(v).or_else(|| alias_of(v)) {
             Some(j) => vec![j],
             None if v.contains(['*', '?']) => (0..dae.unknowns.len())
                 .filter(|&j| glob_match(v, &dae.unknowns[j].name))
+                .chain(
+                    dae.aliases
+                        .iter()
+                        .filter(|a| glob_match(v, &a.name))
+                        .filter_map(|a| dae.unknown_index(&a.of)),
+                )
                 .collect(),
             None => {
                 let hint =

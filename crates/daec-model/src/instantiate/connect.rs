@@ -192,7 +192,9 @@ impl Inst<'_> {
                         continue;
                     }
                     seen.push(c.nodes[i].0.clone());
-                    out.push(equation(name(set[0]), name(i), span));
+                    let mut eq = equation(name(set[0]), name(i), span);
+                    eq.annotations = alias_annotation(span);
+                    out.push(eq);
                 }
             }
         }
@@ -226,4 +228,31 @@ fn equation(lhs: Expr, rhs: Expr, span: Span) -> Equation {
         annotations: Vec::new(),
         span,
     }
+}
+
+/// `annotation(__daec(alias = true))`: the equality of two potential
+/// variables, which the lowering eliminates as an alias.
+fn alias_annotation(span: Span) -> Vec<daec_syntax::ast::Modifier> {
+    let ident = |name: &str| daec_syntax::ast::Ident {
+        name: name.to_owned(),
+        span,
+    };
+    vec![daec_syntax::ast::Modifier {
+        each: false,
+        is_final: false,
+        name: ident("__daec"),
+        nested: vec![daec_syntax::ast::Modifier {
+            each: false,
+            is_final: false,
+            name: ident("alias"),
+            nested: Vec::new(),
+            value: Some(Expr {
+                kind: ExprKind::Bool(true),
+                span,
+            }),
+            span,
+        }],
+        value: None,
+        span,
+    }]
 }

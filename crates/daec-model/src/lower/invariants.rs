@@ -13,7 +13,9 @@ use daec_syntax::ast::{self, EquationKind};
 const VENDOR: &str = "__daec";
 
 /// The keys `__daec(…)` accepts on an equation.
-const KEYS: [&str; 1] = ["invariant"];
+// `alias` marks an equation the alias elimination (`crate::aliases`)
+// removes before lowering; one that stays is an ordinary equation.
+const KEYS: [&str; 2] = ["invariant", "alias"];
 
 impl<'a> Lowerer<'a> {
     /// Whether `eq` carries `annotation(__daec(invariant = true))`. A key
@@ -51,7 +53,8 @@ impl<'a> Lowerer<'a> {
                     continue;
                 }
                 match self.boolean_setting(m) {
-                    Some(v) => invariant = v,
+                    Some(v) if m.name.name == "invariant" => invariant = v,
+                    Some(_) => {}
                     None => ok = false,
                 }
             }

@@ -60,6 +60,11 @@ impl LowerOptions {
 /// Lowers a parsed model. Returns the flat DAE when there is no error, and
 /// every diagnostic (errors and warnings) found.
 pub fn lower(model: &ast::Model, options: &LowerOptions) -> (Option<Dae>, Vec<Diagnostic>) {
+    let reduced = crate::aliases::eliminate(model);
+    let (model, aliases) = match &reduced {
+        Some((m, a)) => (m, a.clone()),
+        None => (model, Vec::new()),
+    };
     let mut l = Lowerer::new(model, options);
     l.run();
     let has_error = l.diags.iter().any(Diagnostic::is_error);
@@ -67,7 +72,9 @@ pub fn lower(model: &ast::Model, options: &LowerOptions) -> (Option<Dae>, Vec<Di
     if has_error {
         (None, diags)
     } else {
-        (Some(l.finish()), diags)
+        let mut dae = l.finish();
+        dae.aliases = aliases;
+        (Some(dae), diags)
     }
 }
 
@@ -279,6 +286,7 @@ impl<'a> Lowerer<'a> {
             events: self.events,
             experiment: self.experiment,
             spans: self.spans,
+            aliases: Vec::new(),
         }
     }
 

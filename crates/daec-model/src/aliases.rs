@@ -1,0 +1,268 @@
+//! Elimination of alias equations before the lowering: an equation
+//! `a = b` between two scalar `Real` unknowns marked
+//! `annotation(__daec(alias = true))` — as the instantiation marks the
+//! equalities of the potential variables of a connection set (MLS 3.6,
+//! §9.2) — makes `a` another name of `b`. Each set of names joined by such
+//! equations keeps one unknown, the *representative*; the others are
+//! replaced by it everywhere and dropped with their equations, so the
+//! counts, the index and the states are those of the physical system.
+//! The names stay known as [`Alias`]es of the [`crate::Dae`]: the
+//! results and the flat text show them.
+//!
+//! The representative of a set is the member with a `start` or `fixed`
+//! attribute, else the member declared first. A set in which more than
+//! one member has such attributes, or a member has a binding, keeps its
+//! equations (the attributes could disagree).
+
+use daec_syntax::ast::{self, EquationKind, Expr, ExprKind, Variability};
+use std::collections::HashMap;
+
+/// A name of an eliminated unknown and the unknown it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alias {
+    /// The eliminated name, e.g. `R1.p.v`.
+    pub name: String,
+    /// The unknown it equals, e.g. `source.p.v`.
+    pub of: String,
+}
+
+/// Whether `eq` is marked `annotation(__daec(alias = true))`.
+pub(crate) fn is_alias_equation(eq: &ast::Equation) -> bool {
+    eq.annotations.iter().any(|a| {
+        a.name.name == "__daec"
+            && a.nested.iter().any(|m| {
+                m.name.name == "alias"
+                    && m.value
+                        .as_ref()
+                        .is_some_and(|v| matches!(v.kind, ExprKind::Bool(true)))
+            })
+    })
+}
+
+fn single_name(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Name(parts) if parts.len() == 1 => Some(&parts[0].name),
+        _ => None,
+    }
+}
+
+/// The name `e` is, after the renaming.
+fn renamed<'e>(e: &'e Expr, map: &'e HashMap<String, String>) -> Option<&'e str> {
+    single_name(e).map(|n| map.get(n).map_or(n, String::as_str))
+}
+
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+/// `model` with its alias equations eliminated, and the aliases; `None`
+/// when it has none to eliminate.
+pub(crate) fn eliminate(model: &ast::Model) -> Option<(ast::Model, Vec<Alias>)> {
+    // Candidates: scalar `Real` unknowns, by name.
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for (k, d) in model.declarations.iter().enumerate() {
+        if d.variability == Variability::Continuous
+            && d.dims.is_empty()
+            && d.type_name.parts == ["Real"]
+        {
+            index.insert(d.name.name.as_str(), k);
+        }
+    }
+    let mut parent: Vec<usize> = (0..model.declarations.len()).collect();
+    let mut any = false;
+    for s in model.sections.iter().filter(|s| !s.initial) {
+        for eq in s.equations.iter().filter(|e| is_alias_equation(e)) {
+            let EquationKind::Simple { lhs, rhs } = &eq.kind else {
+                continue;
+            };
+            let (Some(&a), Some(&b)) = (
+                single_name(lhs).and_then(|n| index.get(n)),
+                single_name(rhs).and_then(|n| index.get(n)),
+            ) else {
+                continue;
+            };
+            let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+            if ra != rb {
+                parent[ra.max(rb)] = ra.min(rb);
+            }
+            any = true;
+        }
+    }
+    if !any {
+        return None;
+    }
+    // The sets, their members in declaration order.
+    let mut sets: HashMap<usize, Vec<usize>> = HashMap::new();
+    for k in 0..model.declarations.len() {
+        let r = find(&mut parent, k);
+        sets.entry(r).or_default().push(k);
+    }
+    let constrained = |d: &ast::Declaration| {
+        d.modifiers
+            .iter()
+            .any(|m| m.name.name == "start" || m.name.name == "fixed")
+    };
+    let mut rename: HashMap<String, String> = HashMap::new();
+    let mut aliases = Vec::new();
+    let mut members: Vec<&Vec<usize>> = sets.values().filter(|m| m.len() > 1).collect();
+    members.sort_by_key(|m| m[0]);
+    for m in members {
+        let decls: Vec<&ast::Declaration> = m.iter().map(|&k| &model.declarations[k]).collect();
+        if decls.iter().any(|d| d.binding.is_some())
+            || decls.iter().filter(|d| constrained(d)).count() > 1
+        {
+            continue;
+        }
+        let rep = decls.iter().find(|d| constrained(d)).unwrap_or(&decls[0]);
+        for d in &decls {
+            if d.name.name != rep.name.name {
+                rename.insert(d.name.name.clone(), rep.name.name.clone());
+                aliases.push(Alias {
+                    name: d.name.name.clone(),
+                    of: rep.name.name.clone(),
+                });
+            }
+        }
+    }
+    if aliases.is_empty() {
+        return None;
+    }
+    // By name: the same order whichever way the model was written (the
+    // flat text declares the aliases after the unknowns).
+    aliases.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut out = model.clone();
+    out.declarations
+        .retain(|d| !rename.contains_key(&d.name.name));
+    for d in &mut out.declarations {
+        if let Some(b) = &mut d.binding {
+            rename_names(b, &rename);
+        }
+        for m in &mut d.modifiers {
+            if let Some(v) = &mut m.value {
+                rename_names(v, &rename);
+            }
+        }
+        for e in &mut d.dims {
+            rename_names(e, &rename);
+        }
+    }
+    for s in &mut out.sections {
+        let initial = s.initial;
+        s.equations.retain(|e| {
+            initial || !is_alias_equation(e) || {
+                // Eliminated: both sides name one representative now.
+                match &e.kind {
+                    EquationKind::Simple { lhs, rhs } => {
+                        let l = renamed(lhs, &rename);
+                        l.is_none() || l != renamed(rhs, &rename)
+                    }
+                    _ => true,
+                }
+            }
+        });
+        for e in &mut s.equations {
+            rename_equation(e, &rename);
+        }
+    }
+    Some((out, aliases))
+}
+
+fn rename_equation(eq: &mut ast::Equation, map: &HashMap<String, String>) {
+    let mut stack = vec![eq];
+    while let Some(eq) = stack.pop() {
+        match &mut eq.kind {
+            EquationKind::Simple { lhs, rhs } => {
+                rename_names(lhs, map);
+                rename_names(rhs, map);
+            }
+            EquationKind::For { range, body, .. } => {
+                rename_names(range, map);
+                stack.extend(body.iter_mut());
+            }
+            EquationKind::If {
+                branches,
+                else_branch,
+            } => {
+                for (c, b) in branches {
+                    rename_names(c, map);
+                    stack.extend(b.iter_mut());
+                }
+                stack.extend(else_branch.iter_mut());
+            }
+            EquationKind::When { branches } => {
+                for (c, b) in branches {
+                    rename_names(c, map);
+                    stack.extend(b.iter_mut());
+                }
+            }
+            EquationKind::Call { args, .. } => {
+                for a in args {
+                    rename_names(a, map);
+                }
+            }
+            EquationKind::Error => {}
+        }
+    }
+}
+
+/// Replaces the one-part names of `e` found in `map`.
+fn rename_names(e: &mut Expr, map: &HashMap<String, String>) {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match &mut e.kind {
+            ExprKind::Name(parts) => {
+                if parts.len() == 1
+                    && let Some(to) = map.get(&parts[0].name)
+                {
+                    parts[0].name.clone_from(to);
+                }
+            }
+            ExprKind::Index { base, indices } => {
+                stack.push(base);
+                stack.extend(indices.iter_mut());
+            }
+            ExprKind::Member { base, .. } => stack.push(base),
+            ExprKind::Call {
+                args, named_args, ..
+            } => {
+                stack.extend(args.iter_mut());
+                stack.extend(named_args.iter_mut().map(|(_, v)| v));
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                stack.push(lhs);
+                stack.push(rhs);
+            }
+            ExprKind::Unary { expr, .. } => stack.push(expr),
+            ExprKind::If {
+                branches,
+                else_value,
+            } => {
+                for (c, v) in branches {
+                    stack.push(c);
+                    stack.push(v);
+                }
+                stack.push(else_value);
+            }
+            ExprKind::Range { start, step, stop } => {
+                stack.push(start);
+                if let Some(s) = step {
+                    stack.push(s);
+                }
+                stack.push(stop);
+            }
+            ExprKind::Array(items) => stack.extend(items.iter_mut()),
+            ExprKind::Matrix(rows) => stack.extend(rows.iter_mut().flatten()),
+            ExprKind::Integer(_)
+            | ExprKind::Real(_)
+            | ExprKind::Bool(_)
+            | ExprKind::String(_)
+            | ExprKind::Colon
+            | ExprKind::End
+            | ExprKind::Error => {}
+        }
+    }
+}
