@@ -303,3 +303,49 @@ fn instantiation_errors_are_located() {
         assert_workspace_snapshot!(format!("modelica_error__{stem}"), r.stderr);
     }
 }
+
+/// Deep hierarchies are limits reported with a location, never a stack
+/// overflow: components nested 200 deep, `extends` 200 deep; packages
+/// nested 5000 deep are read (class names are not stored per level).
+#[test]
+fn deep_hierarchies_are_reported_not_overflowed() {
+    let tmp = std::env::temp_dir().join(format!("daec-deep-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let n = 200;
+    let mut inst: String = (0..n)
+        .map(|i| format!("model M{i}\n  M{} c;\nend M{i};\n", i + 1))
+        .collect();
+    inst.push_str(&format!("model M{n}\n  Real x = 1;\nend M{n};\n"));
+    let mut ext = String::from("model A0\n  Real x = 1;\nend A0;\n");
+    ext.extend((0..n).map(|i| format!("model A{}\n  extends A{i};\nend A{};\n", i + 1, i + 1)));
+    ext.push_str(&format!("model Top\n  A{n} a;\nend Top;\n"));
+    for (name, text, model, message) in [
+        ("inst.mo", inst, "M0", "components nested more than 64 deep"),
+        (
+            "ext.mo",
+            ext,
+            "Top",
+            "`extends` clauses nested more than 64 deep",
+        ),
+    ] {
+        let path = tmp.join(name);
+        std::fs::write(&path, text).unwrap();
+        let r = daec(&["flatten", path.to_str().unwrap(), "--model", model]);
+        assert_eq!(r.code, 1, "{name}: {}", r.stderr);
+        assert!(r.stderr.contains(message), "{name}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("the innermost 8 are shown") || name == "ext.mo",
+            "{name}: {}",
+            r.stderr
+        );
+    }
+    let depth = 5000;
+    let mut pkg: String = (0..depth).map(|i| format!("package P{i}\n")).collect();
+    pkg.push_str("model M\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = -x;\nend M;\n");
+    pkg.extend((0..depth).rev().map(|i| format!("end P{i};\n")));
+    let path = tmp.join("pkg.mo");
+    std::fs::write(&path, pkg).unwrap();
+    let r = daec(&["flatten", path.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("der(x) = -x;"), "{}", r.stdout);
+}

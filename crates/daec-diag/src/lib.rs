@@ -217,9 +217,6 @@ pub mod codes {
     /// A `connect` of references that are not connectors, or of
     /// connectors that do not match.
     pub const CONNECT: &str = "E0132";
-    /// A component whose class has more or fewer equations than unknowns
-    /// (MLS 3.6, §4.8 balanced models).
-    pub const UNBALANCED: &str = "E0133";
     /// A class that extends or contains itself, or an instance hierarchy
     /// deeper than the instantiation allows.
     pub const INSTANCE_CYCLE: &str = "E0134";

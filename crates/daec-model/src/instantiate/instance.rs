@@ -123,7 +123,7 @@ impl<'a> Inst<'a> {
             if components.iter().any(|(c, _)| c.decl.name.name == *name) {
                 continue;
             }
-            let class = self.tree.nodes[inst.class].full.clone();
+            let class = self.tree.full(inst.class);
             let mut d = Diagnostic::error(
                 codes::MODIFIER_TARGET,
                 format!("`{class}` has no element `{name}`"),
@@ -325,12 +325,22 @@ impl<'a> Inst<'a> {
             self.error(d);
             return;
         }
-        if self.stack.iter().any(|(k, ..)| *k == id) || self.stack.len() >= MAX_DEPTH {
+        if self.stack.len() >= MAX_DEPTH {
+            let d = Diagnostic::error(
+                codes::TOO_LARGE,
+                format!("components nested more than {MAX_DEPTH} deep"),
+            )
+            .with_primary(c.decl.type_name.span, "one level too many");
+            self.error(d);
+            return;
+        }
+        if self.stack.iter().any(|(k, ..)| *k == id) {
             let d = Diagnostic::error(
                 codes::INSTANCE_CYCLE,
                 format!(
                     "`{}` contains itself through component `{}`",
-                    self.tree.nodes[id].full, c.decl.name.name
+                    self.tree.full(id),
+                    c.decl.name.name
                 ),
             )
             .with_primary(c.decl.type_name.span, "this component closes the cycle");
@@ -364,6 +374,21 @@ impl<'a> Inst<'a> {
             Variability::Continuous => inst.variability,
             v => v,
         };
+        if self.instances > MAX_EXPANDED {
+            // Reported once.
+            return;
+        }
+        let count: usize = dims.iter().product();
+        self.instances += count;
+        if self.instances > MAX_EXPANDED {
+            let d = Diagnostic::error(
+                codes::TOO_LARGE,
+                format!("a model of more than {MAX_EXPANDED} component instances"),
+            )
+            .with_primary(c.decl.name.span, "the limit is passed here");
+            self.error(d);
+            return;
+        }
         for index in index_tuples(&dims) {
             let mut flat = format!("{}{}", inst.prefix, c.decl.name.name);
             if !dims.is_empty() {

@@ -41,8 +41,13 @@ use tree::ClassTree;
 /// instantiation follows.
 pub const MAX_DEPTH: usize = 64;
 
-/// The most components one component array or expanded `for` may hold.
+/// The most components one component array or expanded `for` may hold,
+/// and the most instances a model may have.
 const MAX_EXPANDED: usize = 1_000_000;
+
+/// The most component declarations a diagnostic names on the way to its
+/// mistake.
+const MAX_VIA: usize = 8;
 
 /// The classes of `files` that can be simulated (non-`partial` `model`,
 /// `block` and `class` definitions), by full dotted name.
@@ -87,6 +92,7 @@ pub fn instantiate(
         stack: Vec::new(),
         const_depth: 0,
         top: class,
+        instances: 0,
     };
     let top = Instance {
         class,
@@ -164,6 +170,8 @@ pub(crate) struct Inst<'a> {
     const_depth: usize,
     /// The class being flattened.
     top: usize,
+    /// Instances built so far (at most [`MAX_EXPANDED`]).
+    instances: usize,
 }
 
 /// One instance to build.
@@ -347,9 +355,16 @@ impl<'a> Inst<'a> {
     /// The secondary labels that say through which component declarations
     /// a mistake was reached ("in component `R1` of `Circuit`").
     fn via(&self, mut d: Diagnostic) -> Diagnostic {
-        for (i, (_, span, name)) in self.stack.iter().enumerate().rev() {
+        let shown = self.stack.len().saturating_sub(MAX_VIA);
+        if shown > 0 {
+            d = d.with_note(format!(
+                "reached through {} component declarations; the innermost {MAX_VIA} are shown",
+                self.stack.len()
+            ));
+        }
+        for (i, (_, span, name)) in self.stack.iter().enumerate().skip(shown).rev() {
             let owner = match i.checked_sub(1) {
-                Some(k) => self.tree.nodes[self.stack[k].0].full.clone(),
+                Some(k) => self.tree.full(self.stack[k].0),
                 None => self.top_name(),
             };
             d = d.with_secondary(*span, format!("in component `{name}` of `{owner}`"));
@@ -358,7 +373,7 @@ impl<'a> Inst<'a> {
     }
 
     fn top_name(&self) -> String {
-        self.tree.nodes[self.top].full.clone()
+        self.tree.full(self.top)
     }
 
     fn error(&mut self, d: Diagnostic) {
@@ -432,12 +447,21 @@ impl<'a> Inst<'a> {
             self.class_not_found(base, class);
             return None;
         };
-        if chain.contains(&b) || chain.len() >= MAX_DEPTH {
+        if chain.contains(&b) {
             let d = Diagnostic::error(
                 codes::INSTANCE_CYCLE,
-                format!("`{}` extends itself", self.tree.nodes[b].full),
+                format!("`{}` extends itself", self.tree.full(b)),
             )
             .with_primary(base.span, "this `extends` closes a cycle");
+            self.error(d);
+            return None;
+        }
+        if chain.len() >= MAX_DEPTH {
+            let d = Diagnostic::error(
+                codes::TOO_LARGE,
+                format!("`extends` clauses nested more than {MAX_DEPTH} deep"),
+            )
+            .with_primary(base.span, "one base class too many");
             self.error(d);
             return None;
         }
@@ -450,7 +474,7 @@ impl<'a> Inst<'a> {
             format!("cannot find class `{}`", name.dotted()),
         )
         .with_primary(name.span, "no class of this name");
-        let from = &self.tree.nodes[from].full;
+        let from = self.tree.full(from);
         if !from.is_empty() {
             d = d.with_note(format!(
                 "looked up in `{from}`, its enclosing classes and their imports"

@@ -178,7 +178,7 @@ impl Inst<'_> {
             return value;
         }
         let dotted: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
-        let class = self.tree.nodes[scope.class].full.clone();
+        let class = self.tree.full(scope.class);
         self.error(
             Diagnostic::error(
                 codes::UNDECLARED,
@@ -295,7 +295,7 @@ impl Inst<'_> {
         match scope.names.get(&first.name) {
             Some(c) => Some(c.clone()),
             None => {
-                let class = self.tree.nodes[scope.class].full.clone();
+                let class = self.tree.full(scope.class);
                 self.error(
                     Diagnostic::error(
                         codes::UNDECLARED,

@@ -6,8 +6,8 @@ use daec_syntax::ast::{ClassBody, ClassDef, ClassKind, Element, ImportKind, Stor
 
 /// One class of the tree; node 0 is the unnamed root (the top level).
 pub(super) struct Node<'a> {
-    /// The full dotted name (`P.Resistor`).
-    pub full: String,
+    /// The name in its enclosing class.
+    pub name: String,
     /// The definition (`None` for the root and for a package that a
     /// `within` clause names but no file defines).
     pub def: Option<&'a ClassDef>,
@@ -32,7 +32,7 @@ impl<'a> ClassTree<'a> {
     pub fn new(files: &'a [StoredDefinition]) -> ClassTree<'a> {
         let mut tree = ClassTree {
             nodes: vec![Node {
-                full: String::new(),
+                name: String::new(),
                 def: None,
                 parent: None,
                 children: Vec::new(),
@@ -54,14 +54,9 @@ impl<'a> ClassTree<'a> {
     }
 
     fn add(&mut self, parent: usize, name: &str, def: Option<&'a ClassDef>) -> usize {
-        let full = if parent == 0 {
-            name.to_owned()
-        } else {
-            format!("{}.{name}", self.nodes[parent].full)
-        };
         let id = self.nodes.len();
         self.nodes.push(Node {
-            full,
+            name: name.to_owned(),
             def,
             parent: Some(parent),
             children: Vec::new(),
@@ -86,6 +81,19 @@ impl<'a> ClassTree<'a> {
                 }
             }
         }
+    }
+
+    /// The full dotted name of `class` (`P.Resistor`), built on demand
+    /// (deeply nested packages would make stored names quadratic).
+    pub fn full(&self, class: usize) -> String {
+        let mut parts = Vec::new();
+        let mut at = Some(class);
+        while let Some(k) = at.filter(|&k| k != 0) {
+            parts.push(self.nodes[k].name.as_str());
+            at = self.nodes[k].parent;
+        }
+        parts.reverse();
+        parts.join(".")
     }
 
     /// The nested class `name` of `class`.
@@ -119,7 +127,7 @@ impl<'a> ClassTree<'a> {
                 found = Some(c);
                 break;
             }
-            if self.nodes[s].full == *first && s != 0 && self.nodes[s].parent == Some(0) {
+            if self.nodes[s].name == *first && s != 0 && self.nodes[s].parent == Some(0) {
                 found = Some(s);
                 break;
             }
@@ -201,17 +209,17 @@ impl<'a> ClassTree<'a> {
     /// The classes that can be simulated: every non-`partial` `model`,
     /// `block` or `class`, by full name, in source order.
     pub fn models(&self) -> Vec<String> {
-        self.nodes
-            .iter()
-            .filter_map(|n| n.def.map(|d| (n, d)))
-            .filter(|(_, d)| {
-                !d.partial
-                    && matches!(
-                        d.kind,
-                        ClassKind::Model | ClassKind::Block | ClassKind::Class
-                    )
+        (0..self.nodes.len())
+            .filter(|&k| {
+                self.nodes[k].def.is_some_and(|d| {
+                    !d.partial
+                        && matches!(
+                            d.kind,
+                            ClassKind::Model | ClassKind::Block | ClassKind::Class
+                        )
+                })
             })
-            .map(|(n, _)| n.full.clone())
+            .map(|k| self.full(k))
             .collect()
     }
 }
