@@ -118,6 +118,9 @@ pub struct Modifier {
     pub nested: Vec<Modifier>,
     /// The value after `=`, if any.
     pub value: Option<Expr>,
+    /// `redeclare Type name(…)`: the class that replaces the declared one
+    /// of the element `name` (MLS 3.6, §7.3; `.mo` files).
+    pub redeclare: Option<TypeName>,
     /// The whole argument.
     pub span: Span,
 }

@@ -51,14 +51,19 @@ impl Parsed {
     }
 }
 
-/// Parses the text of one `.dae` file.
-pub fn parse(file: FileId, source: &str) -> Parsed {
-    let (tokens, mut diagnostics) = lexer::lex(file, source);
-    let lex_errors: Vec<usize> = diagnostics
+/// Where the errors among `diagnostics` start.
+fn error_starts(diagnostics: &[Diagnostic]) -> Vec<usize> {
+    diagnostics
         .iter()
         .filter(|d| d.is_error())
         .filter_map(|d| d.primary_span().map(|s| s.start as usize))
-        .collect();
+        .collect()
+}
+
+/// Parses the text of one `.dae` file.
+pub fn parse(file: FileId, source: &str) -> Parsed {
+    let (tokens, mut diagnostics) = lexer::lex(file, source);
+    let lex_errors = error_starts(&diagnostics);
     let unterminated = diagnostics
         .iter()
         .any(|d| d.code == daec_diag::codes::LEX_UNTERMINATED);
@@ -114,11 +119,7 @@ pub struct ParsedStored {
 /// (MLS 3.6, §13.4), which the instantiation in `daec-model` flattens.
 pub fn parse_stored(file: FileId, source: &str) -> ParsedStored {
     let (tokens, mut diagnostics) = lexer::lex(file, source);
-    let lex_errors: Vec<usize> = diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .filter_map(|d| d.primary_span().map(|s| s.start as usize))
-        .collect();
+    let lex_errors = error_starts(&diagnostics);
     let tokens = unsupported::filter_stored(file, tokens, &mut diagnostics);
     let tokens = parser::limit_statement_size(file, tokens, &mut diagnostics);
     let mut ctx = parser::Ctx::new(file, source, &tokens, lex_errors);

@@ -834,19 +834,7 @@ impl<'s> Ctx<'s> {
         }
         let (secs, more) = sections_of(parts);
         annotations.extend(more);
-        if end_name.name != name.name {
-            let d = Diagnostic::error(
-                codes::PARSE_END_NAME,
-                format!(
-                    "`end {}` does not match the model name `{}`",
-                    end_name.name, name.name
-                ),
-            )
-            .with_primary(end_name.span, format!("expected `{}`", name.name))
-            .with_secondary(name.span, "the model is named here")
-            .with_help(format!("write `end {};`", name.name));
-            self.diags.push(d);
-        }
+        self.check_end_name(&name, &end_name, "model");
         Model {
             name,
             description,
@@ -855,6 +843,23 @@ impl<'s> Ctx<'s> {
             annotations,
             end_name: Some(end_name),
             span: self.span(l, r),
+        }
+    }
+
+    /// Reports an `end` name that is not the `what` (model, class) name.
+    fn check_end_name(&mut self, name: &Ident, end_name: &Ident, what: &str) {
+        if end_name.name != name.name {
+            let d = Diagnostic::error(
+                codes::PARSE_END_NAME,
+                format!(
+                    "`end {}` does not match the {what} name `{}`",
+                    end_name.name, name.name
+                ),
+            )
+            .with_primary(end_name.span, format!("expected `{}`", name.name))
+            .with_secondary(name.span, format!("the {what} is named here"))
+            .with_help(format!("write `end {};`", name.name));
+            self.diags.push(d);
         }
     }
 
@@ -921,20 +926,7 @@ impl<'s> Ctx<'s> {
         }
         let (sections, more) = sections_of(parts);
         annotations.extend(more);
-        if end_name.name != name.name {
-            self.diags.push(
-                Diagnostic::error(
-                    codes::PARSE_END_NAME,
-                    format!(
-                        "`end {}` does not match the class name `{}`",
-                        end_name.name, name.name
-                    ),
-                )
-                .with_primary(end_name.span, format!("expected `{}`", name.name))
-                .with_secondary(name.span, "the class is named here")
-                .with_help(format!("write `end {};`", name.name)),
-            );
-        }
+        self.check_end_name(&name, &end_name, "class");
         ClassDef {
             kind: prefixes.2,
             partial: prefixes.1,

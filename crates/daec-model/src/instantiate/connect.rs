@@ -250,9 +250,11 @@ fn alias_annotation(span: Span) -> Vec<daec_syntax::ast::Modifier> {
                 kind: ExprKind::Bool(true),
                 span,
             }),
+            redeclare: None,
             span,
         }],
         value: None,
+        redeclare: None,
         span,
     }]
 }

@@ -180,7 +180,7 @@ impl<'a> Inst<'a> {
 
     /// The flat declaration of a component of a built-in type.
     fn declare(&mut self, inst: &Instance, c: &Component, class: usize, m: &Mod, scope: &Scope) {
-        let Some(resolved) = self.resolve_type(c, class, true) else {
+        let Some(resolved) = self.resolve_type(c, class, m.redeclare.as_ref(), true) else {
             return;
         };
         let Type::Builtin(type_name) = &resolved.ty else {
@@ -233,6 +233,7 @@ impl<'a> Inst<'a> {
                 },
                 nested: Vec::new(),
                 value: Some(value),
+                redeclare: None,
                 span: sub.span.unwrap_or(c.decl.name.span),
             });
         }
@@ -303,7 +304,7 @@ impl<'a> Inst<'a> {
         m: &Mod,
         scope: &Rc<Scope>,
     ) {
-        let Some(resolved) = self.resolve_type(c, class, false) else {
+        let Some(resolved) = self.resolve_type(c, class, m.redeclare.as_ref(), false) else {
             return;
         };
         let Type::Class(id) = resolved.ty else {
@@ -470,10 +471,7 @@ impl<'a> Inst<'a> {
                     return;
                 }
                 loops.push((var.name.clone(), None));
-                let mut inner = Vec::new();
-                for e in body {
-                    self.equation(e, scope, loops, &mut inner);
-                }
+                let inner = self.equations(body, scope, loops);
                 loops.pop();
                 EquationKind::For {
                     var: var.clone(),
@@ -511,36 +509,14 @@ impl<'a> Inst<'a> {
                     }
                     return;
                 }
-                let mut bs = Vec::new();
-                for (c, body) in branches {
-                    let c = self.rename(c, scope, loops);
-                    let mut inner = Vec::new();
-                    for e in body {
-                        self.equation(e, scope, loops, &mut inner);
-                    }
-                    bs.push((c, inner));
-                }
-                let mut els = Vec::new();
-                for e in else_branch {
-                    self.equation(e, scope, loops, &mut els);
-                }
                 EquationKind::If {
-                    branches: bs,
-                    else_branch: els,
+                    branches: self.branches(branches, scope, loops),
+                    else_branch: self.equations(else_branch, scope, loops),
                 }
             }
-            EquationKind::When { branches } => {
-                let mut bs = Vec::new();
-                for (c, body) in branches {
-                    let c = self.rename(c, scope, loops);
-                    let mut inner = Vec::new();
-                    for e in body {
-                        self.equation(e, scope, loops, &mut inner);
-                    }
-                    bs.push((c, inner));
-                }
-                EquationKind::When { branches: bs }
-            }
+            EquationKind::When { branches } => EquationKind::When {
+                branches: self.branches(branches, scope, loops),
+            },
             EquationKind::Error => return,
         };
         out.push(Equation {
@@ -549,6 +525,35 @@ impl<'a> Inst<'a> {
             annotations: eq.annotations.clone(),
             span: eq.span,
         });
+    }
+}
+
+impl Inst<'_> {
+    /// The equations `body` renamed.
+    fn equations(&mut self, body: &[Equation], scope: &Scope, loops: &mut Loops) -> Vec<Equation> {
+        let mut out = Vec::new();
+        for e in body {
+            self.equation(e, scope, loops, &mut out);
+        }
+        out
+    }
+
+    /// The `(condition, equations)` branches of an `if` or `when` renamed.
+    fn branches(
+        &mut self,
+        branches: &[(Expr, Vec<Equation>)],
+        scope: &Scope,
+        loops: &mut Loops,
+    ) -> Vec<(Expr, Vec<Equation>)> {
+        branches
+            .iter()
+            .map(|(c, body)| {
+                (
+                    self.rename(c, scope, loops),
+                    self.equations(body, scope, loops),
+                )
+            })
+            .collect()
     }
 }
 

@@ -234,6 +234,13 @@ fn bind_home(m: &Mod, scope: &Rc<Scope>) -> Mod {
             .iter()
             .map(|(n, s)| (n.clone(), bind_home(s, scope)))
             .collect(),
+        redeclare: m.redeclare.as_ref().map(|(t, home)| {
+            let home = match home {
+                Home::Here => Home::In(scope.clone()),
+                other => other.clone(),
+            };
+            (t.clone(), home)
+        }),
         ..m.clone()
     }
 }
@@ -298,37 +305,10 @@ fn needs_expansion(eqs: &[Equation]) -> bool {
 fn has_member(e: &Expr) -> bool {
     let mut stack = vec![e];
     while let Some(e) = stack.pop() {
-        match &e.kind {
-            ExprKind::Member { .. } => return true,
-            ExprKind::Index { base, indices } => {
-                stack.push(base);
-                stack.extend(indices);
-            }
-            ExprKind::Call { args, .. } => stack.extend(args),
-            ExprKind::Binary { lhs, rhs, .. } => {
-                stack.push(lhs);
-                stack.push(rhs);
-            }
-            ExprKind::Unary { expr, .. } => stack.push(expr),
-            ExprKind::If {
-                branches,
-                else_value,
-            } => {
-                for (c, v) in branches {
-                    stack.push(c);
-                    stack.push(v);
-                }
-                stack.push(else_value);
-            }
-            ExprKind::Range { start, step, stop } => {
-                stack.push(start);
-                stack.extend(step.as_deref());
-                stack.push(stop);
-            }
-            ExprKind::Array(items) => stack.extend(items),
-            ExprKind::Matrix(rows) => stack.extend(rows.iter().flatten()),
-            _ => {}
+        if matches!(e.kind, ExprKind::Member { .. }) {
+            return true;
         }
+        crate::lower::push_children(e, &mut stack);
     }
     false
 }
@@ -497,7 +477,13 @@ impl<'a> Inst<'a> {
 
     /// The type of component `c` declared in `class`, through short class
     /// definitions (each adds its modification and dimensions).
-    fn resolve_type(&mut self, c: &Component, class: usize, report: bool) -> Option<Resolved> {
+    fn resolve_type(
+        &mut self,
+        c: &Component,
+        class: usize,
+        redeclared: Option<&(ast::TypeName, Home)>,
+        report: bool,
+    ) -> Option<Resolved> {
         let mut resolved = Resolved {
             ty: Type::Builtin(String::new()),
             modification: Mod::default(),
@@ -505,8 +491,12 @@ impl<'a> Inst<'a> {
             connector: false,
             causality: Causality::None,
         };
-        let mut name = c.decl.type_name.clone();
-        let mut from = class;
+        // A `redeclare` names the class in the scope it is written in.
+        let (mut name, mut from) = match redeclared {
+            Some((t, Home::In(scope))) => (t.clone(), scope.class),
+            Some((t, Home::Here)) => (t.clone(), class),
+            None => (c.decl.type_name.clone(), class),
+        };
         for _ in 0..MAX_DEPTH {
             if name.parts.len() == 1 && BUILTIN_TYPES.contains(&name.parts[0].as_str()) {
                 resolved.ty = Type::Builtin(name.parts[0].clone());
@@ -553,7 +543,7 @@ impl<'a> Inst<'a> {
     }
 
     fn is_connector(&mut self, c: &Component, class: usize) -> bool {
-        self.resolve_type(c, class, false)
+        self.resolve_type(c, class, None, false)
             .is_some_and(|r| r.connector)
     }
 }

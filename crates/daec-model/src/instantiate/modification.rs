@@ -31,6 +31,9 @@ pub(super) struct Mod {
     pub subs: Vec<(String, Mod)>,
     pub each: bool,
     pub is_final: bool,
+    /// `redeclare Type name`: the class of the element, and where the
+    /// modifier is written (for the lookup of `Type`).
+    pub redeclare: Option<(ast::TypeName, Home)>,
     /// Where the entry is written (the first one written, if merged).
     pub span: Option<Span>,
 }
@@ -48,6 +51,7 @@ impl Mod {
                 subs: Mod::from_ast(&a.nested, home).subs,
                 each: a.each,
                 is_final: a.is_final,
+                redeclare: a.redeclare.clone().map(|t| (t, home.clone())),
                 span: Some(a.span),
             };
             // `a.b.c = v` is `a(b(c = v))`.
@@ -101,6 +105,9 @@ fn merge_into(outer: Mod, inner: Mod, clashes: &mut Vec<(Span, Option<Span>)>) -
             out.value = Some(v);
             out.span = outer.span.or(out.span);
         }
+    }
+    if outer.redeclare.is_some() {
+        out.redeclare = outer.redeclare;
     }
     out.each |= outer.each;
     out.is_final |= outer.is_final;

@@ -17,6 +17,8 @@ mod limits;
 mod names;
 mod parameters;
 
+pub(crate) use parameters::push_children;
+
 use crate::budget::MemoryBudget;
 use crate::{BaseType, Dae, Equation, Event, Experiment, Parameter, SourceSpans, Unknown};
 use daec_diag::{Diagnostic, Span};

@@ -297,7 +297,7 @@ impl<'a> Lowerer<'a> {
 }
 
 /// Pushes the direct subexpressions of `e` onto `stack`.
-fn push_children<'e>(e: &'e ast::Expr, stack: &mut Vec<&'e ast::Expr>) {
+pub(crate) fn push_children<'e>(e: &'e ast::Expr, stack: &mut Vec<&'e ast::Expr>) {
     match &e.kind {
         ExprKind::Index { base, indices } => {
             stack.push(base);
