@@ -349,3 +349,30 @@ fn deep_hierarchies_are_reported_not_overflowed() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("der(x) = -x;"), "{}", r.stdout);
 }
+
+/// No prefix of a component library, however it is cut, makes daec
+/// panic: each is a model (exit 0), a located error (1) or a usage
+/// error (2).
+#[test]
+fn truncated_modelica_files_never_panic() {
+    let tmp = std::env::temp_dir().join(format!("daec-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut text = std::fs::read_to_string(root().join("models/modelica/Electrical.mo")).unwrap();
+    text.push_str(&std::fs::read_to_string(root().join("models/modelica/rc_ring.mo")).unwrap());
+    let path = tmp.join("cut.mo");
+    let mut cut = 0;
+    while cut < text.len() {
+        while !text.is_char_boundary(cut) {
+            cut += 1;
+        }
+        std::fs::write(&path, &text[..cut]).unwrap();
+        let r = daec(&["flatten", path.to_str().unwrap()]);
+        assert!(
+            matches!(r.code, 0..=2),
+            "cut at {cut}: exit {}\n{}",
+            r.code,
+            r.stderr
+        );
+        cut += 13;
+    }
+}
