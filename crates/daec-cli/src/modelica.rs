@@ -65,7 +65,7 @@ pub(crate) fn instantiate(
         ctx.diagnostics(map, &diags);
         return Err(EXIT_MODEL);
     }
-    let (model, more) = daec_model::instantiate::instantiate(&files, &name);
+    let (model, more) = daec_model::instantiate(&files, &name);
     diags.extend(more);
     match model {
         Some(m) => Ok((m, diags)),
@@ -80,7 +80,7 @@ pub(crate) fn instantiate(
 /// of one model's name), or the only model of the file, or else the only
 /// one that no other class of the file uses.
 fn choose(ctx: &mut Ctx<'_, '_>, args: &ModelArgs, main: &StoredDefinition) -> Result<String, i32> {
-    let candidates = daec_model::instantiate::models(std::slice::from_ref(main));
+    let candidates = daec_model::model_classes(std::slice::from_ref(main));
     let list = || {
         if candidates.is_empty() {
             "the file defines no model".to_owned()
@@ -104,7 +104,7 @@ fn choose(ctx: &mut Ctx<'_, '_>, args: &ModelArgs, main: &StoredDefinition) -> R
         }
         None => match (
             candidates.as_slice(),
-            daec_model::instantiate::root_models(std::slice::from_ref(main)).as_slice(),
+            daec_model::root_model_classes(std::slice::from_ref(main)).as_slice(),
         ) {
             ([one], _) | (_, [one]) => Ok(one.clone()),
             _ => Err(ctx.usage_error(&format!(

@@ -20,7 +20,7 @@
 mod aliases;
 mod budget;
 mod flat;
-pub mod instantiate;
+mod instantiate;
 mod lower;
 mod suggest;
 
@@ -28,6 +28,7 @@ pub use aliases::Alias;
 pub use budget::MemoryBudget;
 pub use daec_syntax::lexer::ident_source;
 pub use flat::{FlatNames, to_dae_text};
+pub use instantiate::{instantiate, model_classes, root_model_classes};
 pub use lower::{LowerOptions, lower};
 pub use suggest::did_you_mean;
 

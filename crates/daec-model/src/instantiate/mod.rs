@@ -39,7 +39,7 @@ use tree::ClassTree;
 
 /// The deepest nesting of components (and of `extends` chains) the
 /// instantiation follows.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// The most components one component array or expanded `for` may hold,
 /// and the most instances a model may have.
@@ -51,13 +51,13 @@ const MAX_VIA: usize = 8;
 
 /// The classes of `files` that can be simulated (non-`partial` `model`,
 /// `block` and `class` definitions), by full dotted name.
-pub fn models(files: &[StoredDefinition]) -> Vec<String> {
+pub fn model_classes(files: &[StoredDefinition]) -> Vec<String> {
     ClassTree::new(files).models()
 }
 
-/// The models of [`models`] that no class of `files` uses as a component
+/// The models of [`model_classes`] that no class of `files` uses as a component
 /// type or base class: the model a file is written for, if it is one.
-pub fn root_models(files: &[StoredDefinition]) -> Vec<String> {
+pub fn root_model_classes(files: &[StoredDefinition]) -> Vec<String> {
     ClassTree::new(files).roots()
 }
 
