@@ -579,6 +579,12 @@ pub struct SimStats {
     /// by `rustc`; its time is in `compile_seconds`) rather than tapes
     /// (the field is left out of the JSON then).
     pub native_code: bool,
+    /// Wall time of the native code (`--native`): generating its source,
+    /// finding the library in the cache or building it, and loading it,
+    /// for the first formulation and those built during the run, in
+    /// seconds; part of `compile_seconds` (the field is left out of the
+    /// JSON of a tape run).
+    pub native_seconds: f64,
     /// The variables that left their `min` or `max` during the run
     /// (checked at the accepted steps and output points; see
     /// [`crate::BoundsCheck`]).
@@ -678,8 +684,10 @@ impl Serialize for SimStats {
         m.serialize_field("integrate_seconds", &self.integrate_seconds)?;
         if self.native_code {
             m.serialize_field("native_code", &self.native_code)?;
+            m.serialize_field("native_seconds", &self.native_seconds)?;
         } else {
             m.skip_field("native_code")?;
+            m.skip_field("native_seconds")?;
         }
         m.serialize_field("bound_violations", &self.bound_violations)?;
         m.serialize_field("limits", &LimitsJson(&self.limits))?;
@@ -832,9 +840,9 @@ impl SimStats {
             "wall time: compile {:.3} s{}, integrate {:.3} s",
             self.compile_seconds,
             if self.native_code {
-                " (native code)"
+                format!(" (native code {:.3} s)", self.native_seconds)
             } else {
-                ""
+                String::new()
             },
             self.integrate_seconds
         );
@@ -1083,6 +1091,7 @@ mod tests {
         stats.native_code = true;
         let v: serde_json::Value = serde_json::from_str(&stats.to_json()).unwrap();
         assert_eq!(v["native_code"], true);
+        assert!(v["native_seconds"].is_number(), "{v}");
         // the integrator's projections reach the JSON and the summary
         stats.projections = 496;
         let v: serde_json::Value = serde_json::from_str(&stats.to_json()).unwrap();

@@ -1013,8 +1013,8 @@ pub fn integrate_with_progress(
             }
             Some(Stop::Switch(variant)) => {
                 let Some(v) = ste.as_mut() else { break };
-                let compile = &mut stats.compile_seconds;
-                let switched = switch_variant(dae, v, form0, variant, native, modes, t, compile)
+                let times = (&mut stats.compile_seconds, &mut stats.native_seconds);
+                let switched = switch_variant(dae, v, form0, variant, native, modes, t, times)
                     .and_then(|target| {
                         let get = |k: usize| if k == 0 { &*form0 } else { &v.built[k - 1].0 };
                         let zd = zdot.as_deref().unwrap_or(&[]);
@@ -1167,8 +1167,9 @@ fn skip_to(
 
 /// StE or DD: the index of the variant `variant` among the prepared one
 /// (0) and those built so far, building it (and compiling it with the
-/// native compiler of the run, if any, the build's time added to
-/// `compile_seconds`) when it is new.
+/// native compiler of the run, if any, the build's time added to both
+/// `times`, the statistics' `compile_seconds` and `native_seconds`) when
+/// it is new.
 #[allow(clippy::too_many_arguments)]
 fn switch_variant(
     dae: &mut Dae,
@@ -1178,7 +1179,7 @@ fn switch_variant(
     native: &Option<Arc<dyn NativeCompiler>>,
     modes: &Modes,
     t: f64,
-    compile_seconds: &mut f64,
+    times: (&mut f64, &mut f64),
 ) -> Result<usize, SimError> {
     if Variant::of(form0).as_ref() == Some(&variant) {
         return Ok(0);
@@ -1199,7 +1200,9 @@ fn switch_variant(
         if let Some(compiler) = native {
             let build = Instant::now();
             let compiled = compile_native(&mut p, dae, &f, &**compiler);
-            *compile_seconds += build.elapsed().as_secs_f64();
+            let seconds = build.elapsed().as_secs_f64();
+            *times.0 += seconds;
+            *times.1 += seconds;
             compiled?;
         }
         Ok((f, p))

@@ -306,12 +306,15 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     };
     prepared.set_outputs(outputs);
     let mut native_log = None;
+    let mut native_seconds = 0.0;
     if args.native {
         let compiler = Arc::new(RustcCompiler::new(
             args.rustc.clone(),
             args.cache_dir.clone(),
         ));
+        let build = std::time::Instant::now();
         let compiled = prepared.compile_native(&dae, compiler.clone());
+        native_seconds = build.elapsed().as_secs_f64();
         if args.verbose {
             print_native_log(ctx, &compiler);
         }
@@ -384,6 +387,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         }
     };
     sim.stats.compile_seconds += compile;
+    sim.stats.native_seconds += native_seconds;
     // Results (also the partial ones of a failed run), written atomically.
     if dae.aliases.is_empty() {
         emit(ctx, args.output.as_deref(), &to_csv(&sim.results))?;
