@@ -16,10 +16,14 @@
 //! fallback (with none of them set, `--native` asks for one). Directories
 //! daec creates there are private (0700), and a library is loaded only
 //! from a directory owned by the user that no other user may write
-//! (`private_dir`). A library is keyed by a hash of its source, the
-//! flags and daec's version, and reused only when the source kept beside
-//! it is the same text and the library's bytes have the SHA-256 recorded
-//! when daec built it (`<stem>.sha256`); otherwise it is built again. The
+//! (`private_dir`). A library is keyed by the SHA-256 of what its source
+//! is generated from (`NativeSource::fingerprint`: the expressions of its
+//! functions, node for node, and the generator's revision), the flags and
+//! daec's version (`cache_key`), so a cached library is found without
+//! generating its source; it is reused only when the record beside it
+//! (`<stem>.sha256`) names that key and the library's bytes have the
+//! SHA-256 recorded there when daec built it; otherwise it is built again.
+//! The source is kept beside the library for reading. The
 //! compiler is run only to build: a cached library is loaded without it,
 //! and one built by an older compiler is kept (the library's behaviour is
 //! its source's, and its interface is checked at load); delete the cache
@@ -67,20 +71,30 @@ pub struct RustcCompiler {
     log: std::sync::Mutex<Vec<String>>,
 }
 
-/// FNV-1a, 64 bits: a stable hash for the cache key (the standard
-/// library's hasher may change between releases).
-fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for p in parts {
-        for &b in *p {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        // separator, so that ("ab", "c") and ("a", "bc") differ
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+/// The cache key of `source`: the SHA-256 (hexadecimal) of its
+/// [`NativeSource::fingerprint`], the flags of the build and daec's
+/// version. Computing it does not generate the source's text.
+fn cache_key(source: &NativeSource<'_>) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        &source.fingerprint()[..],
+        RUSTC_FLAGS.join(" ").as_bytes(),
+        env!("CARGO_PKG_VERSION").as_bytes(),
+    ] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
     }
-    h
+    hex(&h.finalize())
+}
+
+/// The version of the compiler that built a library, from the note it
+/// leaves in the library (`rustc version 1.x.y (…)` in `.comment`).
+fn compiler_version(library: &[u8]) -> Option<String> {
+    let tag = b"rustc version ";
+    let at = library.windows(tag.len()).position(|w| w == tag)?;
+    let rest = &library[at + tag.len()..];
+    let end = rest.iter().position(|&b| b == 0 || b == b'\n')?.min(80);
+    Some(format!("rustc {}", String::from_utf8_lossy(&rest[..end])))
 }
 
 /// The cache directory (see the module documentation): `given`, else
@@ -154,12 +168,15 @@ fn private_dir(dir: &Path) -> Result<PathBuf, String> {
 
 /// The SHA-256 of `bytes`, in hexadecimal.
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = std::fmt::Write::write_fmt(&mut s, format_args!("{b:02x}"));
-            s
-        })
+    hex(&Sha256::digest(bytes))
+}
+
+/// `bytes` in hexadecimal.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = std::fmt::Write::write_fmt(&mut s, format_args!("{b:02x}"));
+        s
+    })
 }
 
 /// A name no other writer in this or another process uses.
@@ -192,26 +209,6 @@ impl RustcCompiler {
         }
     }
 
-    /// The compiler's version (`rustc -vV`), or an error that says what
-    /// to install or set.
-    fn version(&self) -> Result<String, NativeError> {
-        let out = Command::new(&self.rustc).arg("-vV").output().map_err(|e| {
-            NativeError::Compiler(format!(
-                "cannot run `{}` ({e}); --native needs a Rust compiler: install one (https://rustup.rs), or give its path with --rustc or RUSTC",
-                self.rustc.display()
-            ))
-        })?;
-        if !out.status.success() {
-            return Err(NativeError::Compiler(format!(
-                "`{} -vV` failed ({}): {}",
-                self.rustc.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-
     /// What the compilations so far did, one line each (and clears it).
     pub fn take_log(&self) -> Vec<String> {
         self.log
@@ -228,18 +225,13 @@ impl RustcCompiler {
 
     /// The library for `source`, loaded: from the cache when its bytes
     /// are verified, else built by `rustc`.
-    fn library(&self, source: &NativeSource) -> Result<NativeCode, NativeError> {
+    fn library(&self, source: &NativeSource<'_>) -> Result<NativeCode, NativeError> {
         let cache = self.cache.as_deref().ok_or_else(|| NativeError::Cache(
             "no cache directory for the compiled model: set DAEC_CACHE_DIR (or HOME), or give --cache-dir".into(),
         ))?;
         let dir = private_dir(cache).map_err(NativeError::Cache)?;
-        let flags = RUSTC_FLAGS.join(" ");
-        let key = fnv1a(&[
-            source.text.as_bytes(),
-            flags.as_bytes(),
-            env!("CARGO_PKG_VERSION").as_bytes(),
-        ]);
-        let stem = format!("daec_native_{key:016x}");
+        let key = cache_key(source);
+        let stem = format!("daec_native_{}", &key[..16]);
         let files = CacheFiles {
             src: dir.join(format!("{stem}.rs")),
             lib: dir.join(format!(
@@ -249,26 +241,32 @@ impl RustcCompiler {
             )),
             sum: dir.join(format!("{stem}.sha256")),
         };
-        let bytes = match self.cached(&files, source) {
+        let bytes = match self.cached(&files, &key) {
             Some(bytes) => {
                 self.note(format!("native code: cached `{}`", files.lib.display()));
                 bytes
             }
-            None => self.build(&files, &stem, source)?,
+            None => self.build(&files, &stem, &key, source)?,
         };
         load_bytes(&files.lib, &bytes, source.layout)
     }
 
-    /// The cached library's bytes, when its source is `source` and its
+    /// The cached library's bytes, when it was built for `key` and its
     /// bytes have the recorded SHA-256 (a mismatch is noted).
-    fn cached(&self, files: &CacheFiles, source: &NativeSource) -> Option<Vec<u8>> {
-        if !fs::read(&files.src).is_ok_and(|text| text == source.text.as_bytes()) {
-            return None;
-        }
+    fn cached(&self, files: &CacheFiles, key: &str) -> Option<Vec<u8>> {
         let bytes = fs::read(&files.lib).ok()?;
         let why = match fs::read_to_string(&files.sum) {
-            Ok(recorded) if recorded.trim() == sha256_hex(&bytes) => return Some(bytes),
-            Ok(_) => "does not have the SHA-256 recorded when daec built it",
+            Ok(recorded) => {
+                let mut lines = recorded.lines();
+                let sum = lines.next().unwrap_or_default();
+                if lines.next() != Some(key) {
+                    "was built from other code"
+                } else if sum == sha256_hex(&bytes) {
+                    return Some(bytes);
+                } else {
+                    "does not have the SHA-256 recorded when daec built it"
+                }
+            }
             Err(_) => "has no recorded SHA-256",
         };
         self.note(format!(
@@ -279,17 +277,18 @@ impl RustcCompiler {
     }
 
     /// Builds `source` with `rustc` into the cache and returns the
-    /// library's bytes (whose SHA-256 it records).
+    /// library's bytes (whose SHA-256 it records, with the `key` it was
+    /// built for).
     fn build(
         &self,
         files: &CacheFiles,
         stem: &str,
-        source: &NativeSource,
+        key: &str,
+        source: &NativeSource<'_>,
     ) -> Result<Vec<u8>, NativeError> {
         let clock = std::time::Instant::now();
-        let version = self.version()?;
         let tmp_src = unique(&files.src, "rs");
-        fs::write(&tmp_src, &source.text).map_err(|e| {
+        fs::write(&tmp_src, source.text()).map_err(|e| {
             NativeError::Cache(format!("cannot write `{}`: {e}", tmp_src.display()))
         })?;
         let tmp_lib = unique(&files.lib, "tmp");
@@ -302,12 +301,15 @@ impl RustcCompiler {
             .arg(&tmp_src)
             .output()
             .map_err(|e| {
-                NativeError::Compiler(format!("cannot run `{}`: {e}", self.rustc.display()))
+                NativeError::Compiler(format!(
+                    "cannot run `{}` ({e}); --native needs a Rust compiler: install one (https://rustup.rs), or give its path with --rustc or RUSTC",
+                    self.rustc.display()
+                ))
             });
         let result = match out {
             Ok(out) if out.status.success() => fs::read(&tmp_lib)
                 .and_then(|bytes| {
-                    fs::write(&tmp_sum, format!("{}\n", sha256_hex(&bytes)))?;
+                    fs::write(&tmp_sum, format!("{}\n{key}\n", sha256_hex(&bytes)))?;
                     fs::rename(&tmp_lib, &files.lib)?;
                     fs::rename(&tmp_sum, &files.sum)?;
                     fs::rename(&tmp_src, &files.src)?;
@@ -338,7 +340,7 @@ impl RustcCompiler {
         self.note(format!(
             "native code: compiled `{}` with {} in {:.2} s",
             files.lib.display(),
-            version.lines().next().unwrap_or("rustc"),
+            compiler_version(&bytes).unwrap_or_else(|| self.rustc.display().to_string()),
             clock.elapsed().as_secs_f64()
         ));
         Ok(bytes)
@@ -396,7 +398,7 @@ fn load_bytes(lib: &Path, bytes: &[u8], layout: NativeLayout) -> Result<NativeCo
 }
 
 impl NativeCompiler for RustcCompiler {
-    fn compile(&self, source: &NativeSource) -> Result<NativeCode, NativeError> {
+    fn compile(&self, source: &NativeSource<'_>) -> Result<NativeCode, NativeError> {
         self.library(source)
     }
 }
@@ -449,15 +451,6 @@ fn load(path: &Path, layout: NativeLayout) -> Result<NativeCode, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hash_is_stable_and_separates_parts() {
-        // FNV-1a of nothing is the offset basis; fixed values keep the
-        // cache key the same across releases of the standard library.
-        assert_eq!(fnv1a(&[]), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(&[b"ab", b"c"]), fnv1a(&[b"ab", b"c"]));
-        assert_ne!(fnv1a(&[b"ab", b"c"]), fnv1a(&[b"a", b"bc"]));
-    }
 
     #[test]
     fn sha256_is_the_standard_one() {

@@ -31,6 +31,8 @@ mod tape;
 pub use eval::Env;
 pub use node::{Children, CmpOp, ExprId, Func, Func2, Leaf, Node, ParamId};
 pub use pool::ExprPool;
-pub use print::{Names, RustNames, modelica_number, to_latex, to_modelica, to_rust};
+pub use print::{
+    Names, RustChunks, RustNames, modelica_number, to_latex, to_modelica, to_rust, to_rust_chunked,
+};
 pub use scalar::{apply_cmp, apply_func, apply_func2, powi};
 pub use tape::{Tape, TapeError, TapeFrame, TapeLanes};

@@ -121,6 +121,55 @@ impl ExprPool {
         out
     }
 
+    /// A byte encoding of the expressions `roots`: every node they depend
+    /// on in [`ExprPool::topo_order`] (its kind, its constant's bits or
+    /// leaf, its children by position in that order), then the roots by
+    /// position. Equal encodings mean the same expressions node for node,
+    /// so a cryptographic hash of it keys what is generated from them (the
+    /// native code of `daec simulate --native`) without generating it.
+    pub fn encode(&self, roots: &[ExprId]) -> Vec<u8> {
+        let order = self.topo_order(roots);
+        let mut out = Vec::with_capacity(order.len() * 12 + roots.len() * 4 + 8);
+        let put = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
+        // (every child and root is in `order`, which is sorted)
+        let at = |c: ExprId| order.binary_search(&c).map_or(u32::MAX, |k| k as u32);
+        put(&mut out, order.len() as u32);
+        for &id in &order {
+            let node = self.node(id);
+            let (tag, payload): (u8, [u32; 2]) = match node {
+                Node::Const(v) => {
+                    let b = v.to_bits();
+                    (0, [b as u32, (b >> 32) as u32])
+                }
+                Node::Leaf(Leaf::Time) => (1, [0, 0]),
+                Node::Leaf(Leaf::Param(p)) => (2, [p.0, 0]),
+                Node::Leaf(Leaf::Var { unknown, order }) => (3, [*unknown, *order]),
+                Node::Add(c) => (4, [c.len() as u32, 0]),
+                Node::Mul(c) => (5, [c.len() as u32, 0]),
+                Node::Powi(_, n) => (6, [*n as u32, 0]),
+                Node::Pow(..) => (7, [0, 0]),
+                Node::Func(f, _) => (8, [*f as u32, 0]),
+                Node::Func2(f, ..) => (9, [*f as u32, 0]),
+                Node::Cmp(op, ..) => (10, [*op as u32, 0]),
+                Node::And(..) => (11, [0, 0]),
+                Node::Or(..) => (12, [0, 0]),
+                Node::Not(_) => (13, [0, 0]),
+                Node::Select(..) => (14, [0, 0]),
+            };
+            out.push(tag);
+            put(&mut out, payload[0]);
+            put(&mut out, payload[1]);
+            for c in node.children() {
+                put(&mut out, at(c));
+            }
+        }
+        put(&mut out, roots.len() as u32);
+        for &r in roots {
+            put(&mut out, at(r));
+        }
+        out
+    }
+
     /// The leaves (`time`, parameters, unknowns and their derivatives) that
     /// `e` depends on, sorted by id and deduplicated. Constants are not
     /// leaves.

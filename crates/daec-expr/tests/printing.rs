@@ -5,6 +5,7 @@ mod common;
 use common::{Parser, names};
 use daec_expr::{
     CmpOp, ExprPool, Func, Func2, ParamId, modelica_number, to_latex, to_modelica, to_rust,
+    to_rust_chunked,
 };
 
 #[test]
@@ -128,6 +129,116 @@ fn rust_emission_binds_shared_subexpressions() {
             "1.0 / z[0]".to_string(),
         ]
     );
+}
+
+/// `s` with `sK` renamed by `rename` (other identifiers kept).
+fn rename_lets(s: &str, rename: &dyn Fn(&str) -> String) -> String {
+    let mut out = String::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let starts = b[i] == b's'
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+            && b.get(i + 1).is_some_and(u8::is_ascii_digit);
+        if starts {
+            let end = (i + 1..b.len())
+                .find(|&j| !b[j].is_ascii_digit())
+                .unwrap_or(b.len());
+            out.push_str(&rename(&s[i..end]));
+            i = end;
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn chunked_rust_prints_every_expression_as_the_unchunked_printer() {
+    // Shared subexpressions across many roots: sin(x_k), the products
+    // and a boolean shared by two selects.
+    let mut p = ExprPool::new();
+    let x: Vec<_> = (0..6).map(|k| p.var(k, 0)).collect();
+    let s: Vec<_> = x.iter().map(|&v| p.func(Func::Sin, v)).collect();
+    let c = p.cmp(CmpOp::Lt, x[0], x[1]);
+    let mut roots = Vec::new();
+    for k in 0..6 {
+        let m = p.mul(s[k], s[(k + 1) % 6]);
+        let a = p.add(m, s[(k + 2) % 6]);
+        roots.push(a);
+        roots.push(m);
+        roots.push(p.select(c, s[k], m));
+    }
+    let (lets, exprs) = to_rust(&p, &roots, &common::VecNames);
+    let whole = to_rust_chunked(&p, &roots, &common::VecNames, usize::MAX);
+    assert_eq!(whole.chunks.len(), 1);
+    assert_eq!((whole.scratch_f64, whole.scratch_bool), (0, 0));
+    // the same statements up to the names of the lets and their order
+    let mut theirs: Vec<String> = whole.chunks[0]
+        .iter()
+        .filter_map(|l| l.strip_prefix("let ").and_then(|l| l.split_once(" = ")))
+        .map(|(name, text)| {
+            let name = name.trim_end_matches(": f64").trim_end_matches(": bool");
+            format!("{name} = {text}")
+        })
+        .collect();
+    assert_eq!(theirs.len(), lets.len());
+    let mut name = std::collections::HashMap::new();
+    for l in &lets {
+        let (ours, text) = l["let ".len()..].split_once(" = ").unwrap();
+        let k = theirs
+            .iter()
+            .position(|t| {
+                let (_, tt) = t.split_once(" = ").unwrap();
+                rename_lets(tt, &|m| name.get(m).cloned().unwrap_or_default()) == text
+            })
+            .unwrap_or_else(|| panic!("{l} not in {theirs:?}"));
+        let (n, _) = theirs
+            .remove(k)
+            .split_once(" = ")
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .unwrap();
+        name.insert(n, ours.to_string());
+    }
+    let untyped = |l: &str| {
+        l.replacen(": f64 = ", " = ", 1)
+            .replacen(": bool = ", " = ", 1)
+    };
+    for (i, e) in exprs.iter().enumerate() {
+        let line = format!("out[{i}] = {e};");
+        assert!(
+            whole.chunks[0]
+                .iter()
+                .any(|l| rename_lets(l, &|m| name[m].clone()) == line),
+            "{line}"
+        );
+    }
+    // One statement per chunk: a later chunk reads a shared value from
+    // `sf` or `sb`, where its chunk stored it; otherwise nothing changes.
+    let split = to_rust_chunked(&p, &roots, &common::VecNames, 1);
+    let flat: Vec<&String> = split.chunks.iter().flatten().collect();
+    assert_eq!(split.chunks.len(), flat.len());
+    assert_eq!(flat.len(), whole.chunks[0].len());
+    assert_eq!(split.scratch_bool, 1, "{flat:?}");
+    assert!(split.scratch_f64 >= 6, "{flat:?}");
+    let mut stored = std::collections::HashMap::new();
+    for l in &flat {
+        if let Some((def, store)) = l.split_once("; ") {
+            let (slot, name) = store.trim_end_matches(';').split_once(" = ").unwrap();
+            stored.insert(slot.to_string(), name.to_string());
+            assert!(untyped(def).starts_with(&format!("let {name} = ")), "{l}");
+        }
+    }
+    for (a, b) in flat.iter().zip(&whole.chunks[0]) {
+        let mut a = a
+            .split_once("; ")
+            .map_or(a.to_string(), |(d, _)| format!("{d};"));
+        for (slot, name) in &stored {
+            a = a.replace(slot.as_str(), name);
+        }
+        assert_eq!(&a, b);
+    }
 }
 
 #[test]

@@ -21,7 +21,7 @@
 //! the sizes ([`NativeLayout`]) the library was generated for.
 
 use crate::error::NativeError;
-use daec_expr::{ExprId, ExprPool, ParamId, RustNames, to_rust};
+use daec_expr::{ExprId, ExprPool, ParamId, RustChunks, RustNames, to_rust_chunked};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -117,13 +117,52 @@ impl NativeLayout {
     }
 }
 
-/// Generated source of a problem's library.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NativeSource {
-    /// The Rust source of the `cdylib` (edition 2021, no dependencies).
-    pub text: String,
+/// The source of a problem's library: what it is generated from, and the
+/// text on demand (a cached library is found by [`NativeSource::fingerprint`]
+/// without generating the text).
+#[derive(Debug, Clone)]
+pub struct NativeSource<'a> {
+    pool: &'a ExprPool,
+    roots: &'a NativeRoots,
+    title: String,
     /// The sizes it is generated for.
     pub layout: NativeLayout,
+}
+
+/// Revision of the generator: part of [`NativeSource::fingerprint`], raised
+/// whenever the text generated from the same expressions changes.
+const GENERATOR: u32 = 2;
+
+impl NativeSource<'_> {
+    /// Everything the text is generated from, as bytes: the generator's
+    /// revision and chunk size, the layout, the title, and the expressions
+    /// of each function ([`ExprPool::encode`]). Equal bytes give equal
+    /// text, so a cryptographic hash of them keys the compiled library.
+    pub fn fingerprint(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&GENERATOR.to_le_bytes());
+        out.extend_from_slice(&(CHUNK_BYTES as u64).to_le_bytes());
+        for v in self.layout.fields() {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.title.len() as u64).to_le_bytes());
+        out.extend_from_slice(self.title.as_bytes());
+        // the functions share most of their nodes (the residual is the
+        // differential rows and the constraints): one encoding of all
+        // roots, then how many roots each function has
+        for (roots, zdot) in self.roots.roots.iter().zip(self.roots.reads_zdot) {
+            out.push(u8::from(zdot));
+            out.extend_from_slice(&(roots.len() as u64).to_le_bytes());
+        }
+        let all: Vec<ExprId> = self.roots.roots.iter().flatten().copied().collect();
+        out.extend_from_slice(&self.pool.encode(&all));
+        out
+    }
+
+    /// The Rust source of the `cdylib` (edition 2021, no dependencies).
+    pub fn text(&self) -> String {
+        native_text(self.pool, self.roots, self.layout, &self.title)
+    }
 }
 
 /// A loaded library: its functions and what keeps them alive.
@@ -151,7 +190,7 @@ impl std::fmt::Debug for NativeCode {
 /// (StE and DD switches).
 pub trait NativeCompiler: std::fmt::Debug + Send + Sync {
     /// Compiles and loads `source`, or says why not.
-    fn compile(&self, source: &NativeSource) -> Result<NativeCode, NativeError>;
+    fn compile(&self, source: &NativeSource<'_>) -> Result<NativeCode, NativeError>;
 }
 
 /// The roots of each function, as compiled to tapes by [`crate::FormProblem`].
@@ -165,23 +204,75 @@ pub(crate) struct NativeRoots {
 
 struct Names;
 
+/// Unknowns, derivatives and parameters are locals (`z3`, `zd3`, `p0`)
+/// bound at the top of each function from the arrays (`leaf_bindings`):
+/// rustc type-checks an index expression far more slowly than a local, and
+/// the Jacobians read the same unknown many times.
 impl RustNames for Names {
     fn var(&self, unknown: u32, order: u32) -> String {
-        daec_regularize::emit_rust::quasi_linear_var(unknown, order)
+        match order {
+            0 => format!("z{unknown}"),
+            1 => format!("zd{unknown}"),
+            _ => "f64::NAN".into(),
+        }
     }
     fn param(&self, p: ParamId) -> String {
-        format!("p[{}]", p.0)
+        format!("p{}", p.0)
     }
+}
+
+/// The bindings `let z3 = z[3];` (`zd3` from `zdot`, `p0` from `p`) of the
+/// leaves that `statements` read, in order.
+fn leaf_bindings(statements: &[String]) -> Vec<String> {
+    let mut used = std::collections::BTreeSet::new();
+    for s in statements {
+        let b = s.as_bytes();
+        let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let mut i = 0;
+        while i < b.len() {
+            if !ident(b[i]) || (i > 0 && ident(b[i - 1])) || b[i].is_ascii_digit() {
+                i += 1;
+                continue;
+            }
+            let end = (i..b.len()).find(|&j| !ident(b[j])).unwrap_or(b.len());
+            let word = &s[i..end];
+            for (prefix, array) in [("zd", "zdot"), ("z", "z"), ("p", "p")] {
+                let index = word
+                    .strip_prefix(prefix)
+                    .filter(|k| !k.is_empty() && k.bytes().all(|c| c.is_ascii_digit()));
+                if let Some(k) = index {
+                    if let Ok(k) = k.parse::<u32>() {
+                        used.insert((array, prefix, k));
+                    }
+                    break;
+                }
+            }
+            i = end;
+        }
+    }
+    used.into_iter()
+        .map(|(array, prefix, k)| format!("let {prefix}{k}: f64 = {array}[{k}];"))
+        .collect()
 }
 
 /// The library's source for the functions `roots` of a problem with
 /// `layout`; `title` names the model and form in the header comment.
-pub(crate) fn native_source(
-    pool: &ExprPool,
-    roots: &NativeRoots,
+pub(crate) fn native_source<'a>(
+    pool: &'a ExprPool,
+    roots: &'a NativeRoots,
     layout: NativeLayout,
     title: &str,
-) -> NativeSource {
+) -> NativeSource<'a> {
+    NativeSource {
+        pool,
+        roots,
+        title: title.to_string(),
+        layout,
+    }
+}
+
+/// The text of [`NativeSource::text`].
+fn native_text(pool: &ExprPool, roots: &NativeRoots, layout: NativeLayout, title: &str) -> String {
     let mut out = String::new();
     let title = daec_regularize::emit_rust::comment_text(title);
     let _ = writeln!(
@@ -205,40 +296,77 @@ pub(crate) fn native_source(
     }
     let _ = writeln!(out, "        _ => u64::MAX,\n    }}\n}}\n");
     for (k, name) in NATIVE_SYMBOLS.iter().enumerate() {
-        let m = layout.outputs()[k];
-        let (lets, exprs) = to_rust(pool, &roots.roots[k], &Names);
+        let code = to_rust_chunked(pool, &roots.roots[k], &Names, CHUNK_BYTES);
+        native_function(
+            &mut out,
+            name,
+            layout.outputs()[k],
+            roots.reads_zdot[k],
+            &code,
+        );
+    }
+    out
+}
+
+/// Text per chunk function of the generated source (see
+/// [`daec_expr::to_rust_chunked`]). rustc's time grows faster than
+/// linearly in the size of a function: Fekete's Jacobians (160 unknowns,
+/// 1.5 MB of Rust) take about 11 s of CPU in chunks of this size against
+/// 19.5 s as one function per symbol (opt-level 1). Below it the front
+/// end's time, linear in the text, dominates, and smaller chunks only add
+/// their calls and the loads and stores of the values they share (16 KiB
+/// chunks make the wheelset's 200 KB build a fifth slower).
+pub const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Appends the exported function `name` with `m` outputs: its body when
+/// `code` is one chunk, else a call of each chunk's function (`name_0`,
+/// `name_1`, …, which follow it) with the arrays `sf` and `sb` the chunks
+/// share.
+fn native_function(out: &mut String, name: &str, m: usize, reads_zdot: bool, code: &RustChunks) {
+    let _ = writeln!(
+        out,
+        "/// # Safety\n/// `z`{} hold `N` values, `p` `NP`, `out` {m}.\n#[no_mangle]\npub unsafe extern \"C\" fn {name}(t: f64, z: *const f64, zdot: *const f64, p: *const f64, out: *mut f64) {{",
+        if reads_zdot { " and `zdot`" } else { "" }
+    );
+    let _ = writeln!(out, "    let z = unsafe {{ &*(z as *const [f64; N]) }};");
+    if reads_zdot {
         let _ = writeln!(
             out,
-            "/// # Safety\n/// `z`{} hold `N` values, `p` `NP`, `out` {m}.\n#[no_mangle]\npub unsafe extern \"C\" fn {name}(t: f64, z: *const f64, zdot: *const f64, p: *const f64, out: *mut f64) {{",
-            if roots.reads_zdot[k] {
-                " and `zdot`"
-            } else {
-                ""
-            }
+            "    let zdot = unsafe {{ &*(zdot as *const [f64; N]) }};"
         );
+    }
+    let _ = writeln!(
+        out,
+        "    let p = unsafe {{ &*(p as *const [f64; NP]) }};\n    let out = unsafe {{ &mut *(out as *mut [f64; {m}]) }};"
+    );
+    let [single] = code.chunks.as_slice() else {
+        let (nf, nb) = (code.scratch_f64, code.scratch_bool);
         let _ = writeln!(
             out,
-            "    let z = unsafe {{ std::slice::from_raw_parts(z, N) }};"
+            "    let mut sf = [0.0f64; {nf}];\n    let mut sb = [false; {nb}];"
         );
-        if roots.reads_zdot[k] {
-            let _ = writeln!(
-                out,
-                "    let zdot = unsafe {{ std::slice::from_raw_parts(zdot, N) }};"
-            );
-        }
-        let _ = writeln!(
-            out,
-            "    let p = unsafe {{ std::slice::from_raw_parts(p, NP) }};\n    let out = unsafe {{ std::slice::from_raw_parts_mut(out, {m}) }};"
-        );
-        for l in &lets {
-            let _ = writeln!(out, "    {l}");
-        }
-        for (i, e) in exprs.iter().enumerate() {
-            let _ = writeln!(out, "    out[{i}] = {e};");
+        let zdot = if reads_zdot { "zdot, " } else { "" };
+        for c in 0..code.chunks.len() {
+            let _ = writeln!(out, "    {name}_{c}(t, z, {zdot}p, &mut sf, &mut sb, out);");
         }
         let _ = writeln!(out, "}}\n");
+        for (c, statements) in code.chunks.iter().enumerate() {
+            let zdot = if reads_zdot { "zdot: &[f64; N], " } else { "" };
+            let _ = writeln!(
+                out,
+                "#[inline(never)]\nfn {name}_{c}(t: f64, z: &[f64; N], {zdot}p: &[f64; NP], sf: &mut [f64; {nf}], sb: &mut [bool; {nb}], out: &mut [f64; {m}]) {{"
+            );
+            for s in leaf_bindings(statements).iter().chain(statements) {
+                let _ = writeln!(out, "    {s}");
+            }
+            let _ = writeln!(out, "}}\n");
+        }
+        return;
+    };
+    for s in leaf_bindings(single).iter().chain(single) {
+        let _ = writeln!(out, "    {s}");
     }
-    NativeSource { text: out, layout }
+    let _ = writeln!(out, "}}\n");
 }
 
 #[cfg(test)]
@@ -249,13 +377,14 @@ mod tests {
     fn model_names_in_the_header_cannot_break_out_of_the_comment() {
         let layout = NativeLayout::from_fn(|_| 0);
         let title = "model `a\nfn injected() {}\u{202e}`, HIC formulation";
-        let source = native_source(&ExprPool::new(), &NativeRoots::default(), layout, title);
-        let first = source.text.lines().next().unwrap_or_default();
+        let (pool, roots) = (ExprPool::new(), NativeRoots::default());
+        let text = native_source(&pool, &roots, layout, title).text();
+        let first = text.lines().next().unwrap_or_default();
         assert!(
             first.starts_with("//! model `a\\u{a}fn injected() {}\\u{202e}`, HIC formulation:"),
             "{first}"
         );
-        assert!(!source.text.contains('\u{202e}'));
-        assert!(!source.text.lines().any(|l| l.starts_with("fn injected")));
+        assert!(!text.contains('\u{202e}'));
+        assert!(!text.lines().any(|l| l.starts_with("fn injected")));
     }
 }

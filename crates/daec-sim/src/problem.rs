@@ -275,7 +275,7 @@ impl FormProblem {
     /// The problem's residuals, mass matrix and Jacobians as the source of
     /// a native library (`pool` is the pool the problem was built from;
     /// `title` names model and form in its header).
-    pub fn native_source(&self, pool: &ExprPool, title: &str) -> NativeSource {
+    pub fn native_source<'a>(&'a self, pool: &'a ExprPool, title: &str) -> NativeSource<'a> {
         native_source(pool, &self.roots, self.native_layout(), title)
     }
 

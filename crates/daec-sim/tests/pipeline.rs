@@ -447,20 +447,15 @@ fn native_code_is_checked_against_the_problem_and_then_called_for_every_function
     // The source declares every function with the sizes of the layout.
     let source = problem.native_source(&dae.pool, "pendulum, HIC");
     assert_eq!(source.layout, layout);
+    let text = source.text();
     for name in NATIVE_SYMBOLS {
         assert!(
-            source
-                .text
-                .contains(&format!("pub unsafe extern \"C\" fn {name}(")),
+            text.contains(&format!("pub unsafe extern \"C\" fn {name}(")),
             "{name}"
         );
     }
-    assert!(source.text.contains("const N: usize = 5;"));
-    assert!(
-        source
-            .text
-            .contains("#[no_mangle]\npub extern \"C\" fn daec_native_layout(i: u32) -> u64")
-    );
+    assert!(text.contains("const N: usize = 5;"));
+    assert!(text.contains("#[no_mangle]\npub extern \"C\" fn daec_native_layout(i: u32) -> u64"));
     // A library of other sizes is refused, and the tapes stay.
     let wrong = NativeCode {
         layout: daec_sim::native::NativeLayout { n: 6, ..layout },
