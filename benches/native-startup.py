@@ -7,7 +7,10 @@ For every `models/testset/*.dae` (default form and settings) it measures:
 
 - `source`: the size of the generated library source (bytes, lines);
 - `build`: a first build with an empty cache (`native_seconds` of
-  `--stats-json`: generation, `rustc`, hashing and loading);
+  `--stats-json`: generation, `rustc`, hashing and loading), and its CPU
+  time (`build cpu`: that run's CPU time, daec's and the compiler's,
+  minus the CPU time of a run with the cache warm), which a busy machine
+  changes far less than the wall time;
 - `cached`: the same run again with the cache warm (`native_seconds`:
   generation, checking the cached library, loading it), the median of K
   runs;
@@ -24,6 +27,7 @@ without `--native`.
 import glob
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -31,15 +35,24 @@ import sys
 import tempfile
 
 
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run(daec, model, native, cache, stats):
     cmd = [daec, "simulate", model, "--stats-json", stats, "-o", stats + ".csv"]
     if native:
         cmd += ["--native", "--cache-dir", cache]
+    cpu = children_cpu()
     done = subprocess.run(cmd, capture_output=True, text=True)
+    cpu = children_cpu() - cpu
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {done.returncode}\n{done.stderr}")
     with open(stats) as f:
-        return json.load(f)
+        out = json.load(f)
+    out["cpu_seconds"] = cpu
+    return out
 
 
 def native_seconds(native, tapes):
@@ -69,7 +82,7 @@ def main():
     stats = os.path.join(work, "stats.json")
     print(
         f"{'problem':<22} {'n':>4} {'source':>9} {'lines':>6} {'build s':>8} "
-        f"{'cached ms':>9} {'tapes int ms':>12} {'native int ms':>13}"
+        f"{'build cpu s':>11} {'cached ms':>9} {'tapes int ms':>12} {'native int ms':>13}"
     )
     try:
         for model in sorted(glob.glob(os.path.join(root, pattern))):
@@ -91,9 +104,10 @@ def main():
             )
             ti = statistics.median(t["integrate_seconds"] for t in tapes)
             ni = statistics.median(w["integrate_seconds"] for w in warm)
+            cpu = first["cpu_seconds"] - min(w["cpu_seconds"] for w in warm)
             print(
                 f"{name:<22} {first['unknowns']:>4} {size:>9} {lines:>6} {build:>8.3f} "
-                f"{cached * 1e3:>9.2f} {ti * 1e3:>12.2f} {ni * 1e3:>13.2f}",
+                f"{cpu:>11.3f} {cached * 1e3:>9.2f} {ti * 1e3:>12.2f} {ni * 1e3:>13.2f}",
                 flush=True,
             )
     finally:
