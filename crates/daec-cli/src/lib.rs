@@ -8,6 +8,7 @@
 //! (diagnostics printed), 2 usage errors, 3 numerical failure.
 
 mod commands;
+pub mod embed;
 mod files;
 mod json;
 mod memory;
@@ -207,11 +208,17 @@ const STACK_SIZE: usize = 1 << 30;
 /// exit code. The work runs on a thread with a 1 GiB stack (reserved, not
 /// committed), so that no input can overflow the stack.
 pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+    run_with(args, io, None)
+}
+
+/// [`run`], gathering into `capture` what [`embed::run_embedded`] hands
+/// back.
+fn run_with(args: Vec<OsString>, io: &mut Io<'_>, capture: Option<&mut embed::Capture>) -> i32 {
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("daec".into())
             .stack_size(STACK_SIZE)
-            .spawn_scoped(scope, || run_here(args, io));
+            .spawn_scoped(scope, || run_here(args, io, capture));
         match worker.map(|h| h.join()) {
             Ok(Ok(code)) => code,
             Ok(Err(_)) => 101,
@@ -224,7 +231,7 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     })
 }
 
-fn run_here(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
+fn run_here(args: Vec<OsString>, io: &mut Io<'_>, capture: Option<&mut embed::Capture>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -257,6 +264,7 @@ fn run_here(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
         io,
         color,
         bytes_per_unknown,
+        capture,
     };
     let result = match cli.command {
         Command::Flatten {
@@ -284,6 +292,9 @@ pub(crate) struct Ctx<'a, 'b> {
     pub(crate) color: bool,
     /// What a scalar unknown costs through the command (its memory budget).
     pub(crate) bytes_per_unknown: u64,
+    /// Where an embedding front end gathers the outcome
+    /// ([`embed::run_embedded`]).
+    pub(crate) capture: Option<&'a mut embed::Capture>,
 }
 
 impl Ctx<'_, '_> {
@@ -295,6 +306,9 @@ impl Ctx<'_, '_> {
 
     /// Prints diagnostics.
     pub(crate) fn diagnostics(&mut self, map: &SourceMap, diags: &[Diagnostic]) {
+        if let Some(capture) = self.capture.as_deref_mut() {
+            capture.record(map, diags);
+        }
         if !diags.is_empty() {
             let _ = write!(self.io.stderr, "{}", map.render(diags, self.color));
         }
@@ -368,6 +382,11 @@ fn lower_options(ctx: &Ctx<'_, '_>, args: &ModelArgs) -> LowerOptions {
 }
 
 fn read_model(ctx: &mut Ctx<'_, '_>, path: &Path) -> Result<String, i32> {
+    if let Some(text) = ctx.capture.as_ref().and_then(|c| c.source.as_ref())
+        && Path::new(&text.name) == path
+    {
+        return Ok(text.text.clone());
+    }
     match std::fs::read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(s) => Ok(s),

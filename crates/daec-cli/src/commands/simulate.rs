@@ -265,6 +265,9 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     };
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());
     let model_error = |ctx: &mut Ctx<'_, '_>, msg: &str| {
+        if let Some(capture) = ctx.capture.as_deref_mut() {
+            capture.record(&map, &[Diagnostic::error("", msg)]);
+        }
         let _ = writeln!(ctx.io.stderr, "error: {msg}");
         EXIT_MODEL
     };
@@ -388,8 +391,25 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     };
     sim.stats.compile_seconds += compile;
     sim.stats.native_seconds += native_seconds;
-    // Results (also the partial ones of a failed run), written atomically.
-    if dae.aliases.is_empty() {
+    let last = sim.results.t.last().copied().unwrap_or(ro.t0);
+    if let Some(capture) = ctx.capture.as_deref_mut() {
+        // (an embedding front end takes the values, not the CSV)
+        let results = if dae.aliases.is_empty() {
+            daec_sim::Results {
+                names: sim.results.names.clone(),
+                t: std::mem::take(&mut sim.results.t),
+                z: std::mem::take(&mut sim.results.z),
+            }
+        } else {
+            sim.results.with_aliases(&dae.aliases)
+        };
+        capture.simulation = Some(crate::embed::SimulationRecord {
+            results,
+            stats_json: sim.stats.to_json(),
+            failure: sim.failure.as_ref().and_then(crate::embed::failure_record),
+        });
+    } else if dae.aliases.is_empty() {
+        // Results (also the partial ones of a failed run), written atomically.
         emit(ctx, args.output.as_deref(), &to_csv(&sim.results))?;
     } else {
         let results = sim.results.with_aliases(&dae.aliases);
@@ -423,7 +443,6 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     error_control_warning(ctx, &dae, &args.vars, &columns, &sim.stats.error_control);
     let _ = ctx.io.stderr.write_all(sim.stats.summary().as_bytes());
     if let Some(f) = &sim.failure {
-        let last = sim.results.t.last().copied().unwrap_or(ro.t0);
         located_error(ctx, &map, f, Some(last));
         return Err(EXIT_NUMERIC);
     }
@@ -468,13 +487,16 @@ fn error_control_warning(
 /// compile-time diagnostics show them — and, after a failed run, that the
 /// results up to `last` were written.
 fn located_error(ctx: &mut Ctx<'_, '_>, map: &SourceMap, e: &SimError, last: Option<f64>) {
+    let d = Diagnostic {
+        labels: e.labels().to_vec(),
+        ..Diagnostic::error("", e.to_string())
+    };
+    if let Some(capture) = ctx.capture.as_deref_mut() {
+        capture.record(map, std::slice::from_ref(&d));
+    }
     if e.labels().is_empty() {
         let _ = writeln!(ctx.io.stderr, "error: {e}");
     } else {
-        let d = Diagnostic {
-            labels: e.labels().to_vec(),
-            ..Diagnostic::error("", e.to_string())
-        };
         let _ = write!(ctx.io.stderr, "{}", map.render_one(&d, ctx.color));
     }
     if let Some(last) = last {

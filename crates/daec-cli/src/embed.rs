@@ -1,0 +1,255 @@
+//! `daec` as a library for other front ends (the Python package
+//! `daec-py`): [`run_embedded`] runs a command line in-process, as
+//! [`crate::run`] does, but takes the model's text instead of reading a
+//! file, and hands back what the command produced — the standard output,
+//! the rendered diagnostics, the diagnostics as records, and the results
+//! and statistics of `simulate` as values instead of CSV. The commands
+//! themselves are those of the command line, so the numbers are the same
+//! to the last digit.
+
+use crate::Io;
+use daec_diag::{Diagnostic, Severity, SourceMap};
+use daec_sim::{FailureCause, Results, SimError};
+use std::ffi::OsString;
+
+/// A model given by its text.
+#[derive(Clone, Debug)]
+pub struct ModelText {
+    /// The name diagnostics give the text (the command line's model
+    /// argument must be this name).
+    pub name: String,
+    /// The model.
+    pub text: String,
+}
+
+impl ModelText {
+    /// The model file `path` read as UTF-8 (`None` when it cannot be read
+    /// or is not UTF-8: then the command reads it itself and reports why,
+    /// as the command line does).
+    pub fn read(path: &str) -> Option<ModelText> {
+        let text = String::from_utf8(std::fs::read(path).ok()?).ok()?;
+        Some(ModelText {
+            name: path.to_string(),
+            text,
+        })
+    }
+}
+
+/// One diagnostic as data (the rendered text is [`Embedded::stderr`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiagnosticRecord {
+    /// `error`, `warning` or `note`.
+    pub severity: &'static str,
+    /// The stable code (`E0101`…); empty for run-time errors located in
+    /// the model.
+    pub code: String,
+    /// The headline.
+    pub message: String,
+    /// The file (or the name of the model text) of the primary place.
+    pub file: Option<String>,
+    /// 1-based line of the primary place.
+    pub line: Option<usize>,
+    /// 1-based column (in characters) of the primary place.
+    pub column: Option<usize>,
+}
+
+/// A numerical failure of `simulate` (exit code 3), as data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FailureRecord {
+    /// When it failed (the last accepted step, or the failing event).
+    pub time: f64,
+    /// The kind of the cause, e.g. `solver`, `bound`, `too-many-events`.
+    pub cause: &'static str,
+    /// The whole message.
+    pub message: String,
+}
+
+/// What `simulate` produced: the results (also those of a failed run, up
+/// to the failure), the statistics and the failure.
+#[derive(Clone, Debug)]
+pub struct SimulationRecord {
+    /// The solution at the output times (the CSV of the command line).
+    pub results: Results,
+    /// The statistics as JSON (the file of `--stats-json`).
+    pub stats_json: String,
+    /// The numerical failure that ended the run early.
+    pub failure: Option<FailureRecord>,
+}
+
+/// What [`run_embedded`] gathers while a command runs.
+#[derive(Default)]
+pub(crate) struct Capture {
+    /// The model's text, read instead of the file.
+    pub(crate) source: Option<ModelText>,
+    /// The diagnostics shown, as records.
+    pub(crate) diagnostics: Vec<DiagnosticRecord>,
+    /// The results of `simulate`, written here instead of as CSV.
+    pub(crate) simulation: Option<SimulationRecord>,
+}
+
+impl Capture {
+    /// Records `diags` with their places in `map`.
+    pub(crate) fn record(&mut self, map: &SourceMap, diags: &[Diagnostic]) {
+        for d in diags {
+            let place = d.primary_span().map(|s| {
+                let (line, column) = map.line_col(s.file, s.start);
+                (map.name(s.file).to_string(), line, column)
+            });
+            self.diagnostics.push(DiagnosticRecord {
+                severity: match d.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    Severity::Note => "note",
+                },
+                code: d.code.to_string(),
+                message: d.message.clone(),
+                file: place.as_ref().map(|p| p.0.clone()),
+                line: place.as_ref().map(|p| p.1),
+                column: place.as_ref().map(|p| p.2),
+            });
+        }
+    }
+}
+
+/// The outcome of [`run_embedded`].
+#[derive(Debug)]
+pub struct Embedded {
+    /// The exit code the command line would have (see [`crate::EXIT_OK`]
+    /// and the others).
+    pub code: i32,
+    /// What the command wrote to standard output (e.g. the JSON of
+    /// `analyze --format json`).
+    pub stdout: Vec<u8>,
+    /// What it wrote to standard error: diagnostics rendered without
+    /// colour, warnings, the run summary, usage errors.
+    pub stderr: String,
+    /// The diagnostics, as records.
+    pub diagnostics: Vec<DiagnosticRecord>,
+    /// The results of `simulate` (also after a numerical failure).
+    pub simulation: Option<SimulationRecord>,
+}
+
+/// Runs `daec` with `args` (including the program name) in-process, as
+/// [`crate::run`] does, with `--color never`; with `source`, the model
+/// argument names that text instead of a file. `simulate` keeps its
+/// results in [`Embedded::simulation`] instead of writing the CSV.
+pub fn run_embedded(args: Vec<OsString>, source: Option<ModelText>) -> Embedded {
+    let mut stdout: Vec<u8> = Vec::new();
+    let mut stderr: Vec<u8> = Vec::new();
+    let mut capture = Capture {
+        source,
+        ..Capture::default()
+    };
+    let mut args = args;
+    // (a global option: after the subcommand as well)
+    args.extend(["--color".into(), "never".into()]);
+    let code = {
+        let mut io = Io {
+            stdout: &mut stdout,
+            stderr: &mut stderr,
+            stderr_is_terminal: false,
+        };
+        crate::run_with(args, &mut io, Some(&mut capture))
+    };
+    Embedded {
+        code,
+        stdout,
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        diagnostics: capture.diagnostics,
+        simulation: capture.simulation,
+    }
+}
+
+/// The failure of a run as a record (`None` for errors that are not
+/// numerical failures).
+pub(crate) fn failure_record(e: &SimError) -> Option<FailureRecord> {
+    let f = e.failure()?;
+    Some(FailureRecord {
+        time: f.time,
+        cause: cause_name(&f.cause),
+        message: e.to_string(),
+    })
+}
+
+/// A short name of the kind of a failure's cause.
+fn cause_name(cause: &FailureCause) -> &'static str {
+    match cause {
+        FailureCause::Solver(_) => "solver",
+        FailureCause::ReinitNotFinite { .. } => "reinit-not-finite",
+        FailureCause::ReinitBlocked { .. } => "reinit-blocked",
+        FailureCause::Projection { .. } => "projection",
+        FailureCause::EventIteration { .. } => "event-iteration",
+        FailureCause::TooManyEvents { .. } => "too-many-events",
+        FailureCause::EventAccumulation { .. } => "event-accumulation",
+        FailureCause::NoProgress { .. } => "no-progress",
+        FailureCause::Bound { .. } => "bound",
+        FailureCause::StateSelection { .. } => "state-selection",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    const DECAY: &str = "model Decay\n  parameter Real k = 2;\n  Real x(start = 1);\nequation\n  der(x) = -k*x;\nend Decay;\n";
+
+    #[test]
+    fn simulate_keeps_the_results_of_the_model_text() {
+        let out = run_embedded(
+            args(&["daec", "simulate", "<string>", "--t-end", "1", "-p", "k=3"]),
+            Some(ModelText {
+                name: "<string>".into(),
+                text: DECAY.into(),
+            }),
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.is_empty());
+        let sim = out.simulation.expect("results");
+        assert_eq!(sim.results.names, ["x"]);
+        let last = sim.results.z.last().expect("a row")[0];
+        assert!((last - (-3.0f64).exp()).abs() < 1e-5, "{last}");
+        assert!(
+            sim.stats_json.contains("\"steps_accepted\": 12"),
+            "{}",
+            sim.stats_json
+        );
+        assert!(sim.failure.is_none());
+    }
+
+    #[test]
+    fn a_model_file_is_read_as_text() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../models/steinbrecher/pendulum.dae"
+        );
+        let m = ModelText::read(path).expect("a readable model");
+        assert_eq!(m.name, path);
+        assert!(m.text.contains("model Pendulum"));
+        assert!(ModelText::read("/nonexistent/m.dae").is_none());
+    }
+
+    #[test]
+    fn diagnostics_are_records_with_their_places() {
+        let text = DECAY.replace("-k*x", "-k*y");
+        let out = run_embedded(
+            args(&["daec", "analyze", "m.dae"]),
+            Some(ModelText {
+                name: "m.dae".into(),
+                text,
+            }),
+        );
+        assert_eq!(out.code, crate::EXIT_MODEL);
+        let d = &out.diagnostics[0];
+        assert_eq!(d.severity, "error");
+        assert!(d.message.contains('y'), "{}", d.message);
+        assert_eq!(
+            (d.file.as_deref(), d.line, d.column),
+            (Some("m.dae"), Some(5), Some(15))
+        );
+        assert!(out.stderr.contains("m.dae:5:15"), "{}", out.stderr);
+    }
+}
