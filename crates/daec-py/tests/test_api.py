@@ -61,6 +61,14 @@ def test_simulate_takes_the_model_text_and_parameters():
     assert list(r) == ["x"]
 
 
+def test_numpy_numbers_are_options_and_parameters():
+    r = daec.simulate(DECAY, t_end=np.float32(0.5), rtol=np.float64(1e-7), params={"k": np.int64(3)})
+    same = daec.simulate(DECAY, t_end=0.5, rtol=1e-7, params={"k": 3})
+    assert np.array_equal(r.values, same.values)
+    with pytest.raises(ValueError, match="parameter `k` must be finite"):
+        daec.simulate(DECAY, params={"k": float("inf")})
+
+
 def test_result_columns_are_views_of_one_array():
     r = daec.simulate(PENDULUM, t_end=0.5)
     assert r.values.shape == (len(r.time), 5)

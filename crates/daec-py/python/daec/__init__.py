@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -198,7 +199,7 @@ def _source(model: Model, name: Optional[str] = None) -> Tuple[str, Optional[str
 
 
 def _number(option: str, value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{option} must be a number, not {value!r}")
     return repr(float(value))
 
@@ -212,12 +213,12 @@ def _param_args(params: Params) -> List[str]:
     for name, value in params.items():
         if not isinstance(name, str) or not name:
             raise ValueError(f"a parameter name must be a non-empty string, not {name!r}")
-        if isinstance(value, bool):
+        if isinstance(value, (bool, np.bool_)):
             text = "true" if value else "false"
-        elif isinstance(value, (int, float, np.integer, np.floating)):
+        elif isinstance(value, numbers.Real):
             if not math.isfinite(float(value)):
                 raise ValueError(f"parameter `{name}` must be finite (got {value!r})")
-            text = str(int(value)) if isinstance(value, (int, np.integer)) else repr(float(value))
+            text = str(int(value)) if isinstance(value, numbers.Integral) else repr(float(value))
         else:
             raise ValueError(f"parameter `{name}` must be a number or a bool, not {value!r}")
         args += ["-p", f"{name}={text}"]
@@ -265,7 +266,7 @@ def analyze(model: Model, *, params: Params = None, model_name: Optional[str] = 
 
     ``params`` overrides parameters (``-p NAME=VALUE``); ``model_name`` is
     the name diagnostics give a model passed as text (default
-    ``"<string>"``).
+    ``"<string>"``; a file keeps its path).
     """
     arg, text = _source(model, model_name)
     args = ["daec", "analyze", arg, "--format", "json", *_param_args(params)]
