@@ -69,6 +69,14 @@ def test_numpy_numbers_are_options_and_parameters():
         daec.simulate(DECAY, params={"k": float("inf")})
 
 
+def test_warnings_of_a_run_are_python_warnings():
+    model = DECAY.replace("Real x(start = 1);", "Real x(start = 1, max = 1.5);").replace("-k*x", "k*x")
+    with pytest.warns(RuntimeWarning, match="x.*max") as record:
+        r = daec.simulate(model, t_end=1.0)
+    assert r["x"][-1] > 1.5
+    assert all(str(w.message).startswith("warning") for w in record)
+
+
 def test_result_columns_are_views_of_one_array():
     r = daec.simulate(PENDULUM, t_end=0.5)
     assert r.values.shape == (len(r.time), 5)

@@ -23,6 +23,7 @@ import json
 import math
 import numbers
 import os
+import warnings
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -225,10 +226,15 @@ def _param_args(params: Params) -> List[str]:
     return args
 
 
-def _check(outcome: Tuple[Any, ...]) -> Tuple[Any, ...]:
+def _check(outcome: Tuple[Any, ...], stacklevel: int = 3) -> Tuple[Any, ...]:
     """Raises the exception of a failed command (exit codes 1 and 2, and
-    any other but 0 and 3)."""
+    any other but 0 and 3); passes the warnings of one that ran on as
+    :class:`RuntimeWarning` (their first lines, as the CLI prints them)."""
     code, _stdout, stderr, diagnostics, _sim = outcome
+    if code in (0, 3):
+        for line in stderr.splitlines():
+            if line.startswith("warning"):
+                warnings.warn(line, RuntimeWarning, stacklevel=stacklevel)
     if code == 1:
         raise ModelError(stderr, diagnostics)
     if code == 2:
@@ -246,7 +252,7 @@ def _check(outcome: Tuple[Any, ...]) -> Tuple[Any, ...]:
 def _result(outcome: Tuple[Any, ...]) -> Result:
     """The :class:`Result` of a ``simulate`` outcome, or its
     :class:`SimulationError`."""
-    code, _stdout, stderr, _diagnostics, sim = _check(outcome)
+    code, _stdout, stderr, _diagnostics, sim = _check(outcome, stacklevel=4)
     if sim is None:
         raise RuntimeError(f"daec simulate returned no results (exit code {code}): {stderr}")
     names, time, values, stats_json, failure = sim
@@ -345,7 +351,9 @@ def simulate(
     rustc). The GIL is released while the model is integrated.
 
     Raises :class:`ModelError`, :class:`SimulationError` (with the
-    results up to the failure) or :class:`ValueError`.
+    results up to the failure) or :class:`ValueError`; the warnings of
+    the run (a variable beyond its ``min``/``max``, …) are issued as
+    :class:`RuntimeWarning`.
     """
     arg, text = _source(model)
     args = _simulate_args(arg, t_end, rtol, atol, interval, form, method, native)
