@@ -9,7 +9,7 @@
 
 use crate::Io;
 use daec_diag::{Diagnostic, Severity, SourceMap};
-use daec_sim::{FailureCause, Results, SimError};
+use daec_sim::{FailureCause, Results, SimError, Simulation};
 use std::ffi::OsString;
 
 /// A model given by its text.
@@ -88,6 +88,26 @@ pub(crate) struct Capture {
 }
 
 impl Capture {
+    /// Takes the results, statistics and failure of a run (the results
+    /// moved out of `sim`, not copied, unless the model has aliases, whose
+    /// columns are added as in the CSV).
+    pub(crate) fn take_simulation(&mut self, sim: &mut Simulation, aliases: &[daec_model::Alias]) {
+        let results = if aliases.is_empty() {
+            Results {
+                names: sim.results.names.clone(),
+                t: std::mem::take(&mut sim.results.t),
+                z: std::mem::take(&mut sim.results.z),
+            }
+        } else {
+            sim.results.with_aliases(aliases)
+        };
+        self.simulation = Some(SimulationRecord {
+            results,
+            stats_json: sim.stats.to_json(),
+            failure: sim.failure.as_ref().and_then(failure_record),
+        });
+    }
+
     /// Records `diags` with their places in `map`.
     pub(crate) fn record(&mut self, map: &SourceMap, diags: &[Diagnostic]) {
         for d in diags {
@@ -162,7 +182,7 @@ pub fn run_embedded(args: Vec<OsString>, source: Option<ModelText>) -> Embedded 
 
 /// The failure of a run as a record (`None` for errors that are not
 /// numerical failures).
-pub(crate) fn failure_record(e: &SimError) -> Option<FailureRecord> {
+fn failure_record(e: &SimError) -> Option<FailureRecord> {
     let f = e.failure()?;
     Some(FailureRecord {
         time: f.time,

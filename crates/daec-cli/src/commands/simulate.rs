@@ -392,28 +392,15 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     sim.stats.compile_seconds += compile;
     sim.stats.native_seconds += native_seconds;
     let last = sim.results.t.last().copied().unwrap_or(ro.t0);
-    if let Some(capture) = ctx.capture.as_deref_mut() {
+    match ctx.capture.as_deref_mut() {
         // (an embedding front end takes the values, not the CSV)
-        let results = if dae.aliases.is_empty() {
-            daec_sim::Results {
-                names: sim.results.names.clone(),
-                t: std::mem::take(&mut sim.results.t),
-                z: std::mem::take(&mut sim.results.z),
-            }
-        } else {
-            sim.results.with_aliases(&dae.aliases)
-        };
-        capture.simulation = Some(crate::embed::SimulationRecord {
-            results,
-            stats_json: sim.stats.to_json(),
-            failure: sim.failure.as_ref().and_then(crate::embed::failure_record),
-        });
-    } else if dae.aliases.is_empty() {
+        Some(capture) => capture.take_simulation(&mut sim, &dae.aliases),
         // Results (also the partial ones of a failed run), written atomically.
-        emit(ctx, args.output.as_deref(), &to_csv(&sim.results))?;
-    } else {
-        let results = sim.results.with_aliases(&dae.aliases);
-        emit(ctx, args.output.as_deref(), &to_csv(&results))?;
+        None if dae.aliases.is_empty() => emit(ctx, args.output.as_deref(), &to_csv(&sim.results))?,
+        None => {
+            let results = sim.results.with_aliases(&dae.aliases);
+            emit(ctx, args.output.as_deref(), &to_csv(&results))?
+        }
     }
     if let Some(path) = &args.plot {
         let plot = to_svg(&sim.results, &columns, &dae.name)
