@@ -260,3 +260,14 @@ def test_bad_options_of_the_other_functions():
         daec.simulate("missing.dae")
     with pytest.raises(TypeError):
         daec.analyze(42)
+
+
+def test_native_simulate_equals_the_native_cli(daec_bin, tmp_path, monkeypatch):
+    # (the cache of the builds: in the test's directory, for both)
+    monkeypatch.setenv("DAEC_CACHE_DIR", str(tmp_path / "cache"))
+    r = daec.simulate(PENDULUM, t_end=1.0, interval=0.1, native=True)
+    out = cli(daec_bin, "simulate", PENDULUM, "--t-end", "1", "--interval", "0.1", "--native")
+    header, rows = read_csv(out.stdout)
+    assert header == ["time", *r.names]
+    assert np.array_equal(r.values, np.array(rows)[:, 1:])
+    assert any((tmp_path / "cache").iterdir())
