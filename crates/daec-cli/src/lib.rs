@@ -8,11 +8,14 @@
 //! (diagnostics printed), 2 usage errors, 3 numerical failure.
 
 mod commands;
-pub mod embed;
+mod embed;
 mod files;
 mod json;
 mod memory;
 mod modelica;
+pub use embed::{
+    DiagnosticRecord, Embedded, FailureRecord, ModelText, SimulationRecord, run_embedded,
+};
 // `native` stays a namespace: benches name `native::RustcCompiler`.
 pub mod native;
 
@@ -211,7 +214,7 @@ pub fn run(args: Vec<OsString>, io: &mut Io<'_>) -> i32 {
     run_with(args, io, None)
 }
 
-/// [`run`], gathering into `capture` what [`embed::run_embedded`] hands
+/// [`run`], gathering into `capture` what [`run_embedded`] hands
 /// back.
 fn run_with(args: Vec<OsString>, io: &mut Io<'_>, capture: Option<&mut embed::Capture>) -> i32 {
     std::thread::scope(|scope| {
@@ -293,7 +296,7 @@ pub(crate) struct Ctx<'a, 'b> {
     /// What a scalar unknown costs through the command (its memory budget).
     pub(crate) bytes_per_unknown: u64,
     /// Where an embedding front end gathers the outcome
-    /// ([`embed::run_embedded`]).
+    /// ([`run_embedded`]).
     pub(crate) capture: Option<&'a mut embed::Capture>,
 }
 

@@ -1,12 +1,12 @@
 //! The extension module `daec._daec` of the Python package `daec`
 //! (python/daec): it runs `daec` command lines in-process through
-//! [`daec_cli::embed::run_embedded`] — the commands of the command line,
+//! [`daec_cli::run_embedded`] — the commands of the command line,
 //! so that the numbers are the CLI's to the last digit — with the GIL
 //! released, and hands the outcome to Python: the results of `simulate`
 //! as numpy arrays, without copying the time column. The options, the
 //! `Result` class and the exceptions are Python (python/daec/__init__.py).
 
-use daec_cli::embed::{Embedded, ModelText, run_embedded};
+use daec_cli::{Embedded, ModelText, run_embedded};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
