@@ -81,7 +81,7 @@ pub use outputs::{Outputs, split_outputs};
 pub use problem::FormProblem;
 pub use second_order::integrate_second_order;
 pub use simulate::{
-    MAX_STEPS, Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation, default_form,
-    integrate, integrate_with_progress, prepare, prepare_form, prepare_method, resolve_options,
-    simulate,
+    EndPoint, MAX_STEPS, Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation,
+    default_form, integrate, integrate_with_progress, prepare, prepare_form, prepare_method,
+    resolve_options, simulate,
 };

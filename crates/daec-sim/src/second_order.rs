@@ -371,6 +371,7 @@ pub fn integrate_second_order(
         stats,
         init: init.clone(),
         failure,
+        end: None,
     })
 }
 

@@ -217,6 +217,8 @@ pub struct Prepared {
     native: Option<Arc<dyn NativeCompiler>>,
     /// The output equations split off the model and the results' columns.
     outputs: Outputs,
+    /// The variant `init` is a point of (`restart_at`).
+    start_variant: usize,
 }
 
 impl Prepared {
@@ -245,6 +247,38 @@ impl Prepared {
     /// The results' columns and the output equations.
     pub fn outputs(&self) -> &Outputs {
         &self.outputs
+    }
+
+    /// The results' row at `(t, z)` (`z`: the model's unknowns): the
+    /// unknowns and the output equations' values, in the columns of
+    /// [`Prepared::outputs`].
+    pub fn row(&mut self, t: f64, z: &[f64]) -> Vec<f64> {
+        self.outputs.row(t, z)
+    }
+
+    /// Makes the next [`integrate`] start from `point` (a [`Simulation::end`]
+    /// of an earlier run on this model) instead of the consistent initial
+    /// point: a run continued in pieces, as a co-simulation master steps an
+    /// FMU. The run goes on in the variant active at `point`; the `when`
+    /// conditions and the relations' modes start from their values at
+    /// `point`; the integrator restarts there (its first step from
+    /// `point.zdot`, or solved from the DAE when it is unknown). `false`
+    /// (and nothing changed) when `point` is in a variant this model has
+    /// not built or has another number of unknowns.
+    pub fn restart_at(&mut self, point: &EndPoint) -> bool {
+        let n = match (point.variant, self.ste.as_ref()) {
+            (0, _) => self.form.n,
+            (k, Some(v)) if k <= v.built.len() => v.built[k - 1].0.n,
+            _ => return false,
+        };
+        if point.z.len() != n || point.zdot.as_ref().is_some_and(|d| d.len() != n) {
+            return false;
+        }
+        self.init.t0 = point.t;
+        self.init.z0.clone_from(&point.z);
+        self.init.zdot0 = point.zdot.clone().unwrap_or_default();
+        self.start_variant = point.variant;
+        true
     }
 }
 
@@ -394,6 +428,7 @@ pub fn prepare_method(
         sigma_limit: SigmaJacobian::limit(analysis),
         native: None,
         outputs: Outputs::none(dae),
+        start_variant: 0,
     })
 }
 
@@ -431,6 +466,27 @@ pub struct Simulation {
     /// A numerical failure ([`SimError::Numerical`]); `results` end at the
     /// last good step.
     pub failure: Option<SimError>,
+    /// Where the run ended (the start of the failed segment on a
+    /// failure): what [`Prepared::restart_at`] continues from. `None` from
+    /// the second-order methods.
+    pub end: Option<EndPoint>,
+}
+
+/// A point of a run: the time, the unknowns of the formulation variant
+/// active there (StE and DD switch between variants) and their
+/// derivative.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndPoint {
+    /// The time.
+    pub t: f64,
+    /// All unknowns of the active variant.
+    pub z: Vec<f64>,
+    /// Their derivative, where the run knows it (not right after an event).
+    pub zdot: Option<Vec<f64>>,
+    /// The active variant: 0 the prepared formulation, `k` the `k`-th
+    /// variant a run of StE or DD switched to (kept in the [`Prepared`]
+    /// model for switching back).
+    pub variant: usize,
 }
 
 /// Up to three unknowns changing fastest relative to the tolerance at the
@@ -837,6 +893,7 @@ pub fn integrate_with_progress(
         sigma_limit,
         native,
         outputs,
+        start_variant,
     } = prepared;
     check_method(ro.method, form0.form)?;
     // A run starts from the modes of the consistent initial point, also
@@ -852,8 +909,9 @@ pub fn integrate_with_progress(
         ro.method,
         Method::Radau5Projected | Method::Projection
     ));
-    // Variant 0 is the prepared one; StE switching appends others.
-    let mut active = 0usize;
+    // Variant 0 is the prepared one; StE switching appends others. (A run
+    // continued by `restart_at` starts in the variant it left.)
+    let mut active = *start_variant;
     let n_orig = dae.unknowns.len();
     let params = dae.parameter_values();
     let (t0, t_end) = (init.t0.max(ro.t0), ro.t_end);
@@ -883,11 +941,18 @@ pub fn integrate_with_progress(
         ..SimStats::default()
     };
     let tol = (ro.rtol, ro.atol);
-    problem0.record_constraint_residuals(&mut stats, t0, &init.z0, tol);
+    match (active, ste.as_ref()) {
+        (0, _) | (_, None) => problem0.record_constraint_residuals(&mut stats, t0, &init.z0, tol),
+        (k, Some(v)) => v.built[k - 1]
+            .1
+            .record_constraint_residuals(&mut stats, t0, &init.z0, tol),
+    }
     let mut tracker = EventTracker::new(events, t0, &init.z0, t_end, ro.max_events);
     // ż at the segment's start where known (after an event the integrator
     // computes it from the DAE)
-    let (mut t, mut z, mut zdot) = (t0, init.z0.clone(), Some(init.zdot0.clone()));
+    // (an empty `zdot0`: a restart after an event, `Prepared::restart_at`)
+    let zdot0 = (!init.zdot0.is_empty()).then(|| init.zdot0.clone());
+    let (mut t, mut z, mut zdot) = (t0, init.z0.clone(), zdot0);
     let mut failure = bounds.failure();
     let mut brk = 0usize;
     while t < t_end && failure.is_none() {
@@ -1085,11 +1150,18 @@ pub fn integrate_with_progress(
     }
     stats.bound_violations = bounds.finish();
     stats.integrate_seconds = clock.elapsed().as_secs_f64() - stats.compile_seconds;
+    let end = Some(EndPoint {
+        t,
+        z,
+        zdot,
+        variant: active,
+    });
     Ok(Simulation {
         results,
         stats,
         init: init.clone(),
         failure,
+        end,
     })
 }
 
