@@ -139,6 +139,10 @@ enum Command {
     /// Regularize: a formulation of the model without hidden constraints
     /// (ste, ada, hic, dd, ggl, di1) as text, JSON, `.dae` or Rust.
     Regularize(commands::RegularizeArgs),
+    /// Export an FMI 2.0 Co-Simulation FMU: the model, daec's integrator
+    /// (the chosen formulation, events, state selection) as its binary,
+    /// `modelDescription.xml`.
+    Fmu(Box<commands::FmuArgs>),
 }
 
 fn parse_override(s: &str) -> Result<Override, String> {
@@ -262,6 +266,7 @@ fn run_here(args: Vec<OsString>, io: &mut Io<'_>, capture: Option<&mut embed::Ca
         Command::Analyze { .. } => memory::ANALYZE,
         Command::Simulate(_) => memory::SIMULATE,
         Command::Regularize(_) => memory::REGULARIZE,
+        Command::Fmu(_) => memory::SIMULATE,
     };
     let mut ctx = Ctx {
         io,
@@ -282,6 +287,7 @@ fn run_here(args: Vec<OsString>, io: &mut Io<'_>, capture: Option<&mut embed::Ca
         } => commands::analyze_command(&mut ctx, &model, format, output.as_deref()),
         Command::Simulate(args) => commands::simulate(&mut ctx, &args),
         Command::Regularize(args) => commands::regularize_command(&mut ctx, &args),
+        Command::Fmu(args) => commands::fmu(&mut ctx, &args),
     };
     match result {
         Ok(()) => EXIT_OK,

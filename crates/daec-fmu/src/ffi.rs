@@ -1,0 +1,1058 @@
+//! The FMI 2.0 C ABI of the FMU's runtime library (FMI 2.0.4 §2.1 and
+//! §4.2: the common functions and those of Co-Simulation).
+//!
+//! This is one of the modules with `unsafe` code (checked by
+//! `tests/invariants.rs`): the importer hands raw pointers across the C
+//! ABI. Why it is sound, given an importer that keeps the FMI calling
+//! rules for the pointers it passes (arrays of the length it states,
+//! NUL-terminated strings):
+//!
+//! - a component is a pointer this library made (`Box::into_raw` of an
+//!   [`Instance`]) and recorded in a registry; every function looks the
+//!   pointer up there before it dereferences it, so a null, freed or
+//!   foreign component is an error, never a dereference; likewise FMU
+//!   states;
+//! - array arguments are checked for null when their length is not zero
+//!   and turned into slices of the stated length; strings are read only
+//!   when not null;
+//! - every function's body runs under `catch_unwind`: a panic never
+//!   crosses the C ABI; it becomes `fmi2Fatal` with the panic's message
+//!   through the logger, and the instance refuses to work on;
+//! - the logger is called with the format `"%s"` and the message as its
+//!   one argument, so no text of the model is read as a format.
+//!
+//! Errors are `fmi2Error` with a message through the logger callback
+//! (when the importer gave one): a value reference that is not a variable
+//! of the type asked, a value that is not finite, a variable that is not
+//! settable, a call out of order, a failed simulation step.
+//!
+//! Reading the FMU's resources (`fmuResourceLocation`) is the file IO of
+//! this crate (architecture invariant 2 names this module).
+#![allow(unsafe_code)]
+
+use crate::engine::{
+    Experiment, FmuOptions, FmuVariable, Run, VarKind, build_run, lower_text, variables,
+};
+use crate::{MODEL_RESOURCE, OPTIONS_RESOURCE};
+use daec_model::BaseType;
+use daec_sim::EndPoint;
+use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// `fmi2Status`.
+type Status = c_int;
+const OK: Status = 0;
+const DISCARD: Status = 2;
+const ERROR: Status = 3;
+const FATAL: Status = 4;
+
+/// `fmi2CallbackLogger`.
+type Logger =
+    unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char, ...);
+
+/// `fmi2CallbackFunctions`.
+#[repr(C)]
+pub struct CallbackFunctions {
+    logger: Option<Logger>,
+    _allocate_memory: Option<unsafe extern "C" fn(usize, usize) -> *mut c_void>,
+    _free_memory: Option<unsafe extern "C" fn(*mut c_void)>,
+    _step_finished: Option<unsafe extern "C" fn(*mut c_void, Status)>,
+    component_environment: *mut c_void,
+}
+
+/// Where an instance is in the FMI state machine (FMI 2.0.4 §4.2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Instantiated,
+    Initialization,
+    Stepping,
+    Terminated,
+    /// After an error or a panic: only `fmi2Reset` and `fmi2FreeInstance`
+    /// work.
+    Failed,
+}
+
+/// One FMU instance.
+pub struct Instance {
+    name: CString,
+    logger: Option<Logger>,
+    env: *mut c_void,
+    text: String,
+    options: FmuOptions,
+    vars: Vec<FmuVariable>,
+    /// The values at instantiation (the start values).
+    defaults: Vec<f64>,
+    /// The values the master set, per value reference.
+    set: Vec<Option<f64>>,
+    /// The current values, per value reference.
+    values: Vec<f64>,
+    experiment: Experiment,
+    run: Option<Run>,
+    /// What `run` was built with.
+    built_with: Option<(Vec<Option<f64>>, Experiment)>,
+    phase: Phase,
+}
+
+/// An FMU state (`fmi2GetFMUstate`).
+struct Snapshot {
+    set: Vec<Option<f64>>,
+    values: Vec<f64>,
+    experiment: Experiment,
+    point: Option<EndPoint>,
+    phase: Phase,
+}
+
+/// The live instances and FMU states, by address.
+static INSTANCES: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+static STATES: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+fn registry(r: &'static Mutex<Vec<usize>>) -> std::sync::MutexGuard<'static, Vec<usize>> {
+    r.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn is_live(r: &'static Mutex<Vec<usize>>, p: *const c_void) -> bool {
+    !p.is_null() && registry(r).contains(&(p as usize))
+}
+
+/// The text of a panic's payload.
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_string())
+}
+
+/// Calls `logger` (if any) with `msg` (`#` doubled, FMI 2.0.4 §2.1.5).
+fn log_to(
+    logger: Option<Logger>,
+    env: *mut c_void,
+    name: &CStr,
+    status: Status,
+    category: &CStr,
+    msg: &str,
+) {
+    let Some(logger) = logger else { return };
+    let text = msg.replace('#', "##").replace('\0', " ");
+    let Ok(text) = CString::new(text) else { return };
+    // SAFETY: the importer's logger takes the environment it gave, two
+    // NUL-terminated strings, the status, a format and its arguments; the
+    // format is "%s" with one NUL-terminated string.
+    unsafe {
+        logger(
+            env,
+            name.as_ptr(),
+            status,
+            category.as_ptr(),
+            c"%s".as_ptr(),
+            text.as_ptr(),
+        );
+    }
+}
+
+impl Instance {
+    fn log(&self, status: Status, msg: &str) {
+        let category = if status >= FATAL {
+            c"logStatusFatal"
+        } else {
+            c"logStatusError"
+        };
+        log_to(self.logger, self.env, &self.name, status, category, msg);
+    }
+
+    fn var(&self, vr: c_uint, ty: BaseType) -> Result<(usize, &FmuVariable), String> {
+        let k = vr as usize;
+        match self.vars.get(k) {
+            Some(v) if v.ty == ty => Ok((k, v)),
+            Some(v) => Err(format!(
+                "valueReference {vr} is `{}`, a {:?} variable, not a {ty:?} one",
+                v.name, v.ty
+            )),
+            None => Err(format!(
+                "valueReference {vr} is not a variable of this FMU (it has {})",
+                self.vars.len()
+            )),
+        }
+    }
+
+    /// Builds the run for the current settings unless it is built.
+    fn ensure_run(&mut self) -> Result<(), String> {
+        let key = (self.set.clone(), self.experiment);
+        if self.run.is_some() && self.built_with.as_ref() == Some(&key) {
+            return Ok(());
+        }
+        let (run, values) = build_run(
+            &self.text,
+            &self.options,
+            &self.vars,
+            &self.set,
+            self.experiment,
+        )?;
+        self.run = Some(run);
+        self.values = values;
+        self.built_with = Some(key);
+        Ok(())
+    }
+
+    fn require(&self, phases: &[Phase], what: &str) -> Result<(), String> {
+        if phases.contains(&self.phase) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} is not allowed in the state {:?} of the FMU",
+                self.phase
+            ))
+        }
+    }
+}
+
+/// Runs `f` on the instance `c` under `catch_unwind`; its error is logged
+/// and returned as `fmi2Error` (and leaves the instance failed when
+/// `fails`), a panic as `fmi2Fatal`.
+fn with_instance(
+    c: *mut c_void,
+    fails: bool,
+    f: impl FnOnce(&mut Instance) -> Result<Status, String>,
+) -> Status {
+    if !is_live(&INSTANCES, c) {
+        return ERROR;
+    }
+    // SAFETY: `c` is in the registry: a live `Box<Instance>` of ours.
+    let inst = unsafe { &mut *c.cast::<Instance>() };
+    match catch_unwind(AssertUnwindSafe(|| f(inst))) {
+        Ok(Ok(s)) => s,
+        Ok(Err(msg)) => {
+            if fails {
+                inst.phase = Phase::Failed;
+            }
+            inst.log(ERROR, &msg);
+            ERROR
+        }
+        Err(p) => {
+            inst.phase = Phase::Failed;
+            inst.log(
+                FATAL,
+                &format!("internal error in daec: {}", panic_message(&*p)),
+            );
+            FATAL
+        }
+    }
+}
+
+/// The slices of a get/set call: `n` value references and `n` values.
+///
+/// # Safety
+/// Non-null pointers must point to `n` elements.
+unsafe fn slices<'a, T>(
+    vr: *const c_uint,
+    n: usize,
+    value: *mut T,
+) -> Result<(&'a [c_uint], &'a mut [T]), String> {
+    if n == 0 {
+        return Ok((&[], &mut []));
+    }
+    if vr.is_null() || value.is_null() {
+        return Err(format!(
+            "a null array of value references or values for {n} variables"
+        ));
+    }
+    // SAFETY: non-null, `n` elements by the caller's contract.
+    unsafe {
+        Ok((
+            std::slice::from_raw_parts(vr, n),
+            std::slice::from_raw_parts_mut(value, n),
+        ))
+    }
+}
+
+/// The path of a `file:` URI (or a plain path), percent-decoded.
+fn resource_path(uri: &str) -> PathBuf {
+    let rest = uri
+        .strip_prefix("file://localhost")
+        .or_else(|| uri.strip_prefix("file://"))
+        .or_else(|| uri.strip_prefix("file:"))
+        .unwrap_or(uri);
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).and_then(|&b| hex(b)),
+                bytes.get(i + 2).and_then(|&b| hex(b)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    PathBuf::from(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Reads the model and the options from the resources at `location` and
+/// checks the GUID.
+fn load(location: &str, guid: &str) -> Result<(String, FmuOptions), String> {
+    let dir = resource_path(location);
+    let read = |name: &str| {
+        let p = dir.join(name);
+        std::fs::read_to_string(&p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))
+    };
+    let text = read(MODEL_RESOURCE)?;
+    let options: FmuOptions = serde_json::from_str(&read(OPTIONS_RESOURCE)?)
+        .map_err(|e| format!("`{OPTIONS_RESOURCE}` of the FMU is not valid: {e}"))?;
+    if options.guid != guid {
+        return Err(format!(
+            "the GUID `{guid}` is not this FMU's (`{}`)",
+            options.guid
+        ));
+    }
+    Ok((text, options))
+}
+
+/// A string argument, or `""` for null.
+///
+/// # Safety
+/// A non-null `s` must be a NUL-terminated string.
+unsafe fn text<'a>(s: *const c_char) -> std::borrow::Cow<'a, str> {
+    if s.is_null() {
+        return "".into();
+    }
+    // SAFETY: non-null and NUL-terminated by the caller's contract.
+    unsafe { CStr::from_ptr(s) }.to_string_lossy()
+}
+
+/// `fmi2GetTypesPlatform`.
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2GetTypesPlatform() -> *const c_char {
+    c"default".as_ptr()
+}
+
+/// `fmi2GetVersion`.
+#[unsafe(no_mangle)]
+pub extern "C" fn fmi2GetVersion() -> *const c_char {
+    c"2.0".as_ptr()
+}
+
+/// `fmi2Instantiate`: reads the model from the resources; only
+/// Co-Simulation (`fmuType` 1).
+///
+/// # Safety
+/// Strings NUL-terminated or null; `functions` null or an
+/// `fmi2CallbackFunctions`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2Instantiate(
+    instance_name: *const c_char,
+    fmu_type: c_int,
+    guid: *const c_char,
+    resource_location: *const c_char,
+    functions: *const CallbackFunctions,
+    _visible: c_int,
+    _logging_on: c_int,
+) -> *mut c_void {
+    // SAFETY: by the caller's contract.
+    let (logger, env) = match unsafe { functions.as_ref() } {
+        Some(f) => (f.logger, f.component_environment),
+        None => (None, std::ptr::null_mut()),
+    };
+    // SAFETY: by the caller's contract.
+    let (name, guid, location) =
+        unsafe { (text(instance_name), text(guid), text(resource_location)) };
+    let name = CString::new(name.replace('\0', " ")).unwrap_or_default();
+    let made = catch_unwind(AssertUnwindSafe(|| -> Result<Box<Instance>, String> {
+        if fmu_type != 1 {
+            return Err(format!(
+                "fmuType {fmu_type}: this FMU is for Co-Simulation (fmi2CoSimulation) only"
+            ));
+        }
+        let (text, options) = load(&location, &guid)?;
+        let dae = lower_text(&text, Vec::new())?;
+        let vars = variables(&dae);
+        let defaults: Vec<f64> = vars.iter().map(|v| v.start.unwrap_or(0.0)).collect();
+        Ok(Box::new(Instance {
+            name: name.clone(),
+            logger,
+            env,
+            text,
+            options,
+            set: vec![None; vars.len()],
+            values: defaults.clone(),
+            defaults,
+            vars,
+            experiment: Experiment {
+                tolerance: None,
+                start: None,
+                stop: None,
+            },
+            run: None,
+            built_with: None,
+            phase: Phase::Instantiated,
+        }))
+    }));
+    let msg = match made {
+        Ok(Ok(inst)) => {
+            let p = Box::into_raw(inst).cast::<c_void>();
+            registry(&INSTANCES).push(p as usize);
+            return p;
+        }
+        Ok(Err(msg)) => msg,
+        Err(p) => format!("internal error in daec: {}", panic_message(&*p)),
+    };
+    log_to(logger, env, &name, ERROR, c"logStatusError", &msg);
+    std::ptr::null_mut()
+}
+
+/// `fmi2FreeInstance`.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2FreeInstance(c: *mut c_void) {
+    let mut live = registry(&INSTANCES);
+    if let Some(k) = live.iter().position(|&p| p == c as usize) {
+        live.swap_remove(k);
+        drop(live);
+        // SAFETY: a live `Box<Instance>` of ours, now out of the registry.
+        let inst = unsafe { Box::from_raw(c.cast::<Instance>()) };
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(inst)));
+    }
+}
+
+/// `fmi2SetDebugLogging`: accepted; daec logs errors only.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SetDebugLogging(
+    c: *mut c_void,
+    _logging_on: c_int,
+    _n: usize,
+    _categories: *const *const c_char,
+) -> Status {
+    with_instance(c, false, |_| Ok(OK))
+}
+
+/// `fmi2SetupExperiment`.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SetupExperiment(
+    c: *mut c_void,
+    tolerance_defined: c_int,
+    tolerance: f64,
+    start_time: f64,
+    stop_time_defined: c_int,
+    stop_time: f64,
+) -> Status {
+    with_instance(c, false, |inst| {
+        inst.require(&[Phase::Instantiated], "fmi2SetupExperiment")?;
+        if tolerance_defined != 0 && !(tolerance.is_finite() && tolerance > 0.0) {
+            return Err(format!(
+                "tolerance {tolerance} is not a positive finite number"
+            ));
+        }
+        if !start_time.is_finite() {
+            return Err(format!("startTime {start_time} is not finite"));
+        }
+        if stop_time_defined != 0 && !(stop_time.is_finite() && stop_time > start_time) {
+            return Err(format!(
+                "stopTime {stop_time} is not a finite time after startTime {start_time}"
+            ));
+        }
+        inst.experiment = Experiment {
+            tolerance: (tolerance_defined != 0).then_some(tolerance),
+            start: Some(start_time),
+            stop: (stop_time_defined != 0).then_some(stop_time),
+        };
+        Ok(OK)
+    })
+}
+
+/// `fmi2EnterInitializationMode`: runs daec's pipeline up to the
+/// consistent initial point.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2EnterInitializationMode(c: *mut c_void) -> Status {
+    with_instance(c, true, |inst| {
+        inst.require(&[Phase::Instantiated], "fmi2EnterInitializationMode")?;
+        inst.ensure_run()?;
+        inst.phase = Phase::Initialization;
+        Ok(OK)
+    })
+}
+
+/// `fmi2ExitInitializationMode`: again with the parameters set in
+/// initialisation mode, if any.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2ExitInitializationMode(c: *mut c_void) -> Status {
+    with_instance(c, true, |inst| {
+        inst.require(&[Phase::Initialization], "fmi2ExitInitializationMode")?;
+        inst.ensure_run()?;
+        inst.phase = Phase::Stepping;
+        Ok(OK)
+    })
+}
+
+/// `fmi2Terminate`.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2Terminate(c: *mut c_void) -> Status {
+    with_instance(c, false, |inst| {
+        inst.require(&[Phase::Stepping, Phase::Failed], "fmi2Terminate")?;
+        inst.phase = Phase::Terminated;
+        Ok(OK)
+    })
+}
+
+/// `fmi2Reset`: back to the instantiated state with the start values.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2Reset(c: *mut c_void) -> Status {
+    with_instance(c, false, |inst| {
+        inst.set = vec![None; inst.vars.len()];
+        inst.values.clone_from(&inst.defaults);
+        inst.experiment = Experiment {
+            tolerance: None,
+            start: None,
+            stop: None,
+        };
+        inst.run = None;
+        inst.built_with = None;
+        inst.phase = Phase::Instantiated;
+        Ok(OK)
+    })
+}
+
+/// Reads the values of `vr` of type `ty` into `out` through `conv`.
+///
+/// # Safety
+/// `vr` and `out` null or of `n` elements.
+unsafe fn get_values<T>(
+    c: *mut c_void,
+    vr: *const c_uint,
+    n: usize,
+    out: *mut T,
+    ty: BaseType,
+    conv: impl Fn(f64) -> T,
+) -> Status {
+    with_instance(c, false, |inst| {
+        // SAFETY: by the caller's contract.
+        let (vr, out) = unsafe { slices(vr, n, out)? };
+        for (r, o) in vr.iter().zip(out.iter_mut()) {
+            let (k, _) = inst.var(*r, ty)?;
+            *o = conv(inst.values[k]);
+        }
+        Ok(OK)
+    })
+}
+
+/// `fmi2GetReal`.
+///
+/// # Safety
+/// `vr` and `value` null or of `nvr` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetReal(
+    c: *mut c_void,
+    vr: *const c_uint,
+    nvr: usize,
+    value: *mut f64,
+) -> Status {
+    // SAFETY: by the caller's contract.
+    unsafe { get_values(c, vr, nvr, value, BaseType::Real, |x| x) }
+}
+
+/// `fmi2GetInteger`.
+///
+/// # Safety
+/// `vr` and `value` null or of `nvr` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetInteger(
+    c: *mut c_void,
+    vr: *const c_uint,
+    nvr: usize,
+    value: *mut c_int,
+) -> Status {
+    // SAFETY: by the caller's contract.
+    unsafe { get_values(c, vr, nvr, value, BaseType::Integer, |x| x as c_int) }
+}
+
+/// `fmi2GetBoolean`.
+///
+/// # Safety
+/// `vr` and `value` null or of `nvr` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetBoolean(
+    c: *mut c_void,
+    vr: *const c_uint,
+    nvr: usize,
+    value: *mut c_int,
+) -> Status {
+    // SAFETY: by the caller's contract.
+    unsafe {
+        get_values(c, vr, nvr, value, BaseType::Boolean, |x| {
+            c_int::from(x != 0.0)
+        })
+    }
+}
+
+/// Checks and applies the values the master sets: `Real` parameters and
+/// the start values of unknowns that have one, before the end of
+/// initialisation; finite values only. Nothing is set when one is
+/// refused.
+fn set_values(
+    inst: &mut Instance,
+    vr: &[c_uint],
+    values: &[f64],
+    ty: BaseType,
+) -> Result<(), String> {
+    if vr.is_empty() {
+        return Ok(());
+    }
+    inst.require(
+        &[Phase::Instantiated, Phase::Initialization],
+        "setting a variable (the parameters are fixed after initialisation; the FMU has no inputs)",
+    )?;
+    let mut checked = Vec::with_capacity(vr.len());
+    for (&r, &x) in vr.iter().zip(values) {
+        let (k, v) = inst.var(r, ty)?;
+        match v.kind {
+            VarKind::Constant(_) => {
+                return Err(format!(
+                    "`{}` is a constant of the model (or a structural Integer or Boolean parameter) and cannot be set",
+                    v.name
+                ));
+            }
+            VarKind::Unknown(_) if v.start.is_none() => {
+                return Err(format!(
+                    "`{}` has no start value (initial = \"calculated\") and cannot be set",
+                    v.name
+                ));
+            }
+            _ => {}
+        }
+        if !x.is_finite() {
+            return Err(format!("{x} for `{}` is not a finite number", v.name));
+        }
+        checked.push((k, x));
+    }
+    for (k, x) in checked {
+        inst.set[k] = Some(x);
+        inst.values[k] = x;
+    }
+    Ok(())
+}
+
+/// `fmi2SetReal`: parameters and start values, before the end of
+/// initialisation.
+///
+/// # Safety
+/// `vr` and `value` null or of `nvr` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SetReal(
+    c: *mut c_void,
+    vr: *const c_uint,
+    nvr: usize,
+    value: *const f64,
+) -> Status {
+    with_instance(c, false, |inst| {
+        // SAFETY: by the caller's contract (the values are only read).
+        let (vr, values) = unsafe { slices(vr, nvr, value.cast_mut())? };
+        set_values(inst, vr, values, BaseType::Real)?;
+        Ok(OK)
+    })
+}
+
+/// `fmi2SetInteger`: the Integer variables are structural constants.
+///
+/// # Safety
+/// `vr` and `value` null or of `nvr` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SetInteger(
+    c: *mut c_void,
+    vr: *const c_uint,
+    nvr: usize,
+    value: *const c_int,
+) -> Status {
+    with_instance(c, false, |inst| {
+        // SAFETY: by the caller's contract (the values are only read).
+        let (vr, values) = unsafe { slices(vr, nvr, value.cast_mut())? };
+        let values: Vec<f64> = values.iter().map(|&x| f64::from(x)).collect();
+        set_values(inst, vr, &values, BaseType::Integer)?;
+        Ok(OK)
+    })
+}
+
+/// `fmi2SetBoolean`: the Boolean variables are structural constants.
+///
+/// # Safety
+/// `vr` and `value` null or of `nvr` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SetBoolean(
+    c: *mut c_void,
+    vr: *const c_uint,
+    nvr: usize,
+    value: *const c_int,
+) -> Status {
+    with_instance(c, false, |inst| {
+        // SAFETY: by the caller's contract (the values are only read).
+        let (vr, values) = unsafe { slices(vr, nvr, value.cast_mut())? };
+        let values: Vec<f64> = values.iter().map(|&x| f64::from(x)).collect();
+        set_values(inst, vr, &values, BaseType::Boolean)?;
+        Ok(OK)
+    })
+}
+
+/// `fmi2GetString` / `fmi2SetString`: the FMU has no String variables.
+fn no_strings(c: *mut c_void, nvr: usize) -> Status {
+    with_instance(c, false, |_| {
+        if nvr == 0 {
+            Ok(OK)
+        } else {
+            Err("this FMU has no String variables".into())
+        }
+    })
+}
+
+/// `fmi2GetString`: the FMU has no String variables.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetString(
+    c: *mut c_void,
+    _vr: *const c_uint,
+    nvr: usize,
+    _value: *mut *const c_char,
+) -> Status {
+    no_strings(c, nvr)
+}
+
+/// `fmi2SetString`: the FMU has no String variables.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SetString(
+    c: *mut c_void,
+    _vr: *const c_uint,
+    nvr: usize,
+    _value: *const *const c_char,
+) -> Status {
+    no_strings(c, nvr)
+}
+
+/// `fmi2DoStep`: daec's simulation from the current communication point
+/// over `h`.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2DoStep(
+    c: *mut c_void,
+    t: f64,
+    h: f64,
+    _no_set_prior: c_int,
+) -> Status {
+    with_instance(c, true, |inst| {
+        inst.require(&[Phase::Stepping], "fmi2DoStep")?;
+        let Some(run) = inst.run.as_mut() else {
+            return Err("the FMU was not initialised".into());
+        };
+        inst.values = run.step(&inst.vars, t, h)?;
+        Ok(OK)
+    })
+}
+
+/// `fmi2CancelStep`: steps are synchronous; nothing to cancel.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2CancelStep(c: *mut c_void) -> Status {
+    with_instance(c, false, |_| {
+        Err(
+            "fmi2CancelStep: daec's steps are synchronous (fmi2DoStep never returns fmi2Pending)"
+                .into(),
+        )
+    })
+}
+
+/// An unsupported optional function: `fmi2Error` with `why`.
+fn unsupported(c: *mut c_void, why: &str) -> Status {
+    with_instance(c, false, |_| Err(why.to_string()))
+}
+
+/// `fmi2GetStatus`: no asynchronous step, so no status to report.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetStatus(c: *mut c_void, _kind: c_int, _value: *mut c_int) -> Status {
+    with_instance(c, false, |_| Ok(DISCARD))
+}
+
+/// `fmi2GetRealStatus`: `fmi2LastSuccessfulTime` (kind 2), the time the
+/// run has reached.
+///
+/// # Safety
+/// `value` null or one `f64`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetRealStatus(c: *mut c_void, kind: c_int, value: *mut f64) -> Status {
+    with_instance(c, false, |inst| {
+        let t = inst.run.as_ref().map(Run::time);
+        match (kind, t) {
+            (2, Some(t)) if !value.is_null() => {
+                // SAFETY: non-null, one `f64` by the caller's contract.
+                unsafe { *value = t };
+                Ok(OK)
+            }
+            _ => Ok(DISCARD),
+        }
+    })
+}
+
+/// `fmi2GetIntegerStatus`: nothing to report.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetIntegerStatus(
+    c: *mut c_void,
+    _kind: c_int,
+    _value: *mut c_int,
+) -> Status {
+    with_instance(c, false, |_| Ok(DISCARD))
+}
+
+/// `fmi2GetBooleanStatus`: nothing to report.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetBooleanStatus(
+    c: *mut c_void,
+    _kind: c_int,
+    _value: *mut c_int,
+) -> Status {
+    with_instance(c, false, |_| Ok(DISCARD))
+}
+
+/// `fmi2GetStringStatus`: nothing to report.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetStringStatus(
+    c: *mut c_void,
+    _kind: c_int,
+    _value: *mut *const c_char,
+) -> Status {
+    with_instance(c, false, |_| Ok(DISCARD))
+}
+
+/// `fmi2SetRealInputDerivatives`: the FMU has no inputs.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SetRealInputDerivatives(
+    c: *mut c_void,
+    _vr: *const c_uint,
+    _nvr: usize,
+    _order: *const c_int,
+    _value: *const f64,
+) -> Status {
+    unsupported(c, "fmi2SetRealInputDerivatives: the FMU has no inputs")
+}
+
+/// `fmi2GetRealOutputDerivatives`: `maxOutputDerivativeOrder` is 0.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetRealOutputDerivatives(
+    c: *mut c_void,
+    _vr: *const c_uint,
+    _nvr: usize,
+    _order: *const c_int,
+    _value: *mut f64,
+) -> Status {
+    unsupported(
+        c,
+        "fmi2GetRealOutputDerivatives: the FMU provides no output derivatives (maxOutputDerivativeOrder = 0)",
+    )
+}
+
+/// `fmi2GetDirectionalDerivative`: not provided.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetDirectionalDerivative(
+    c: *mut c_void,
+    _unknown: *const c_uint,
+    _n_unknown: usize,
+    _known: *const c_uint,
+    _n_known: usize,
+    _dv_known: *const f64,
+    _dv_unknown: *mut f64,
+) -> Status {
+    unsupported(
+        c,
+        "fmi2GetDirectionalDerivative: the FMU does not provide directional derivatives",
+    )
+}
+
+/// `fmi2GetFMUstate`: a copy of the instance's state (its settings, values
+/// and the point its run has reached), new or into `*state`.
+///
+/// # Safety
+/// `state` null or a pointer to an FMU state pointer (null or one of
+/// ours, checked).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetFMUstate(c: *mut c_void, state: *mut *mut c_void) -> Status {
+    with_instance(c, false, |inst| {
+        if state.is_null() {
+            return Err("fmi2GetFMUstate with a null FMUstate pointer".into());
+        }
+        let snap = Snapshot {
+            set: inst.set.clone(),
+            values: inst.values.clone(),
+            experiment: inst.experiment,
+            point: inst.run.as_ref().map(|r| r.point().clone()),
+            phase: inst.phase,
+        };
+        // SAFETY: non-null by the check above; the caller's pointer.
+        let old = unsafe { *state };
+        if is_live(&STATES, old) {
+            // SAFETY: a live `Box<Snapshot>` of ours.
+            unsafe { *old.cast::<Snapshot>() = snap };
+        } else {
+            let p = Box::into_raw(Box::new(snap)).cast::<c_void>();
+            registry(&STATES).push(p as usize);
+            // SAFETY: non-null, checked above.
+            unsafe { *state = p };
+        }
+        Ok(OK)
+    })
+}
+
+/// `fmi2SetFMUstate`: back to a state of [`fmi2GetFMUstate`] (the run is
+/// built again when the state has other parameters).
+///
+/// # Safety
+/// `state` is checked against the live FMU states.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SetFMUstate(c: *mut c_void, state: *mut c_void) -> Status {
+    with_instance(c, true, |inst| {
+        if !is_live(&STATES, state) {
+            return Err("fmi2SetFMUstate with a state that is not one of this FMU's".into());
+        }
+        // SAFETY: a live `Box<Snapshot>` of ours.
+        let snap = unsafe { &*state.cast::<Snapshot>() };
+        inst.set.clone_from(&snap.set);
+        inst.experiment = snap.experiment;
+        if let Some(point) = &snap.point {
+            inst.ensure_run()?;
+            if let Some(run) = inst.run.as_mut() {
+                run.set_point(point.clone());
+            }
+        }
+        inst.values.clone_from(&snap.values);
+        inst.phase = snap.phase;
+        Ok(OK)
+    })
+}
+
+/// `fmi2FreeFMUstate`.
+///
+/// # Safety
+/// `state` null or a pointer to an FMU state pointer (checked).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2FreeFMUstate(c: *mut c_void, state: *mut *mut c_void) -> Status {
+    with_instance(c, false, |_| {
+        if state.is_null() {
+            return Ok(OK);
+        }
+        // SAFETY: non-null, the caller's pointer.
+        let p = unsafe { *state };
+        if p.is_null() {
+            return Ok(OK);
+        }
+        let mut live = registry(&STATES);
+        let Some(k) = live.iter().position(|&q| q == p as usize) else {
+            return Err("fmi2FreeFMUstate with a state that is not one of this FMU's".into());
+        };
+        live.swap_remove(k);
+        drop(live);
+        // SAFETY: a live `Box<Snapshot>` of ours, now out of the registry.
+        drop(unsafe { Box::from_raw(p.cast::<Snapshot>()) });
+        // SAFETY: non-null, the caller's pointer.
+        unsafe { *state = std::ptr::null_mut() };
+        Ok(OK)
+    })
+}
+
+/// `fmi2SerializedFMUstateSize`: `canSerializeFMUstate` is false.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SerializedFMUstateSize(
+    c: *mut c_void,
+    _state: *mut c_void,
+    _size: *mut usize,
+) -> Status {
+    unsupported(
+        c,
+        "the FMU cannot serialize its state (canSerializeFMUstate = false)",
+    )
+}
+
+/// `fmi2SerializeFMUstate`: `canSerializeFMUstate` is false.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SerializeFMUstate(
+    c: *mut c_void,
+    _state: *mut c_void,
+    _bytes: *mut c_char,
+    _size: usize,
+) -> Status {
+    unsupported(
+        c,
+        "the FMU cannot serialize its state (canSerializeFMUstate = false)",
+    )
+}
+
+/// `fmi2DeSerializeFMUstate`: `canSerializeFMUstate` is false.
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2DeSerializeFMUstate(
+    c: *mut c_void,
+    _bytes: *const c_char,
+    _size: usize,
+    _state: *mut *mut c_void,
+) -> Status {
+    unsupported(
+        c,
+        "the FMU cannot serialize its state (canSerializeFMUstate = false)",
+    )
+}

@@ -1,0 +1,210 @@
+//! `modelDescription.xml` of an FMI 2.0 Co-Simulation FMU (FMI 2.0.4,
+//! §2.2 and §4.3): every variable of [`variables`] with its value
+//! reference, causality, variability, initial, start, description and
+//! unit; the units; the model structure; the `experiment` annotation as
+//! `DefaultExperiment`.
+//!
+//! Causality and variability (FMI 2.0.4 §2.2.7, Table 2.2.7-1): the
+//! model's unknowns are continuous outputs (`initial` "exact" with a fixed
+//! start, "approx" with another start, "calculated" without one); `Real`
+//! parameters are fixed parameters with `initial` "exact"; constants and
+//! the structural `Integer` and `Boolean` parameters are local constants.
+//! The outputs are listed in `ModelStructure/Outputs`, and those whose
+//! `initial` is not "exact" in `InitialUnknowns` (§2.2.8), without
+//! dependencies (every output may depend on every parameter).
+
+use crate::engine::{FmuVariable, VarKind, variables};
+use daec_model::{BaseType, Dae};
+use std::fmt::Write;
+
+/// The identity of an FMU: the names the model description and the
+/// archive use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FmuIdentity {
+    /// `modelIdentifier`: the name of the shared library in
+    /// `binaries/linux64/` (a C identifier).
+    pub model_identifier: String,
+    /// `guid`.
+    pub guid: String,
+    /// `generationTool`.
+    pub tool: String,
+}
+
+/// A number as `xs:double` text that reads back to the same `f64`.
+fn num(x: f64) -> String {
+    let a = x.abs();
+    if x == 0.0 || (1e-5..1e16).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// `s` escaped for an XML attribute value.
+pub(crate) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "&#{};", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `causality`, `variability` and `initial` of a variable.
+fn classes(v: &FmuVariable) -> (&'static str, &'static str, &'static str) {
+    match v.kind {
+        VarKind::Unknown(_) => (
+            "output",
+            "continuous",
+            match (v.start, v.fixed) {
+                (Some(_), true) => "exact",
+                (Some(_), false) => "approx",
+                (None, _) => "calculated",
+            },
+        ),
+        VarKind::Parameter(_) => ("parameter", "fixed", "exact"),
+        VarKind::Constant(_) => ("local", "constant", "exact"),
+    }
+}
+
+/// The type element of a variable (`<Real start=… unit=…/>`).
+fn type_element(v: &FmuVariable, initial: &str) -> String {
+    let mut attrs = String::new();
+    let start = v.start.filter(|_| initial != "calculated");
+    match v.ty {
+        BaseType::Real => {
+            if let Some(s) = start {
+                let _ = write!(attrs, " start=\"{}\"", num(s));
+            }
+            if let Some(u) = &v.unit {
+                let _ = write!(attrs, " unit=\"{}\"", escape(u));
+            }
+            for (name, x) in [("min", v.min), ("max", v.max)] {
+                if let Some(x) = x.filter(|x| x.is_finite()) {
+                    let _ = write!(attrs, " {name}=\"{}\"", num(x));
+                }
+            }
+            if let Some(x) = v.nominal.filter(|x| x.is_finite() && *x > 0.0) {
+                let _ = write!(attrs, " nominal=\"{}\"", num(x));
+            }
+            format!("<Real{attrs}/>")
+        }
+        BaseType::Integer => {
+            if let Some(s) = start {
+                let _ = write!(attrs, " start=\"{}\"", s as i64);
+            }
+            format!("<Integer{attrs}/>")
+        }
+        BaseType::Boolean => {
+            if let Some(s) = start {
+                let _ = write!(attrs, " start=\"{}\"", s != 0.0);
+            }
+            format!("<Boolean{attrs}/>")
+        }
+    }
+}
+
+/// The `modelDescription.xml` of `dae` (lowered from the FMU's model
+/// text) as a Co-Simulation FMU named by `id`.
+pub fn model_description(dae: &Dae, id: &FmuIdentity) -> String {
+    let vars = variables(dae);
+    let mut x = String::new();
+    x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = write!(
+        x,
+        "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"{}\" guid=\"{}\"",
+        escape(&dae.name),
+        escape(&id.guid)
+    );
+    if let Some(d) = &dae.description {
+        let _ = write!(x, " description=\"{}\"", escape(d));
+    }
+    let _ = writeln!(
+        x,
+        " generationTool=\"{}\" variableNamingConvention=\"flat\" numberOfEventIndicators=\"0\">",
+        escape(&id.tool)
+    );
+    let _ = writeln!(
+        x,
+        "  <CoSimulation modelIdentifier=\"{}\" canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUstate=\"true\" canNotUseMemoryManagementFunctions=\"true\"/>",
+        escape(&id.model_identifier)
+    );
+    let mut units: Vec<&str> = vars.iter().filter_map(|v| v.unit.as_deref()).collect();
+    units.sort_unstable();
+    units.dedup();
+    if !units.is_empty() {
+        x.push_str("  <UnitDefinitions>\n");
+        for u in units {
+            let _ = writeln!(x, "    <Unit name=\"{}\"/>", escape(u));
+        }
+        x.push_str("  </UnitDefinitions>\n");
+    }
+    let e = &dae.experiment;
+    let mut exp = String::new();
+    for (name, v) in [
+        ("startTime", e.start_time),
+        ("stopTime", e.stop_time),
+        ("tolerance", e.tolerance),
+        ("stepSize", e.interval),
+    ] {
+        if let Some(v) = v {
+            let _ = write!(exp, " {name}=\"{}\"", num(v));
+        }
+    }
+    if !exp.is_empty() {
+        let _ = writeln!(x, "  <DefaultExperiment{exp}/>");
+    }
+    x.push_str("  <ModelVariables>\n");
+    let mut outputs = Vec::new();
+    let mut initial_unknowns = Vec::new();
+    for (vr, v) in vars.iter().enumerate() {
+        let (causality, variability, initial) = classes(v);
+        let index = vr + 1;
+        let _ = writeln!(x, "    <!-- index {index} -->");
+        let _ = write!(
+            x,
+            "    <ScalarVariable name=\"{}\" valueReference=\"{vr}\"",
+            escape(&v.name)
+        );
+        if let Some(d) = &v.description {
+            let _ = write!(x, " description=\"{}\"", escape(d));
+        }
+        let _ = writeln!(
+            x,
+            " causality=\"{causality}\" variability=\"{variability}\" initial=\"{initial}\">"
+        );
+        let _ = writeln!(x, "      {}", type_element(v, initial));
+        x.push_str("    </ScalarVariable>\n");
+        if causality == "output" {
+            outputs.push(index);
+            if initial != "exact" {
+                initial_unknowns.push(index);
+            }
+        }
+    }
+    x.push_str("  </ModelVariables>\n  <ModelStructure>\n");
+    for (tag, list) in [
+        ("Outputs", &outputs),
+        ("InitialUnknowns", &initial_unknowns),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(x, "    <{tag}>");
+        for i in list {
+            let _ = writeln!(x, "      <Unknown index=\"{i}\"/>");
+        }
+        let _ = writeln!(x, "    </{tag}>");
+    }
+    x.push_str("  </ModelStructure>\n</fmiModelDescription>\n");
+    x
+}
