@@ -93,6 +93,8 @@ pub struct Instance {
     /// What `run` was built with.
     built_with: Option<(Vec<Option<f64>>, Experiment)>,
     phase: Phase,
+    /// The last message logged (also without a logger).
+    last_message: String,
 }
 
 /// An FMU state (`fmi2GetFMUstate`).
@@ -152,7 +154,8 @@ fn log_to(
 }
 
 impl Instance {
-    fn log(&self, status: Status, msg: &str) {
+    fn log(&mut self, status: Status, msg: &str) {
+        self.last_message = msg.to_string();
         let category = if status >= FATAL {
             c"logStatusFatal"
         } else {
@@ -391,6 +394,7 @@ pub unsafe extern "C" fn fmi2Instantiate(
             run: None,
             built_with: None,
             phase: Phase::Instantiated,
+            last_message: String::new(),
         }))
     }));
     let msg = match made {
@@ -1055,4 +1059,164 @@ pub unsafe extern "C" fn fmi2DeSerializeFMUstate(
         c,
         "the FMU cannot serialize its state (canSerializeFMUstate = false)",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr::{null, null_mut};
+
+    /// A unique directory for one test's resources.
+    fn resources(name: &str, model: &str, guid: &str) -> (PathBuf, CString) {
+        let dir = std::env::temp_dir().join(format!("daec-fmu-ffi-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(MODEL_RESOURCE), model).unwrap();
+        let options = FmuOptions {
+            guid: guid.to_string(),
+            form: "hic".into(),
+            method: "radau5".into(),
+            tableau: None,
+        };
+        std::fs::write(
+            dir.join(OPTIONS_RESOURCE),
+            serde_json::to_string(&options).unwrap(),
+        )
+        .unwrap();
+        let uri = CString::new(format!("file://{}", dir.display())).unwrap();
+        (dir, uri)
+    }
+
+    const RC: &str = "model RC\n  parameter Real tau = 1;\n  Real v(start = 0, fixed = true) \"voltage\";\n  Real i;\nequation\n  tau*der(v) = sin(time) - v;\n  i = sin(time) - v;\nend RC;\n";
+
+    fn instantiate(name: &str) -> (*mut c_void, PathBuf) {
+        let (dir, uri) = resources(name, RC, "{g}");
+        // SAFETY: valid strings, no callbacks.
+        let c = unsafe {
+            fmi2Instantiate(
+                c"t".as_ptr(),
+                1,
+                c"{g}".as_ptr(),
+                uri.as_ptr(),
+                null(),
+                0,
+                0,
+            )
+        };
+        assert!(!c.is_null());
+        (c, dir)
+    }
+
+    fn last_message(c: *mut c_void) -> String {
+        // SAFETY: a live instance of the test.
+        unsafe { (*c.cast::<Instance>()).last_message.clone() }
+    }
+
+    #[test]
+    fn null_and_foreign_components_are_errors_not_crashes() {
+        let mut x = 0.0;
+        let vr = 0u32;
+        let mut bogus = 17u64;
+        let foreign = (&raw mut bogus).cast::<c_void>();
+        for c in [null_mut(), foreign] {
+            // SAFETY: the functions check the component before any use.
+            unsafe {
+                assert_eq!(fmi2GetReal(c, &vr, 1, &mut x), ERROR);
+                assert_eq!(fmi2SetReal(c, &vr, 1, &x), ERROR);
+                assert_eq!(fmi2DoStep(c, 0.0, 0.1, 0), ERROR);
+                assert_eq!(fmi2EnterInitializationMode(c), ERROR);
+                assert_eq!(fmi2Reset(c), ERROR);
+                fmi2FreeInstance(c);
+            }
+        }
+        assert_eq!(bogus, 17, "the foreign memory was not touched");
+    }
+
+    #[test]
+    fn instantiation_refuses_model_exchange_a_wrong_guid_and_missing_resources() {
+        let (dir, uri) = resources("refuse", RC, "{g}");
+        let missing = CString::new("file:///nonexistent/daec/resources").unwrap();
+        for (kind, guid, loc) in [
+            (0, c"{g}", uri.as_ptr()),
+            (1, c"{other}", uri.as_ptr()),
+            (1, c"{g}", missing.as_ptr()),
+            (1, c"{g}", null()),
+        ] {
+            // SAFETY: valid or null strings, no callbacks.
+            let c = unsafe { fmi2Instantiate(null(), kind, guid.as_ptr(), loc, null(), 0, 0) };
+            assert!(c.is_null());
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn bad_value_references_values_and_arrays_are_errors() {
+        let (c, dir) = instantiate("values");
+        let tau = 2u32; // v, i, tau
+        let mut out = [0.0; 2];
+        // SAFETY: arrays of the stated lengths, or null with a check.
+        unsafe {
+            assert_eq!(fmi2GetReal(c, [0, 99].as_ptr(), 2, out.as_mut_ptr()), ERROR);
+            assert!(last_message(c).contains("valueReference 99 is not a variable"));
+            assert_eq!(fmi2SetReal(c, &tau, 1, &f64::NAN), ERROR);
+            assert!(last_message(c).contains("NaN for `tau` is not a finite number"));
+            assert_eq!(fmi2SetReal(c, &tau, 1, &f64::INFINITY), ERROR);
+            assert_eq!(fmi2SetReal(c, null(), 1, &1.0), ERROR);
+            assert!(last_message(c).contains("null array"));
+            assert_eq!(fmi2SetReal(c, null(), 0, null()), OK);
+            // `i` has no start value: not settable
+            assert_eq!(fmi2SetReal(c, &1, 1, &1.0), ERROR);
+            assert!(last_message(c).contains("`i` has no start value"));
+            let mut n = 0;
+            assert_eq!(fmi2GetInteger(c, &tau, 1, &mut n), ERROR);
+            assert!(last_message(c).contains("not a Integer one"));
+            // nothing was set by the refused calls
+            assert_eq!(fmi2GetReal(c, &tau, 1, out.as_mut_ptr()), OK);
+            assert_eq!(out[0], 1.0);
+            // out of order: a step before initialisation
+            assert_eq!(fmi2DoStep(c, 0.0, 0.1, 0), ERROR);
+            assert!(last_message(c).contains("fmi2DoStep is not allowed"));
+            fmi2FreeInstance(c);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn steps_reach_the_exact_solution_and_states_repeat_them() {
+        let (c, dir) = instantiate("steps");
+        let vr = [0u32, 1];
+        let mut out = [0.0; 2];
+        let exact = |t: f64| ((t.sin() - t.cos()) + (-t).exp()) / 2.0;
+        // SAFETY: arrays of the stated lengths; states from the FMU.
+        unsafe {
+            assert_eq!(fmi2SetupExperiment(c, 1, 1e-10, 0.0, 0, 0.0), OK);
+            assert_eq!(fmi2EnterInitializationMode(c), OK);
+            assert_eq!(fmi2ExitInitializationMode(c), OK);
+            let mut t = 0.0;
+            for _ in 0..5 {
+                assert_eq!(fmi2DoStep(c, t, 0.2, 1), OK);
+                t += 0.2;
+            }
+            assert_eq!(fmi2GetReal(c, vr.as_ptr(), 2, out.as_mut_ptr()), OK);
+            assert!((out[0] - exact(1.0)).abs() < 1e-8, "{out:?}");
+            assert!((out[1] - (1f64.sin() - out[0])).abs() < 1e-12);
+            let mut state = null_mut();
+            assert_eq!(fmi2GetFMUstate(c, &mut state), OK);
+            assert!(!state.is_null());
+            assert_eq!(fmi2DoStep(c, t, 0.5, 1), OK);
+            let mut first = [0.0; 2];
+            assert_eq!(fmi2GetReal(c, vr.as_ptr(), 2, first.as_mut_ptr()), OK);
+            assert_eq!(fmi2SetFMUstate(c, state), OK);
+            assert_eq!(fmi2DoStep(c, t, 0.5, 1), OK);
+            let mut again = [0.0; 2];
+            assert_eq!(fmi2GetReal(c, vr.as_ptr(), 2, again.as_mut_ptr()), OK);
+            assert_eq!(first, again);
+            assert_eq!(fmi2FreeFMUstate(c, &mut state), OK);
+            assert!(state.is_null());
+            let mut bogus = 5u64;
+            assert_eq!(fmi2SetFMUstate(c, (&raw mut bogus).cast()), ERROR);
+            assert_eq!(fmi2Terminate(c), OK);
+            fmi2FreeInstance(c);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

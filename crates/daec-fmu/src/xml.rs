@@ -148,6 +148,15 @@ pub fn model_description(dae: &Dae, id: &FmuIdentity) -> String {
         }
         x.push_str("  </UnitDefinitions>\n");
     }
+    // (the categories of the runtime's messages, FMI 2.0.4 §2.2.4)
+    x.push_str("  <LogCategories>\n");
+    x.push_str(
+        "    <Category name=\"logStatusError\" description=\"a call failed: its reason\"/>\n",
+    );
+    x.push_str(
+        "    <Category name=\"logStatusFatal\" description=\"an internal error of daec\"/>\n",
+    );
+    x.push_str("  </LogCategories>\n");
     let e = &dae.experiment;
     let mut exp = String::new();
     for (name, v) in [
