@@ -132,9 +132,27 @@ pub fn variables(dae: &Dae) -> Vec<FmuVariable> {
     out
 }
 
+/// Stack of the thread that lowers a model: lowering recurses over the
+/// AST (bounded by its nesting limit), and the importer's thread may have
+/// a small stack; reserved, not committed, as the CLI's worker thread.
+const LOWER_STACK: usize = 1 << 30;
+
 /// Parses and lowers the flat model `text` with the parameter
-/// `overrides`; the diagnostics rendered as text on failure.
+/// `overrides`, on a thread with a large stack; the diagnostics rendered
+/// as text on failure.
 pub fn lower_text(text: &str, overrides: Vec<(String, f64)>) -> Result<Dae, String> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("daec-fmu-lower".into())
+            .stack_size(LOWER_STACK)
+            .spawn_scoped(scope, || lower_here(text, overrides))
+            .map_err(|e| format!("cannot start the thread that reads the model: {e}"))?
+            .join()
+            .map_err(|_| "internal error in daec while reading the model".to_string())?
+    })
+}
+
+fn lower_here(text: &str, overrides: Vec<(String, f64)>) -> Result<Dae, String> {
     let mut map = SourceMap::new();
     let file: FileId = map.add("model.dae".to_string(), text.to_string());
     let parsed = daec_syntax::parse(file, map.source(file));

@@ -477,6 +477,20 @@ pub unsafe extern "C" fn fmi2SetupExperiment(
     })
 }
 
+/// Moves the instance `c` from one of the phases `from` to `to` (the call
+/// `what`), building the run first when `build` (and failing the instance
+/// when that fails).
+fn transition(c: *mut c_void, from: &[Phase], to: Phase, what: &str, build: bool) -> Status {
+    with_instance(c, build, |inst| {
+        inst.require(from, what)?;
+        if build {
+            inst.ensure_run()?;
+        }
+        inst.phase = to;
+        Ok(OK)
+    })
+}
+
 /// `fmi2EnterInitializationMode`: runs daec's pipeline up to the
 /// consistent initial point.
 ///
@@ -484,12 +498,8 @@ pub unsafe extern "C" fn fmi2SetupExperiment(
 /// `c` is checked against the live instances.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2EnterInitializationMode(c: *mut c_void) -> Status {
-    with_instance(c, true, |inst| {
-        inst.require(&[Phase::Instantiated], "fmi2EnterInitializationMode")?;
-        inst.ensure_run()?;
-        inst.phase = Phase::Initialization;
-        Ok(OK)
-    })
+    let what = "fmi2EnterInitializationMode";
+    transition(c, &[Phase::Instantiated], Phase::Initialization, what, true)
 }
 
 /// `fmi2ExitInitializationMode`: again with the parameters set in
@@ -499,12 +509,8 @@ pub unsafe extern "C" fn fmi2EnterInitializationMode(c: *mut c_void) -> Status {
 /// `c` is checked against the live instances.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2ExitInitializationMode(c: *mut c_void) -> Status {
-    with_instance(c, true, |inst| {
-        inst.require(&[Phase::Initialization], "fmi2ExitInitializationMode")?;
-        inst.ensure_run()?;
-        inst.phase = Phase::Stepping;
-        Ok(OK)
-    })
+    let what = "fmi2ExitInitializationMode";
+    transition(c, &[Phase::Initialization], Phase::Stepping, what, true)
 }
 
 /// `fmi2Terminate`.
@@ -513,11 +519,8 @@ pub unsafe extern "C" fn fmi2ExitInitializationMode(c: *mut c_void) -> Status {
 /// `c` is checked against the live instances.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2Terminate(c: *mut c_void) -> Status {
-    with_instance(c, false, |inst| {
-        inst.require(&[Phase::Stepping, Phase::Failed], "fmi2Terminate")?;
-        inst.phase = Phase::Terminated;
-        Ok(OK)
-    })
+    let from = [Phase::Stepping, Phase::Failed];
+    transition(c, &from, Phase::Terminated, "fmi2Terminate", false)
 }
 
 /// `fmi2Reset`: back to the instantiated state with the start values.
