@@ -106,8 +106,14 @@ fn refusals_are_usage_or_model_errors() {
         !dir.join("x.fmu").exists(),
         "no FMU written by a refused run"
     );
-    // a model daec cannot simulate: its reason, exit 1
-    let singular = root().join("models/ndsolve/index_by_initial_values_branch1.dae");
+    // a model daec cannot simulate (structurally singular: `y` is in no
+    // equation): its reason, exit 1
+    let singular = dir.join("singular.dae");
+    std::fs::write(
+        &singular,
+        "model S\n  Real x;\n  Real y;\nequation\n  x = 1;\n  2*x = time;\nend S;\n",
+    )
+    .unwrap();
     let run = daec(&[
         "fmu",
         singular.to_str().unwrap(),
@@ -118,10 +124,11 @@ fn refusals_are_usage_or_model_errors() {
     ]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
-        run.stderr.contains("Σ-Jacobian is singular"),
+        run.stderr.contains("the model is structurally singular"),
         "{}",
         run.stderr
     );
+    assert!(!dir.join("x.fmu").exists(), "no FMU of a refused model");
     // a mistake in the model: its diagnostic, exit 1
     let bad = root().join("models/err/undeclared_function.dae");
     let run = daec(&["fmu", bad.to_str().unwrap(), "--runtime", rt, "-o", out]);
