@@ -1,11 +1,11 @@
 """A parameter study of daec on dask.distributed.
 
 ``daec.simulate`` is mapped over parameter sets by a dask scheduler; each
-task runs on a worker process (of this machine or of others) and sends
+task runs on a worker process (local or remote) and sends
 back its ``daec.Result``, pickled. The model travels as text, so the
 workers need the package ``daec`` but not the model file.
 
-Run it on a cluster of worker processes on this machine::
+Run it on a cluster of local worker processes::
 
     python parameter_study.py MODEL.dae NAME=V1,V2,... [t_end]
 
@@ -57,7 +57,7 @@ def study(
 def connect(address: Optional[str] = None, workers: int = 2) -> Any:
     """A dask client: of the scheduler at ``address`` (e.g.
     ``tcp://host:8786``), else of a new cluster of ``workers`` worker
-    processes on this machine."""
+    processes on the local machine."""
     from dask.distributed import Client, LocalCluster
 
     if address:
