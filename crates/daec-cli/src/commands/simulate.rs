@@ -325,31 +325,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         native_log = Some(compiler);
     }
     if args.verbose {
-        let init = &prepared.init;
-        let mut s = format!(
-            "initialization at t = {}: constraint residual {:.3e} at the start values, {:.3e} after projection\n",
-            init.t0, init.initial_residual, init.residual
-        );
-        if init.moved.is_empty() {
-            s.push_str("  the start values are consistent; none moved\n");
-        }
-        for m in &init.moved {
-            s.push_str(&format!(
-                "  {} moved from {} to {} (by {:+.6e})\n",
-                m.name,
-                m.start,
-                m.value,
-                m.value - m.start
-            ));
-        }
-        let names = prepared.outputs().output_names();
-        if !names.is_empty() {
-            s.push_str(&format!(
-                "output equations, evaluated after every step: {}\n",
-                names.join(", ")
-            ));
-        }
-        let _ = ctx.io.stderr.write_all(s.as_bytes());
+        print_initialization(ctx, &prepared);
     }
     let compile = clock.elapsed().as_secs_f64();
     let run = match original.as_mut() {
@@ -434,6 +410,36 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         return Err(EXIT_NUMERIC);
     }
     Ok(())
+}
+
+/// `--verbose`: the consistent initialisation (residuals, the unknowns it
+/// moved) and the output equations evaluated after every step.
+fn print_initialization(ctx: &mut Ctx<'_, '_>, prepared: &daec_sim::Prepared) {
+    let init = &prepared.init;
+    let mut s = format!(
+        "initialization at t = {}: constraint residual {:.3e} at the start values, {:.3e} after projection\n",
+        init.t0, init.initial_residual, init.residual
+    );
+    if init.moved.is_empty() {
+        s.push_str("  the start values are consistent; none moved\n");
+    }
+    for m in &init.moved {
+        s.push_str(&format!(
+            "  {} moved from {} to {} (by {:+.6e})\n",
+            m.name,
+            m.start,
+            m.value,
+            m.value - m.start
+        ));
+    }
+    let names = prepared.outputs().output_names();
+    if !names.is_empty() {
+        s.push_str(&format!(
+            "output equations, evaluated after every step: {}\n",
+            names.join(", ")
+        ));
+    }
+    let _ = ctx.io.stderr.write_all(s.as_bytes());
 }
 
 /// Warns when the error test leaves out or scales down a variable the
