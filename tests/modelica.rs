@@ -376,3 +376,76 @@ fn truncated_modelica_files_never_panic() {
         cut += 13;
     }
 }
+
+/// The balance check of components (MLS 3.6, §4.8): blocks whose inputs
+/// come from outside and models whose connectors' flows are supplied by
+/// connections are balanced; a block with one equation too many is named
+/// with its counts.
+#[test]
+fn components_are_checked_for_balance() {
+    let tmp = std::env::temp_dir().join(format!("daec-balance-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let library = "connector RealInput = input Real;
+connector RealOutput = output Real;
+connector Pin
+  Real v;
+  flow Real i;
+end Pin;
+block Gain
+  parameter Real k = 2;
+  RealInput u;
+  RealOutput y;
+equation
+  y = k * u;
+end Gain;
+model Capacitor
+  parameter Real C = 1;
+  Pin p;
+  Pin n;
+  Real v(start = 1, fixed = true);
+protected
+  Real i;
+equation
+  v = p.v - n.v;
+  0 = p.i + n.i;
+  i = p.i;
+  C * der(v) = i;
+end Capacitor;
+model Ground
+  Pin p;
+equation
+  p.v = 0;
+end Ground;
+";
+    let good = format!(
+        "{library}model Top
+  Gain g(u = time);
+  Capacitor c;
+  Ground gnd;
+equation
+  connect(c.p, gnd.p);
+  connect(c.n, gnd.p);
+end Top;
+"
+    );
+    let bad = good.replace("  y = k * u;\n", "  y = k * u;\n  u = 1;\n");
+    let (good_path, bad_path) = (tmp.join("good.mo"), tmp.join("bad.mo"));
+    std::fs::write(&good_path, good).unwrap();
+    std::fs::write(&bad_path, bad).unwrap();
+    let r = daec(&["flatten", good_path.to_str().unwrap(), "--model", "Top"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = daec(&["flatten", bad_path.to_str().unwrap(), "--model", "Top"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("[E0136]: component `g` of type `Gain` has 3 equations for 2 unknowns"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("in component `g` of `Top`"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("Capacitor"), "{}", r.stderr);
+}

@@ -223,6 +223,9 @@ pub mod codes {
     /// A structural value (array size, loop range, condition) that the
     /// instantiation cannot evaluate.
     pub const STRUCTURAL_VALUE: &str = "E0135";
+    /// A component whose class has not as many equations as unknowns
+    /// (MLS 3.6, §4.8).
+    pub const UNBALANCED_COMPONENT: &str = "E0136";
     /// A start value that lies outside `min`/`max`.
     pub const BOUNDS: &str = "W0116";
     /// A structurally singular model (no transversal).

@@ -20,6 +20,8 @@ impl<'a> Inst<'a> {
     pub(super) fn instantiate(&mut self, inst: &Instance) {
         let mut chain = vec![inst.class];
         let contents = self.collect(inst.class, &mut chain);
+        let first_decl = self.decls.len();
+        let first_flow = self.connections.flows.len();
         let mut names = HashMap::new();
         let mut inners = HashMap::new();
         for &(c, class) in &contents.components {
@@ -76,6 +78,7 @@ impl<'a> Inst<'a> {
                 self.sub_instance(inst, c, class, &mods[k], &scope);
             }
         }
+        self.check_balance(inst, &contents, first_decl, first_flow);
         for (eq, initial) in contents.equations {
             let mut out = Vec::new();
             self.equation(eq, &scope, &mut Vec::new(), &mut out);

@@ -19,6 +19,7 @@
 //! bounded by [`MAX_DEPTH`]: a class that contains or extends itself is a
 //! diagnostic.
 
+mod balance;
 mod connect;
 mod instance;
 mod modification;
