@@ -449,3 +449,50 @@ end Top;
     );
     assert!(!r.stderr.contains("Capacitor"), "{}", r.stderr);
 }
+
+/// A library package's `package.order` (MLS 3.6, §13.4.3) orders its
+/// classes (the list of models in a diagnostic follows it), and a name
+/// listed there that the package does not define is a located warning.
+#[test]
+fn package_order_orders_classes_and_reports_missing_names() {
+    let tmp = std::env::temp_dir().join(format!("daec-order-{}", std::process::id()));
+    let lib = tmp.join("Lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(lib.join(name), text).unwrap();
+    write(
+        "package.mo",
+        "package Lib\n  model Inner\n    Real x = 1;\n  end Inner;\nend Lib;\n",
+    );
+    write("package.order", "Zeta\nInner\n  Missing\nAlpha\n");
+    write(
+        "Alpha.mo",
+        "within Lib;\nmodel Alpha\n  Real a = 1;\nend Alpha;\n",
+    );
+    write(
+        "Zeta.mo",
+        "within Lib;\nmodel Zeta\n  Real z = 1;\nend Zeta;\n",
+    );
+    let top = tmp.join("top.mo");
+    std::fs::write(&top, "model Top\n  Lib.Alpha a;\nend Top;\n").unwrap();
+    let (top, lib) = (top.to_str().unwrap(), tmp.to_str().unwrap());
+    let r = daec(&["flatten", top, "--lib", lib, "--model", "Nope"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the models are: Top, Lib.Inner, Lib.Zeta, Lib.Alpha"),
+        "{}",
+        r.stderr
+    );
+    let r = daec(&["flatten", top, "--lib", lib]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("'a.a' = 1;"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains(
+            "warning[W0137]: `package.order` lists `Missing`, which the package does not define"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("package.order:3:3"), "{}", r.stderr);
+    assert_eq!(r.stderr.matches("W0137").count(), 1, "{}", r.stderr);
+}

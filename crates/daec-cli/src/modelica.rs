@@ -3,8 +3,8 @@
 //! only model of the file) and instantiated into a flat model.
 
 use crate::{Ctx, EXIT_MODEL, ModelArgs};
-use daec_diag::{Diagnostic, FileId, SourceMap};
-use daec_syntax::ast::{Model, StoredDefinition};
+use daec_diag::{Diagnostic, FileId, SourceMap, Span, codes};
+use daec_syntax::ast::{ClassBody, Element, Model, StoredDefinition};
 use std::path::{Path, PathBuf};
 
 /// The deepest package directory nesting read from a library.
@@ -38,11 +38,12 @@ pub(crate) fn instantiate(
         dirs.extend(std::env::split_paths(&path).filter(|p| !p.as_os_str().is_empty()));
     }
     let mut paths = Vec::new();
+    let mut orders = Vec::new();
     for dir in &dirs {
         if !dir.is_dir() {
             return Err(ctx.usage_error(&format!("--lib: `{}` is not a directory", dir.display())));
         }
-        library_files(dir, 0, &mut paths);
+        library_files(dir, 0, &mut paths, &mut orders);
     }
     if paths.len() > MAX_LIBRARY_FILES {
         return Err(ctx.usage_error(&format!(
@@ -59,7 +60,18 @@ pub(crate) fn instantiate(
         let id = map.add(path.display().to_string(), text);
         let parsed = daec_syntax::parse_stored(id, map.source(id));
         diags.extend(parsed.diagnostics);
+        if path.file_name().is_some_and(|n| n == "package.mo")
+            && let Some(stored) = &parsed.stored
+        {
+            let members = package_members(stored);
+            for order in orders.iter_mut().filter(|o| path.parent() == Some(&o.dir)) {
+                order.missing.retain(|(name, _)| !members.contains(name));
+            }
+        }
         files.extend(parsed.stored);
+    }
+    for order in orders {
+        diags.extend(order.warnings(map));
     }
     if diags.iter().any(Diagnostic::is_error) {
         ctx.diagnostics(map, &diags);
@@ -117,10 +129,97 @@ fn choose(ctx: &mut Ctx<'_, '_>, args: &ModelArgs, main: &StoredDefinition) -> R
     }
 }
 
+/// The `package.order` of a package directory (MLS 3.6, §13.4.3) and
+/// the names it lists that no file or directory of the package holds
+/// (with their byte ranges in the file); those that `package.mo`
+/// defines are removed once it is parsed.
+struct PackageOrder {
+    dir: PathBuf,
+    file: PathBuf,
+    text: String,
+    missing: Vec<(String, (usize, usize))>,
+}
+
+impl PackageOrder {
+    /// A warning for each name listed that the package does not define.
+    fn warnings(self, map: &mut SourceMap) -> Vec<Diagnostic> {
+        if self.missing.is_empty() {
+            return Vec::new();
+        }
+        let id = map.add(self.file.display().to_string(), self.text);
+        self.missing
+            .into_iter()
+            .map(|(name, (start, end))| {
+                Diagnostic::warning(
+                    codes::PACKAGE_ORDER,
+                    format!("`package.order` lists `{name}`, which the package does not define"),
+                )
+                .with_primary(
+                    Span::new(id, start, end),
+                    "no file, directory or class of this name",
+                )
+            })
+            .collect()
+    }
+}
+
+/// The names of the classes that the `package.mo` file `stored` defines
+/// inside its package.
+fn package_members(stored: &StoredDefinition) -> Vec<String> {
+    let mut out = Vec::new();
+    for class in &stored.classes {
+        if let ClassBody::Long { elements, .. } = &class.body {
+            for e in elements {
+                if let Element::Class(c) = e {
+                    out.push(c.name.name.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The entries of the package directory `dir` in the order of its
+/// `package.order` (MLS 3.6, §13.4.3), the unlisted ones after them in
+/// name order; the listed names that no entry has go to `orders`.
+fn ordered_entries(dir: &Path, entries: &mut Vec<PathBuf>, orders: &mut Vec<PackageOrder>) {
+    let file = dir.join("package.order");
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return;
+    };
+    let mut listed = Vec::new();
+    let mut missing = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let name = line.trim();
+        let start = offset + (line.len() - line.trim_start().len());
+        offset += line.len();
+        if name.is_empty() {
+            continue;
+        }
+        let found = entries.iter().position(|p| {
+            p.file_stem().is_some_and(|s| s == name)
+                && (p.is_dir() || p.extension().is_some_and(|e| e == "mo"))
+        });
+        match found {
+            Some(k) => listed.push(entries.remove(k)),
+            None => missing.push((name.to_owned(), (start, start + name.len()))),
+        }
+    }
+    listed.append(entries);
+    *entries = listed;
+    orders.push(PackageOrder {
+        dir: dir.to_path_buf(),
+        file,
+        text,
+        missing,
+    });
+}
+
 /// The `.mo` files of the library directory `dir`: each `Name.mo` and
 /// each package directory `Name/package.mo` with its files (its
-/// `package.mo` first).
-fn library_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+/// `package.mo` first, the others in the order of its `package.order`).
+fn library_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, orders: &mut Vec<PackageOrder>) {
     if depth > MAX_PACKAGE_DEPTH || out.len() > MAX_LIBRARY_FILES {
         return;
     }
@@ -132,11 +231,12 @@ fn library_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     let package = dir.join("package.mo");
     if depth > 0 && package.is_file() {
         out.push(package);
+        ordered_entries(dir, &mut entries, orders);
     }
     for path in entries {
         if path.is_dir() {
             if path.join("package.mo").is_file() {
-                library_files(&path, depth + 1, out);
+                library_files(&path, depth + 1, out, orders);
             }
         } else if path.extension().is_some_and(|e| e == "mo")
             && path.file_name().is_some_and(|n| n != "package.mo")

@@ -226,6 +226,9 @@ pub mod codes {
     /// A component whose class has not as many equations as unknowns
     /// (MLS 3.6, §4.8).
     pub const UNBALANCED_COMPONENT: &str = "E0136";
+    /// A name in a library's `package.order` that the package does not
+    /// define (a warning).
+    pub const PACKAGE_ORDER: &str = "W0137";
     /// A start value that lies outside `min`/`max`.
     pub const BOUNDS: &str = "W0116";
     /// A structurally singular model (no transversal).
