@@ -162,6 +162,7 @@ pub enum Tok {
     #[token("operator", unsupported_keyword)]
     #[token("impure", unsupported_keyword)]
     #[token("pure", unsupported_keyword)]
+    #[token("constrainedby", unsupported_keyword)]
     Unsupported(Keyword),
 
     /// An identifier; a quoted identifier `'a b'` without its quotes.
@@ -294,6 +295,7 @@ const UNSUPPORTED_KEYWORDS: &[&str] = &[
     "operator",
     "impure",
     "pure",
+    "constrainedby",
 ];
 
 /// An unsupported Modelica keyword, e.g. `Keyword("algorithm")`.

@@ -195,6 +195,10 @@ pub(crate) fn unsupported_keyword(kw: &str) -> (String, &'static str) {
             format!("`{kw}` definitions are not supported by daec"),
             "daec reads one flat `model`",
         ),
+        "constrainedby" => (
+            "`constrainedby` clauses are not supported by daec".to_owned(),
+            "remove the clause: a `replaceable` element is constrained by its declared type",
+        ),
         "import" | "extends" | "within" => (
             format!("`{kw}` is not supported by daec"),
             "daec reads one flat `model`; flatten the model first (e.g. with a Modelica tool)",

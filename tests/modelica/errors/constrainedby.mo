@@ -1,0 +1,3 @@
+model C
+  replaceable Real x = 1 constrainedby Real;
+end C;
