@@ -10,6 +10,7 @@
 use crate::Io;
 use daec_diag::{Diagnostic, Severity, SourceMap};
 use daec_sim::{FailureCause, Results, SimError, Simulation};
+use std::borrow::Cow;
 use std::ffi::OsString;
 
 /// A model given by its text.
@@ -89,17 +90,16 @@ pub(crate) struct Capture {
 
 impl Capture {
     /// Takes the results, statistics and failure of a run (the results
-    /// moved out of `sim`, not copied, unless the model has aliases, whose
-    /// columns are added as in the CSV).
+    /// moved out of `sim`, not copied, unless aliases add columns, as in
+    /// the CSV).
     pub(crate) fn take_simulation(&mut self, sim: &mut Simulation, aliases: &[daec_model::Alias]) {
-        let results = if aliases.is_empty() {
-            Results {
+        let results = match sim.results.with_aliases(aliases) {
+            Cow::Owned(with_aliases) => with_aliases,
+            Cow::Borrowed(_) => Results {
                 names: sim.results.names.clone(),
                 t: std::mem::take(&mut sim.results.t),
                 z: std::mem::take(&mut sim.results.z),
-            }
-        } else {
-            sim.results.with_aliases(aliases)
+            },
         };
         self.simulation = Some(SimulationRecord {
             results,

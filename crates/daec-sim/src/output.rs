@@ -6,6 +6,7 @@ use crate::error_control::ErrorControlReport;
 use daec_regularize::Limit;
 use daec_solve::Stats;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
+use std::borrow::Cow;
 use std::fmt::Write;
 
 /// The solution at the output times.
@@ -26,12 +27,16 @@ impl Results {
     }
 
     /// These results with a column for each alias after the others, a
-    /// copy of the column of the unknown it names.
-    pub fn with_aliases(&self, aliases: &[daec_model::Alias]) -> Results {
+    /// copy of the column of the unknown it names (borrowed unchanged when
+    /// no alias names a column).
+    pub fn with_aliases(&self, aliases: &[daec_model::Alias]) -> Cow<'_, Results> {
         let from: Vec<(String, usize)> = aliases
             .iter()
             .filter_map(|a| self.column(&a.of).map(|c| (a.name.clone(), c)))
             .collect();
+        if from.is_empty() {
+            return Cow::Borrowed(self);
+        }
         let mut names = self.names.clone();
         names.extend(from.iter().map(|(n, _)| n.clone()));
         let z = self
@@ -43,11 +48,11 @@ impl Results {
                 out
             })
             .collect();
-        Results {
+        Cow::Owned(Results {
             names,
             t: self.t.clone(),
             z,
-        }
+        })
     }
 }
 

@@ -372,7 +372,6 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         // (an embedding front end takes the values, not the CSV)
         Some(capture) => capture.take_simulation(&mut sim, &dae.aliases),
         // Results (also the partial ones of a failed run), written atomically.
-        None if dae.aliases.is_empty() => emit(ctx, args.output.as_deref(), &to_csv(&sim.results))?,
         None => {
             let results = sim.results.with_aliases(&dae.aliases);
             emit(ctx, args.output.as_deref(), &to_csv(&results))?
