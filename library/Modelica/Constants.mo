@@ -1,0 +1,24 @@
+within Modelica;
+package Constants "Mathematical and physical constants (MSL 4.x names and values)"
+  final constant Real pi = 3.14159265358979323846 "The ratio of a circle's circumference to its diameter";
+  final constant Real e = 2.71828182845904523536 "Euler's number, the base of the natural logarithm";
+  final constant Real D2R(final unit = "rad/deg") = 0.0174532925199432957692 "Degree to radian (pi/180)";
+  final constant Real R2D(final unit = "deg/rad") = 57.2957795130823208768 "Radian to degree (180/pi)";
+  final constant Real gamma = 0.57721566490153286061 "The Euler-Mascheroni constant";
+  final constant Real eps = 1e-15 "The smallest number such that 1 + eps > 1 (ModelicaServices.Machine.eps)";
+  final constant Real small = 1e-60 "The smallest number such that small and -small are representable (ModelicaServices.Machine.small)";
+  final constant Real inf = 1e60 "The largest representable number (ModelicaServices.Machine.inf)";
+  final constant Real c(final unit = "m/s") = 299792458 "Speed of light in vacuum";
+  final constant Real g_n(final unit = "m/s2") = 9.80665 "Standard acceleration of gravity on earth";
+  final constant Real G(final unit = "m3/(kg.s2)") = 6.67430e-11 "Newtonian constant of gravitation";
+  final constant Real q(final unit = "C") = 1.602176634e-19 "Elementary charge";
+  final constant Real h(final unit = "J.s") = 6.62607015e-34 "Planck constant";
+  final constant Real k(final unit = "J/K") = 1.380649e-23 "Boltzmann constant";
+  final constant Real N_A(final unit = "1/mol") = 6.02214076e23 "Avogadro constant";
+  final constant Real R(final unit = "J/(mol.K)") = 8.314462618153240 "Molar gas constant (k*N_A)";
+  final constant Real F(final unit = "C/mol") = 96485.33212331001 "Faraday constant (q*N_A)";
+  final constant Real sigma(final unit = "W/(m2.K4)") = 5.670374419e-8 "Stefan-Boltzmann constant";
+  final constant Real mu_0(final unit = "N/A2") = 1.25663706212e-6 "Magnetic constant";
+  final constant Real epsilon_0(final unit = "F/m") = 8.8541878128e-12 "Electric constant (1/(mu_0*c*c))";
+  final constant Real T_zero(final unit = "K") = -273.15 "Absolute zero temperature in degree Celsius";
+end Constants;

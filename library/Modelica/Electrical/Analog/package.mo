@@ -1,0 +1,3 @@
+within Modelica.Electrical;
+package Analog "Analog electrical components"
+end Analog;

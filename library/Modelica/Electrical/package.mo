@@ -1,0 +1,3 @@
+within Modelica;
+package Electrical "Electrical components"
+end Electrical;

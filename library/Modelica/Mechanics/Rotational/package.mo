@@ -1,0 +1,3 @@
+within Modelica.Mechanics;
+package Rotational "One-dimensional rotational mechanical components"
+end Rotational;

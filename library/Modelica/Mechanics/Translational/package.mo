@@ -1,0 +1,3 @@
+within Modelica.Mechanics;
+package Translational "One-dimensional translational mechanical components"
+end Translational;

@@ -1,0 +1,3 @@
+within Modelica;
+package Mechanics "Mechanical components"
+end Mechanics;

@@ -1,0 +1,3 @@
+within Modelica.Thermal;
+package HeatTransfer "Lumped thermal components"
+end HeatTransfer;

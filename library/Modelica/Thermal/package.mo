@@ -1,0 +1,3 @@
+within Modelica;
+package Thermal "Thermal components"
+end Thermal;
