@@ -1111,7 +1111,12 @@ pub fn integrate_with_progress(
                 // to do.
                 break;
             }
-            None => "discontinuities of `time`",
+            None => {
+                if let Some(right) = right_of_discontinuity(t, t_end) {
+                    (t, zdot) = (right, None);
+                }
+                "discontinuities of `time`"
+            }
         };
         if why != "events" {
             match settle(dae, (form, problem), modes, &mut tracker, t, &mut z) {
@@ -1207,6 +1212,19 @@ fn relation_events(
     let flipped = modes.update(dae, t, z, inconsistent, &mut project)?;
     tracker.count_state_events(flipped.len(), t, || modes.describe(&flipped))?;
     Ok(flipped)
+}
+
+/// Where the integration goes on after a discontinuity of `time` at `t`,
+/// the last time of the left branch of its condition
+/// ([`discontinuities`]): the first time of the right branch, where
+/// `settle` makes the algebraic unknowns consistent with it (the states
+/// kept) and the integrator finds the new derivative; `None` at `t_end`.
+/// Restarted at `t` itself, the integrator's first step would start from
+/// the left branch's algebraic values, and its dense output there,
+/// projected onto the right branch's constraints, would move the states.
+fn right_of_discontinuity(t: f64, t_end: f64) -> Option<f64> {
+    let right = t.next_up();
+    (right < t_end).then_some(right)
 }
 
 /// Whether the interval `[t, to]` is too short for any integration step:
