@@ -83,7 +83,9 @@ struct ModelArgs {
     class: Option<String>,
     /// A directory of Modelica packages (`Name.mo` or `Name/package.mo`)
     /// for the classes a `.mo` model uses (repeatable; the directories of
-    /// the `MODELICAPATH` environment variable come after).
+    /// the `MODELICAPATH` environment variable come after, then the
+    /// `Modelica` library shipped with daec, which a `Modelica` of these
+    /// directories replaces).
     #[arg(long = "lib", value_name = "DIR")]
     libs: Vec<PathBuf>,
     /// Override a parameter: `-p NAME=VALUE` (repeatable), e.g. `-p N=100000`.
