@@ -290,3 +290,35 @@ fn the_fmu_export_sees_the_library() {
     assert_eq!(String::from_utf8(model.1.clone()).unwrap(), flat.stdout);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The conditional heat ports: the resistor's loss power heats a body as
+/// in the hand-flattened model, and the brake's loss power d*w^2 of a
+/// flywheel spun up by a constant torque (w = tau/d*(1 - exp(-k*t)),
+/// k = d/J) heats an isolated body by its integral.
+#[test]
+fn heat_ports_carry_the_loss_power() {
+    let lib = simulate("models/msl/HeatedResistor.mo", &[]);
+    let flat = simulate("tests/modelica/flat/heated_resistor_flat.dae", &[]);
+    assert_eq!(lib.rows.len(), flat.rows.len());
+    for (a, b) in lib.rows.iter().zip(&flat.rows) {
+        // (1e-7 relative to temperatures near 300 K: the two integrations'
+        // global errors, about 10 rtol each)
+        let (t1, t2) = (a[lib.col("body.T")], b[flat.col("T")]);
+        assert!(
+            (t1 - t2).abs() <= 3e-5,
+            "body.T = {t1}, T = {t2} at t = {}",
+            a[0]
+        );
+        let r = a[lib.col("resistor.R_actual")];
+        assert!((r - 10.0 * (1.0 + 0.01 * (t2 - 300.15))).abs() <= 1e-6);
+    }
+    let (tau, d, k, c) = (2.0_f64, 1.0, 2.0, 20.0);
+    assert_closed_form(&lib, "brakeBody.T", 3e-5, |t| {
+        let e = tau * tau / d
+            * (t - 2.0 * (1.0 - (-k * t).exp()) / k + (1.0 - (-2.0 * k * t).exp()) / (2.0 * k));
+        300.15 + e / c
+    });
+    // Without the heat port the resistor keeps its temperature T = T_ref.
+    let rc = simulate("models/msl/RC.mo", &[]);
+    assert_closed_form(&rc, "resistor.T_heatPort", 1e-12, |_| 300.15);
+}

@@ -8,16 +8,15 @@ package Basic "Basic electrical components"
     p.v = 0;
   end Ground;
 
-  model Resistor "Ideal linear electrical resistor: v = R*(1 + alpha*(T - T_ref))*i (no conditional heat port: the device temperature is the parameter T)"
+  model Resistor "Ideal linear electrical resistor: v = R*(1 + alpha*(T_heatPort - T_ref))*i"
     parameter SI.Resistance R(start = 1) "Resistance at temperature T_ref";
     parameter SI.Temperature T_ref = 300.15 "Reference temperature";
-    parameter SI.LinearTemperatureCoefficient alpha = 0 "Temperature coefficient of resistance (R_actual = R*(1 + alpha*(T - T_ref)))";
-    parameter SI.Temperature T = T_ref "Fixed device temperature (the MSL's T when useHeatPort = false)";
+    parameter SI.LinearTemperatureCoefficient alpha = 0 "Temperature coefficient of resistance (R_actual = R*(1 + alpha*(T_heatPort - T_ref)))";
     extends Interfaces.OnePort;
-    SI.Resistance R_actual "Actual resistance = R*(1 + alpha*(T - T_ref))";
-    SI.Power LossPower "Loss power leaving component via heat port";
+    extends Interfaces.ConditionalHeatPort(T = T_ref);
+    SI.Resistance R_actual "Actual resistance = R*(1 + alpha*(T_heatPort - T_ref))";
   equation
-    R_actual = R*(1 + alpha*(T - T_ref));
+    R_actual = R*(1 + alpha*(T_heatPort - T_ref));
     v = R_actual*i;
     LossPower = v*i;
   end Resistor;

@@ -7,7 +7,7 @@ package Ideal "Ideal electrical elements"
     parameter SI.Resistance Ron(final min = 0) = 1e-5 "Forward state-on differential resistance (closed resistance)";
     parameter SI.Conductance Goff(final min = 0) = 1e-5 "Backward state-off conductance (opened conductance)";
     parameter SI.Voltage Vknee(final min = 0, start = 0) = 0 "Forward threshold voltage";
-    SI.Power LossPower "Loss power leaving component via heat port";
+    extends Interfaces.ConditionalHeatPort;
     Real s(start = 0, final unit = "1") "Auxiliary variable for actual position on the ideal diode characteristic";
   equation
     v = s*(if s < 0 then 1 else Ron) + Vknee;

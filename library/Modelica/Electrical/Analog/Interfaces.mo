@@ -35,4 +35,16 @@ package Interfaces "Connectors and partial models of analog electrical component
     0 = p.i + n.i;
     i = p.i;
   end OnePort;
+
+  partial model ConditionalHeatPort "Partial model to include a conditional HeatPort in order to describe the power loss via a thermal network"
+    parameter Boolean useHeatPort = false "= true, if heatPort is enabled";
+    parameter SI.Temperature T = 293.15 "Fixed device temperature if useHeatPort = false";
+    Modelica.Thermal.HeatTransfer.Interfaces.HeatPort_a heatPort(final T = T_heatPort, final Q_flow = -LossPower) if useHeatPort "Conditional heat port";
+    SI.Power LossPower "Loss power leaving component via heatPort";
+    SI.Temperature T_heatPort "Temperature of heatPort";
+  equation
+    if not useHeatPort then
+      T_heatPort = T;
+    end if;
+  end ConditionalHeatPort;
 end Interfaces;

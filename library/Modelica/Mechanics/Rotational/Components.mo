@@ -32,10 +32,10 @@ package Components "Rotational components: fixed flange, inertia, spring, damper
     tau = c*(phi_rel - phi_rel0);
   end Spring;
 
-  model Damper "Linear 1D rotational damper: tau = d*w_rel (no conditional heat port; lossPower is computed)"
+  model Damper "Linear 1D rotational damper: tau = d*w_rel"
     extends Interfaces.PartialCompliantWithRelativeStates;
     parameter SI.RotationalDampingConstant d(final min = 0, start = 0) "Damping constant";
-    SI.Power lossPower "Loss power leaving component via heat port (> 0, if heat is flowing out of component)";
+    extends Modelica.Thermal.HeatTransfer.Interfaces.PartialElementaryConditionalHeatPortWithoutT;
   equation
     tau = d*w_rel;
     lossPower = tau*w_rel;

@@ -28,10 +28,10 @@ package Components "Translational components: fixed point, mass, spring, damper"
     f = c*(s_rel - s_rel0);
   end Spring;
 
-  model Damper "Linear 1D translational damper: f = d*v_rel (no conditional heat port; lossPower is computed)"
+  model Damper "Linear 1D translational damper: f = d*v_rel"
     extends Interfaces.PartialCompliantWithRelativeStates;
     parameter SI.TranslationalDampingConstant d(final min = 0, start = 0) "Damping constant";
-    SI.Power lossPower "Loss power leaving component via heat port (> 0, if heat is flowing out of component)";
+    extends Modelica.Thermal.HeatTransfer.Interfaces.PartialElementaryConditionalHeatPortWithoutT;
   equation
     f = d*v_rel;
     lossPower = f*v_rel;
@@ -42,7 +42,7 @@ package Components "Translational components: fixed point, mass, spring, damper"
     parameter SI.TranslationalSpringConstant c(final min = 0, start = 1) "Spring constant";
     parameter SI.TranslationalDampingConstant d(final min = 0, start = 1) "Damping constant";
     parameter SI.Position s_rel0 = 0 "Unstretched spring length";
-    SI.Power lossPower "Loss power leaving component via heat port (> 0, if heat is flowing out of component)";
+    extends Modelica.Thermal.HeatTransfer.Interfaces.PartialElementaryConditionalHeatPortWithoutT;
   protected
     SI.Force f_c "Spring force";
     SI.Force f_d "Linear damping force";

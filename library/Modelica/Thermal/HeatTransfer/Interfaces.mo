@@ -22,4 +22,10 @@ package Interfaces "Connectors and partial models of lumped thermal components"
     port_a.Q_flow = Q_flow;
     port_b.Q_flow = -Q_flow;
   end Element1D;
+
+  partial model PartialElementaryConditionalHeatPortWithoutT "Partial model to include a conditional heat port for the loss power of a component"
+    parameter Boolean useHeatPort = false "= true, if heatPort is enabled";
+    HeatPort_a heatPort(final Q_flow = -lossPower) if useHeatPort "Optional port to which dissipated losses are transported in form of heat";
+    SI.Power lossPower "Loss power leaving component via heatPort (> 0, if heat is flowing out of component)";
+  end PartialElementaryConditionalHeatPortWithoutT;
 end Interfaces;
