@@ -204,12 +204,18 @@ impl Inst<'_> {
             return None;
         }
         let (class, value) = if path.is_empty() {
-            // A constant of this class or an enclosing one (MLS 3.6, §5.3.1).
+            // A constant of this class, one it imports, or one of an
+            // enclosing class (MLS 3.6, §5.3.1, §13.2.1).
             let mut class = Some(scope.class);
-            loop {
+            'found: loop {
                 let c = class?;
                 if let Some(v) = self.constant_of(c, &last.name) {
                     break (c, v);
+                }
+                for (package, name) in self.tree.imported_elements(c, &last.name) {
+                    if let Some(v) = self.constant_of(package, &name) {
+                        break 'found (package, v);
+                    }
                 }
                 class = self.tree.nodes[c].parent;
             }

@@ -180,6 +180,43 @@ impl<'a> ClassTree<'a> {
         None
     }
 
+    /// The places an `import` clause of `class` may bring the element
+    /// `name` from, in clause order: the class that would hold it and its
+    /// name there (MLS 3.6, §13.2.1: an import names any element, a
+    /// constant of a package too — `import Modelica.Constants.pi;`,
+    /// `import C = Modelica.Constants;` is a class and found by
+    /// [`ClassTree::lookup`]).
+    pub fn imported_elements(&self, class: usize, name: &str) -> Vec<(usize, String)> {
+        let Some(ClassBody::Long { elements, .. }) = self.nodes[class].def.map(|d| &d.body) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut push = |path: &[String], element: &str| {
+            if let Some(c) = self.lookup(0, path) {
+                out.push((c, element.to_owned()));
+            }
+        };
+        for e in elements {
+            let Element::Import(import) = e else { continue };
+            match &import.kind {
+                ImportKind::Qualified(path) if path.parts.last().is_some_and(|l| l == name) => {
+                    push(&path.parts[..path.parts.len() - 1], name);
+                }
+                ImportKind::Renamed(alias, path) if alias.name == name => {
+                    if let Some((last, package)) = path.parts.split_last() {
+                        push(package, last);
+                    }
+                }
+                ImportKind::Unqualified(path) => push(&path.parts, name),
+                ImportKind::Multiple(path, names) if names.iter().any(|n| n.name == name) => {
+                    push(&path.parts, name);
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// The models of [`ClassTree::models`] that no class uses as the type
     /// of a component or as a base class (by last name part): the
     /// candidates for the model a file is written for.
