@@ -328,6 +328,21 @@ impl ExprPool {
         &self.nodes[id.index()]
     }
 
+    /// Whether `other` holds the same nodes under the same ids (constants
+    /// compared bit for bit): expressions built in either pool mean the
+    /// same in the other.
+    pub fn same_nodes(&self, other: &ExprPool) -> bool {
+        self.nodes.len() == other.nodes.len()
+            && self
+                .nodes
+                .iter()
+                .zip(&other.nodes)
+                .all(|(a, b)| match (a, b) {
+                    (Node::Const(x), Node::Const(y)) => x.to_bits() == y.to_bits(),
+                    _ => a == b,
+                })
+    }
+
     /// The id of the node at `index`, if the pool has that many nodes.
     pub fn id_at(&self, index: usize) -> Option<ExprId> {
         (index < self.nodes.len()).then_some(ExprId(index as u32))

@@ -254,4 +254,46 @@ impl Dae {
     pub fn unknown_index(&self, name: &str) -> Option<usize> {
         self.unknowns.iter().position(|u| u.name == name)
     }
+
+    /// Whether `other` is this DAE with other values only: the same
+    /// expressions (node for node, [`ExprPool::same_nodes`]), equations,
+    /// initial equations, invariants, events, experiment and aliases; the
+    /// same unknowns but for their `start`, `nominal`, `min` and `max`;
+    /// the same parameters but for the values of the symbolic ones (`Real`
+    /// parameters, which the expressions leave as leaves). A structural
+    /// parameter (`Integer`, `Boolean`, a constant: folded into the
+    /// expressions) with another value makes the DAEs differ, and so does
+    /// anything a value changed at lowering (an array size, an `if`
+    /// branch taken, a folded expression).
+    pub fn same_structure(&self, other: &Dae) -> bool {
+        let unknowns = self.unknowns.len() == other.unknowns.len()
+            && self.unknowns.iter().zip(&other.unknowns).all(|(a, b)| {
+                let values = |u: &Unknown| Unknown {
+                    start: None,
+                    nominal: None,
+                    min: None,
+                    max: None,
+                    ..u.clone()
+                };
+                values(a) == values(b)
+            });
+        let parameters = self.parameters.len() == other.parameters.len()
+            && self.parameters.iter().zip(&other.parameters).all(|(a, b)| {
+                let value = |p: &Parameter| Parameter {
+                    value: if p.symbolic { 0.0 } else { p.value },
+                    ..p.clone()
+                };
+                a.symbolic == b.symbolic && value(a) == value(b)
+            });
+        unknowns
+            && parameters
+            && self.name == other.name
+            && self.equations == other.equations
+            && self.initial_equations == other.initial_equations
+            && self.invariants == other.invariants
+            && self.events == other.events
+            && self.experiment == other.experiment
+            && self.aliases == other.aliases
+            && self.pool.same_nodes(&other.pool)
+    }
 }

@@ -455,3 +455,25 @@ end 'my model';
     assert_eq!(again.name, "my model");
     assert_eq!(again.parameters, dae.parameters);
 }
+
+#[test]
+fn same_structure_tells_other_values_from_another_structure() {
+    let text = "model M\n  parameter Integer N = 2;\n  parameter Real k = 2;\n  parameter Real x0 = 1;\n  Real x[N](each start = x0);\nequation\n  for i in 1:N loop\n    der(x[i]) = -k*x[i];\n  end for;\nend M;\n";
+    let with = |overrides: &[(&str, f64)]| {
+        let options = LowerOptions {
+            overrides: overrides.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            ..LowerOptions::default()
+        };
+        let (dae, _, rendered) = lower_text(text, &options);
+        dae.unwrap_or_else(|| panic!("lowering failed:\n{rendered}"))
+    };
+    let base = with(&[("k", 1.0)]);
+    // a Real parameter stays a leaf: only its value differs
+    let other = with(&[("k", 3.0)]);
+    assert_eq!(value(&other, "k"), 3.0);
+    assert!(base.same_structure(&other) && other.same_structure(&base));
+    // an Integer parameter sizes the array
+    assert!(!base.same_structure(&with(&[("k", 1.0), ("N", 3.0)])));
+    // a start value is folded into a constant of the pool
+    assert!(!base.same_structure(&with(&[("k", 1.0), ("x0", 3.0)])));
+}

@@ -40,7 +40,7 @@ pub struct HiddenConstraint {
 }
 
 /// The result of the extraction.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConstraintArray {
     /// The constraints, ordered by level, then by source row.
     pub constraints: Vec<HiddenConstraint>,

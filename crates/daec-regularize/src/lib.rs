@@ -28,6 +28,7 @@ mod hidden_constraints;
 mod limits;
 mod linear_combination;
 mod quasi_linear;
+mod reanalysis;
 mod signature;
 mod success_check;
 
@@ -50,6 +51,7 @@ pub use hidden_constraints::{
 pub use limits::Limit;
 pub use linear_combination::{Conversion, has_rational_entries};
 pub use quasi_linear::{mass_entries, sparse_jacobian};
+pub use reanalysis::{reanalyze, reusable};
 pub use signature::{DerivativeArray, JacobianEntry, sigma_jacobian, sigma_matrix};
 pub use success_check::SuccessCheck;
 
