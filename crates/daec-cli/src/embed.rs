@@ -5,13 +5,18 @@
 //! the rendered diagnostics, the diagnostics as records, and the results
 //! and statistics of `simulate` as values instead of CSV. The commands
 //! themselves are those of the command line, so the numbers are the same
-//! to the last digit.
+//! to the last digit. [`run_embedded_shared`] runs a parameter study: the
+//! runs share one structural analysis ([`SharedAnalysis`]).
 
 use crate::Io;
 use daec_diag::{Diagnostic, Severity, SourceMap};
+use daec_model::Dae;
+use daec_regularize::{Analysis, AnalyzeOptions, analyze, reanalyze, reusable};
 use daec_sim::{FailureCause, Results, SimError, Simulation};
 use std::borrow::Cow;
 use std::ffi::OsString;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// A model given by its text.
 #[derive(Clone, Debug)]
@@ -86,6 +91,8 @@ pub(crate) struct Capture {
     pub(crate) diagnostics: Vec<DiagnosticRecord>,
     /// The results of `simulate`, written here instead of as CSV.
     pub(crate) simulation: Option<SimulationRecord>,
+    /// The analysis shared with the other runs of a parameter study.
+    pub(crate) shared: Option<Arc<SharedAnalysis>>,
 }
 
 impl Capture {
@@ -154,12 +161,38 @@ pub struct Embedded {
 /// argument names that text instead of a file. `simulate` keeps its
 /// results in [`Embedded::simulation`] instead of writing the CSV.
 pub fn run_embedded(args: Vec<OsString>, source: Option<ModelText>) -> Embedded {
+    run_capturing(
+        args,
+        Capture {
+            source,
+            ..Capture::default()
+        },
+    )
+}
+
+/// [`run_embedded`] for one run of a parameter study: `simulate` takes
+/// its structural analysis from `shared`, which the runs of the study
+/// share (see [`SharedAnalysis`] for when a run analyses its model
+/// itself). The outcome is that of [`run_embedded`], to the last digit.
+pub fn run_embedded_shared(
+    args: Vec<OsString>,
+    source: Option<ModelText>,
+    shared: &Arc<SharedAnalysis>,
+) -> Embedded {
+    run_capturing(
+        args,
+        Capture {
+            source,
+            shared: Some(shared.clone()),
+            ..Capture::default()
+        },
+    )
+}
+
+/// Runs `args` in-process, gathering into `capture`.
+fn run_capturing(args: Vec<OsString>, mut capture: Capture) -> Embedded {
     let mut stdout: Vec<u8> = Vec::new();
     let mut stderr: Vec<u8> = Vec::new();
-    let mut capture = Capture {
-        source,
-        ..Capture::default()
-    };
     let mut args = args;
     // (a global option: after the subcommand as well)
     args.extend(["--color".into(), "never".into()]);
@@ -177,6 +210,96 @@ pub fn run_embedded(args: Vec<OsString>, source: Option<ModelText>) -> Embedded 
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
         diagnostics: capture.diagnostics,
         simulation: capture.simulation,
+    }
+}
+
+/// The structural analysis of a model shared by the runs of a parameter
+/// study (the same model, options and structure, other values).
+///
+/// The first run to get here analyses its model (the others wait for
+/// it) and keeps the DAE before and after the analysis and the analysis.
+/// A later run reuses them when its DAE — lowered with its own `-p`
+/// values, reduced to first order, its output equations split off — has
+/// the same structure ([`Dae::same_structure`]: the same expressions,
+/// equations and unknowns; only `Real` parameter values and the
+/// unknowns' start, nominal, min and max may differ). Its values are then
+/// put into the kept DAE and the analysis is redone where it depends on
+/// values ([`reanalyze`]: the pivots of the hidden constraints, which
+/// must come out the same, and the success check at the new consistent
+/// point). Every other run analyses its model in full, as `daec simulate`
+/// does: an `Integer` or `Boolean` parameter or a folded value that
+/// changes the equations, a pivot that changes, a Σ-Jacobian singular at
+/// the run's consistent point, or a first model whose analysis needed
+/// conversions or roots fixed. Either way the run's analysis is the one
+/// `daec simulate` computes, and so are its results.
+#[derive(Debug, Default)]
+pub struct SharedAnalysis {
+    base: OnceLock<Option<Box<SharedBase>>>,
+    reused: AtomicUsize,
+}
+
+/// What the first run of a parameter study kept.
+#[derive(Debug)]
+struct SharedBase {
+    /// The DAE before its analysis.
+    before: Dae,
+    /// The DAE after it (its pool holds the derivatives it built).
+    after: Dae,
+    /// The analysis.
+    analysis: Analysis,
+}
+
+impl SharedAnalysis {
+    /// An analysis not yet made.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many runs reused the analysis.
+    pub fn reused(&self) -> usize {
+        self.reused.load(Ordering::Relaxed)
+    }
+
+    /// The analysis of `dae` (see the type's docs); `dae` becomes the
+    /// analysed DAE, as [`analyze`] leaves it.
+    pub(crate) fn analyze(&self, dae: &mut Dae) -> Analysis {
+        let options = AnalyzeOptions::default();
+        let mut fresh = None;
+        let base = self.base.get_or_init(|| {
+            let before = dae.clone();
+            let analysis = analyze(dae, &options);
+            let base = reusable(&analysis).then(|| {
+                Box::new(SharedBase {
+                    before,
+                    after: dae.clone(),
+                    analysis: analysis.clone(),
+                })
+            });
+            fresh = Some(analysis);
+            base
+        });
+        if let Some(analysis) = fresh {
+            return analysis;
+        }
+        if let Some(base) = base
+            && base.before.same_structure(dae)
+        {
+            let mut rebound = base.after.clone();
+            let (n, p) = (dae.unknowns.len(), dae.parameters.len());
+            if let (Some(unknowns), Some(parameters)) = (
+                rebound.unknowns.get_mut(..n),
+                rebound.parameters.get_mut(..p),
+            ) {
+                unknowns.clone_from_slice(&dae.unknowns);
+                parameters.clone_from_slice(&dae.parameters);
+                if let Some(analysis) = reanalyze(&mut rebound, &base.analysis, &options) {
+                    *dae = rebound;
+                    self.reused.fetch_add(1, Ordering::Relaxed);
+                    return analysis;
+                }
+            }
+        }
+        analyze(dae, &options)
     }
 }
 
@@ -238,6 +361,87 @@ mod tests {
             sim.stats_json
         );
         assert!(sim.failure.is_none());
+    }
+
+    /// Decaying components, their number an Integer parameter and their
+    /// start value a Real one.
+    const ENSEMBLE: &str = "model Ensemble\n  parameter Integer N = 2;\n  parameter Real k = 2;\n  parameter Real x0 = 1;\n  Real x[N](each start = x0);\nequation\n  for i in 1:N loop\n    der(x[i]) = -i*k*x[i];\n  end for;\nend Ensemble;\n";
+
+    /// The statistics without the timings.
+    fn without_timings(json: &str) -> String {
+        json.lines().filter(|l| !l.contains("_seconds")).collect()
+    }
+
+    /// Runs `daec simulate` on `model` with `extra` options alone and as a
+    /// run sharing `shared`; asserts that both agree to the last bit and
+    /// returns the shared run's last row.
+    fn alone_and_shared(
+        model: &ModelText,
+        extra: &[&str],
+        shared: &Arc<SharedAnalysis>,
+    ) -> Vec<f64> {
+        let mut list = vec!["daec", "simulate", model.name.as_str(), "--t-end", "1"];
+        list.extend(extra);
+        let alone = run_embedded(args(&list), Some(model.clone()));
+        let many = run_embedded_shared(args(&list), Some(model.clone()), shared);
+        assert_eq!((alone.code, many.code), (0, 0), "{}", many.stderr);
+        assert_eq!(alone.stderr, many.stderr);
+        let (a, b) = (
+            alone.simulation.expect("a run"),
+            many.simulation.expect("a run"),
+        );
+        assert_eq!(a.results.names, b.results.names, "{extra:?}");
+        let bits = |r: &Results| -> Vec<u64> {
+            r.t.iter()
+                .chain(r.z.iter().flatten())
+                .map(|x| x.to_bits())
+                .collect()
+        };
+        assert_eq!(bits(&a.results), bits(&b.results), "{extra:?}");
+        assert_eq!(
+            without_timings(&a.stats_json),
+            without_timings(&b.stats_json)
+        );
+        b.results.z.last().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn runs_sharing_the_analysis_equal_runs_alone() {
+        let model = ModelText {
+            name: "ensemble.dae".into(),
+            text: ENSEMBLE.into(),
+        };
+        let shared = Arc::new(SharedAnalysis::new());
+        let first = alone_and_shared(&model, &["-p", "k=1"], &shared);
+        let faster = alone_and_shared(&model, &["-p", "k=3"], &shared);
+        assert_eq!(shared.reused(), 1);
+        assert!((faster[0] - (-3.0f64).exp()).abs() < 1e-5, "{faster:?}");
+        // a start value through a parameter: the lowering folds it into a
+        // constant of the pool, so this run is analysed alone
+        let moved = alone_and_shared(&model, &["-p", "x0=3"], &shared);
+        assert!((moved[0] - 3.0 * (-2.0f64).exp()).abs() < 1e-5, "{moved:?}");
+        // an Integer parameter sizes the array: analysed alone
+        let three = alone_and_shared(&model, &["-p", "N=3"], &shared);
+        assert_eq!(three.len(), 3);
+        assert_eq!(shared.reused(), 1);
+        let slower = alone_and_shared(&model, &["-p", "k=0.5"], &shared);
+        assert_eq!(shared.reused(), 2);
+        assert!((first[0] - (-1.0f64).exp()).abs() < 1e-5 && slower[0] > first[0]);
+    }
+
+    #[test]
+    fn a_pendulum_study_shares_its_hidden_constraints() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../models/steinbrecher/pendulum.dae"
+        );
+        let model = ModelText::read(path).expect("a readable model");
+        let shared = Arc::new(SharedAnalysis::new());
+        for (g, l) in [("9.81", "1"), ("1", "2"), ("20", "0.5"), ("13.75", "1.5")] {
+            let (g, l) = (format!("g={g}"), format!("l={l}"));
+            alone_and_shared(&model, &["-p", &g, "-p", &l], &shared);
+        }
+        assert_eq!(shared.reused(), 3);
     }
 
     #[test]

@@ -14,7 +14,8 @@ mod json;
 mod memory;
 mod modelica;
 pub use embed::{
-    DiagnosticRecord, Embedded, FailureRecord, ModelText, SimulationRecord, run_embedded,
+    DiagnosticRecord, Embedded, FailureRecord, ModelText, SharedAnalysis, SimulationRecord,
+    run_embedded, run_embedded_shared,
 };
 // `native` stays a namespace: benches name `native::RustcCompiler`.
 pub mod native;

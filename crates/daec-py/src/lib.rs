@@ -6,14 +6,14 @@
 //! as numpy arrays, without copying the time column. The options, the
 //! `Result` class and the exceptions are Python (python/daec/__init__.py).
 
-use daec_cli::{Embedded, ModelText, run_embedded};
+use daec_cli::{Embedded, ModelText, SharedAnalysis, run_embedded, run_embedded_shared};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::ffi::OsString;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The model text given under `name`, if any.
 fn model_text(name: Option<String>, text: Option<String>) -> Option<ModelText> {
@@ -48,12 +48,14 @@ fn run<'py>(
     to_python(py, out)
 }
 
-/// Runs the command lines `runs` on `workers` threads (at least 1),
-/// each as [`run`] does, the model read once: with `text` the model
-/// argument `name` is that text; without it, the file `name` is read
-/// here once (each run reads it itself when it cannot be read as UTF-8).
-/// Returns the outcomes in the order of `runs`. The GIL is released
-/// while the commands run.
+/// Runs the command lines `runs` (`simulate` with the same model and
+/// options, other `-p` values) on `workers` threads (at least 1), each
+/// as [`run`] does, the model read once and its structural analysis
+/// shared ([`SharedAnalysis`]): with `text` the model argument `name` is
+/// that text; without it, the file `name` is read here once (each run
+/// reads it itself when it cannot be read as UTF-8). Returns the
+/// outcomes in the order of `runs` and how many runs reused the
+/// analysis. The GIL is released while the commands run.
 #[pyfunction]
 #[pyo3(signature = (runs, name, text=None, workers=1))]
 fn run_many<'py>(
@@ -62,25 +64,32 @@ fn run_many<'py>(
     name: String,
     text: Option<String>,
     workers: usize,
-) -> PyResult<Bound<'py, PyList>> {
-    let outs = py.detach(move || {
+) -> PyResult<(Bound<'py, PyList>, usize)> {
+    let (outs, reused) = py.detach(move || {
         let source = match text {
             Some(text) => Some(ModelText { name, text }),
             None => ModelText::read(&name),
         };
-        parallel(runs, source, workers)
+        let shared = Arc::new(SharedAnalysis::new());
+        let outs = parallel(runs, source, workers, &shared);
+        (outs, shared.reused())
     });
     let items = outs
         .into_iter()
         .map(|out| to_python(py, out))
         .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, items)
+    Ok((PyList::new(py, items)?, reused))
 }
 
 /// Runs each command line of `runs` on one of `workers` scoped threads
-/// (each takes the next run not yet taken), the outcomes in the order of
-/// `runs`.
-fn parallel(runs: Vec<Vec<String>>, source: Option<ModelText>, workers: usize) -> Vec<Embedded> {
+/// (each takes the next run not yet taken), sharing `shared`, the
+/// outcomes in the order of `runs`.
+fn parallel(
+    runs: Vec<Vec<String>>,
+    source: Option<ModelText>,
+    workers: usize,
+    shared: &Arc<SharedAnalysis>,
+) -> Vec<Embedded> {
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<Embedded>>> = runs.iter().map(|_| Mutex::new(None)).collect();
     let workers = workers.clamp(1, runs.len().max(1));
@@ -90,7 +99,7 @@ fn parallel(runs: Vec<Vec<String>>, source: Option<ModelText>, workers: usize) -
                 loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some(args) = runs.get(k) else { break };
-                    let out = run_embedded(os_args(args.clone()), source.clone());
+                    let out = run_embedded_shared(os_args(args.clone()), source.clone(), shared);
                     if let Ok(mut slot) = slots[k].lock() {
                         *slot = Some(out);
                     }

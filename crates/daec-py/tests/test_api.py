@@ -167,6 +167,99 @@ def test_simulate_many_takes_the_model_text_and_raises_the_first_failure():
     assert daec.simulate_many(DECAY, params=[], t_end=1.0) == []
 
 
+#: Decaying components (their number an Integer parameter, their start
+#: value a Real one) and `y' = a*y^2`, which escapes at t = 1 for a = 1.
+ENSEMBLE = """model Ensemble
+  parameter Integer N = 2 "number of decaying components";
+  parameter Real k = 2 "rate";
+  parameter Real x0 = 1 "start value of the components";
+  parameter Real a = 0 "growth of y";
+  Real x[N](each start = x0);
+  Real y(start = 1);
+equation
+  for i in 1:N loop
+    der(x[i]) = -i*k*x[i];
+  end for;
+  der(y) = a*y^2;
+end Ensemble;
+"""
+
+
+def without_timings(stats):
+    return {k: v for k, v in stats.items() if not k.endswith("_seconds")}
+
+
+def test_simulate_many_is_bit_for_bit_simulate_per_set():
+    sets = [
+        {"k": 1},
+        {"x0": 3.0},  # a start value through a parameter
+        {"N": 3},  # a structural Integer parameter: another array size
+        {"k": 0.5, "x0": -1.5},
+        {"a": 1.0},  # y escapes at t = 1: this run fails
+        {"N": 4, "k": 3},
+    ]
+    opts = dict(t_end=2.0, rtol=1e-8, interval=0.1)
+    many = daec.simulate_many(ENSEMBLE, params=sets, workers=2, errors="return", **opts)
+    assert len(many) == len(sets)
+    for k, (p, got) in enumerate(zip(sets, many)):
+        try:
+            one = daec.simulate(ENSEMBLE, params=p, **opts)
+        except daec.SimulationError as e:
+            assert isinstance(got, daec.SimulationError), p
+            assert (got.index, got.params) == (k, p)
+            assert (got.time, got.cause, str(got)) == (e.time, e.cause, str(e))
+            got, one = got.result, e.result
+        assert got.names == one.names, p
+        assert np.array_equal(got.time, one.time), p
+        assert np.array_equal(got.values, one.values), p
+        assert without_timings(got.stats) == without_timings(one.stats), p
+    assert isinstance(many[4], daec.SimulationError) and many[4].cause == "solver"
+    assert many[1]["x[1]"][0] == 3.0 and many[0]["x[1]"][0] == 1.0
+    assert "x[3]" in many[2] and "x[3]" not in many[0]
+    assert many[5].names == ["x[1]", "x[2]", "x[3]", "x[4]", "y"]
+
+
+def test_simulate_many_shares_the_analysis_of_a_study():
+    sets = [{"g": g, "l": l} for g, l in ((9.81, 1.0), (1.0, 2.0), (20.0, 0.5), (13.75, 1.5))]
+    many = daec.simulate_many(PENDULUM, params=sets, t_end=1.0, workers=2)
+    for p, r in zip(sets, many):
+        one = daec.simulate(PENDULUM, t_end=1.0, params=p)
+        assert np.array_equal(r.time, one.time), p
+        assert np.array_equal(r.values, one.values), p
+        assert without_timings(r.stats) == without_timings(one.stats), p
+    # (the private binding counts the runs that reused the first's analysis)
+    runs = [["daec", "simulate", str(PENDULUM), "--t-end", "1", *daec._param_args(p)] for p in sets]
+    _, reused = daec._daec.run_many(runs, str(PENDULUM), None, 2)
+    assert reused == len(sets) - 1
+
+
+def test_simulate_many_names_the_failed_run():
+    sets = [{"a": 0.0}, {"a": 1.0}, {"a": 2.0}]
+    with pytest.raises(daec.SimulationError) as e:
+        daec.simulate_many(ENSEMBLE, params=sets, t_end=2.0)
+    # the first failure in the order of the sets
+    assert (e.value.index, e.value.params) == (1, {"a": 1.0})
+    back = pickle.loads(pickle.dumps(e.value))
+    assert (back.index, back.params, back.time) == (1, {"a": 1.0}, e.value.time)
+    rs = daec.simulate_many(ENSEMBLE, params=sets, t_end=2.0, errors="return")
+    assert isinstance(rs[0], daec.Result) and rs[0]["y"][-1] == 1.0
+    assert [type(r).__name__ for r in rs[1:]] == ["SimulationError"] * 2
+    assert [r.index for r in rs[1:]] == [1, 2]
+    with pytest.raises(daec.ModelError) as e:
+        daec.simulate_many(ENSEMBLE, params=[{}, {"nope": 1}], t_end=1.0)
+    assert (e.value.index, e.value.params) == (1, {"nope": 1})
+    back = pickle.loads(pickle.dumps(e.value))
+    assert (back.index, back.params) == (1, {"nope": 1})
+    with pytest.raises(daec.ModelError, match="needs an integer") as e:
+        daec.simulate_many(ENSEMBLE, params=[{}, {}, {"N": 2.5}], t_end=1.0)
+    assert (e.value.index, e.value.params) == (2, {"N": 2.5})
+    with pytest.raises(ValueError, match="must be a number") as e:
+        daec.simulate_many(ENSEMBLE, params=[{}, {"k": "fast"}], t_end=1.0)
+    assert (e.value.index, e.value.params) == (1, {"k": "fast"})
+    with pytest.raises(ValueError, match="errors must be"):
+        daec.simulate_many(ENSEMBLE, params=[{}], errors="ignore")
+
+
 # --- analyze and regularize ---------------------------------------------
 
 def test_analyze_is_the_cli_json(daec_bin):

@@ -263,7 +263,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     } else {
         daec_sim::Outputs::none(&dae)
     };
-    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let analysis = analyze_model(ctx, &mut dae);
     let model_error = |ctx: &mut Ctx<'_, '_>, msg: &str| {
         if let Some(capture) = ctx.capture.as_deref_mut() {
             capture.record(&map, &[Diagnostic::error("", msg)]);
@@ -409,6 +409,15 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         return Err(EXIT_NUMERIC);
     }
     Ok(())
+}
+
+/// The structural analysis of `dae`: the one a parameter study shares
+/// ([`crate::SharedAnalysis`]) when the run is one, else [`analyze`].
+fn analyze_model(ctx: &Ctx<'_, '_>, dae: &mut daec_model::Dae) -> daec_regularize::Analysis {
+    match ctx.capture.as_ref().and_then(|c| c.shared.as_ref()) {
+        Some(shared) => shared.analyze(dae),
+        None => analyze(dae, &AnalyzeOptions::default()),
+    }
 }
 
 /// `--verbose`: the consistent initialisation (residuals, the unknowns it

@@ -55,16 +55,28 @@ class ModelError(Exception):
     ``str(error)`` is the rendered diagnostics, as the CLI prints them;
     :attr:`diagnostics` lists them as dicts with the keys ``severity``,
     ``code``, ``message``, ``file``, ``line`` and ``column`` (the last
-    three ``None`` for a diagnostic without a place).
+    three ``None`` for a diagnostic without a place). From
+    :func:`simulate_many`, :attr:`index` and :attr:`params` name the
+    failed run.
     """
 
-    def __init__(self, rendered: str, diagnostics: Sequence[Mapping[str, Any]] = ()) -> None:
+    def __init__(
+        self,
+        rendered: str,
+        diagnostics: Sequence[Mapping[str, Any]] = (),
+        index: Optional[int] = None,
+        params: Params = None,
+    ) -> None:
         super().__init__(rendered)
         self.rendered: str = rendered
         self.diagnostics: List[Dict[str, Any]] = [dict(d) for d in diagnostics]
+        #: From :func:`simulate_many`: the position of the failed run in
+        #: its ``params`` and that parameter set (else ``None``).
+        self.index: Optional[int] = index
+        self.params: Optional[Dict[str, Any]] = None if params is None else dict(params)
 
     def __reduce__(self) -> Tuple[Any, ...]:
-        return (type(self), (self.rendered, self.diagnostics))
+        return (type(self), (self.rendered, self.diagnostics, self.index, self.params))
 
 
 class SimulationError(Exception):
@@ -73,18 +85,34 @@ class SimulationError(Exception):
     :attr:`time` is when it failed, :attr:`cause` the kind of the cause
     (``"solver"``, ``"bound"``, ``"too-many-events"``, …), :attr:`result`
     the :class:`Result` up to the failure; ``str(error)`` is the CLI's
-    message.
+    message. From :func:`simulate_many`, :attr:`index` and :attr:`params`
+    name the failed run.
     """
 
-    def __init__(self, message: str, time: float, cause: str, result: "Result") -> None:
+    def __init__(
+        self,
+        message: str,
+        time: float,
+        cause: str,
+        result: "Result",
+        index: Optional[int] = None,
+        params: Params = None,
+    ) -> None:
         super().__init__(message)
         self.message: str = message
         self.time: float = time
         self.cause: str = cause
         self.result: Result = result
+        #: From :func:`simulate_many`: the position of the failed run in
+        #: its ``params`` and that parameter set (else ``None``).
+        self.index: Optional[int] = index
+        self.params: Optional[Dict[str, Any]] = None if params is None else dict(params)
 
     def __reduce__(self) -> Tuple[Any, ...]:
-        return (type(self), (self.message, self.time, self.cause, self.result))
+        return (
+            type(self),
+            (self.message, self.time, self.cause, self.result, self.index, self.params),
+        )
 
 
 class Result:
@@ -373,14 +401,44 @@ def simulate_many(
     method: Optional[str] = None,
     native: bool = False,
     workers: Optional[int] = None,
-) -> List[Result]:
+    errors: str = "raise",
+) -> List[Union[Result, Exception]]:
     """One :func:`simulate` per parameter set of ``params`` (a list of
-    dicts), the model read once, the runs in parallel on ``workers``
-    threads (default: the machine's cores), with the GIL released.
-    Returns the results in the order of ``params``.
+    dicts), the runs in parallel on ``workers`` threads (default: the
+    machine's cores), with the GIL released. Returns the results in the
+    order of ``params``; each equals that of ``simulate(model,
+    params=p, ...)`` with the same options, bit for bit (values, times
+    and statistics but the timings).
 
-    Raises the exception of the first run that fails (in the order of
-    ``params``).
+    The model is read once and its structural analysis (the Σ-method,
+    the HVTs, the Σ-Jacobian, the derivative array — the bulk of the
+    compilation) is made once and shared. Each run is lowered with its
+    own values, as ``-p`` does, then takes the shared analysis when its
+    lowered DAE is the first analysed run's node for node, but for the
+    values of ``Real`` parameters; the parts of the analysis that depend
+    on values are then redone at the run's values (the pivots of the
+    hidden constraints, which must come out the same, and the consistent
+    point of the success check), and the formulation and the consistent
+    initialisation are built from them. Any other run is analysed in
+    full, as :func:`simulate` does: one that sets an ``Integer`` or
+    ``Boolean`` parameter (it may size an array or select an equation) or
+    a ``Real`` parameter that the lowering folds into a constant (a start
+    value, another parameter's value, an array size, an ``if`` branch)
+    to another value than the first run; one that overrides other
+    parameters than the first run (a declared value the lowering reads
+    may then make a constant the first run's model lacks); one where a
+    pivot changes; one whose Σ-Jacobian is singular at its consistent
+    point. A study that sets the same ``Real`` parameters in every run,
+    none of them folded, shares the analysis.
+
+    ``errors="raise"`` (the default) runs every set, then raises the
+    exception of the first run that failed (in the order of ``params``);
+    ``errors="return"`` puts each failed run's exception in the list in
+    place of its result. Either way a failed run's :class:`ModelError`
+    or :class:`SimulationError` has ``index`` (its position in
+    ``params``) and ``params`` (its parameter set). A parameter set that
+    is not a dict of numbers raises :class:`ValueError` before any run,
+    with ``index`` and ``params`` as attributes too.
     """
     if isinstance(params, Mapping) or not isinstance(params, Sequence):
         raise ValueError("params must be a list of parameter dicts")
@@ -388,8 +446,26 @@ def simulate_many(
         workers = os.cpu_count() or 1
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, not {workers!r}")
+    if errors not in ("raise", "return"):
+        raise ValueError(f'errors must be "raise" or "return", not {errors!r}')
     arg, text = _source(model)
     base = _simulate_args(arg, t_end, rtol, atol, interval, form, method, native)
-    runs = [base + _param_args(p) for p in params]
-    outcomes = _daec.run_many(runs, arg, text, workers)
-    return [_result(o) for o in outcomes]
+    runs = []
+    for k, p in enumerate(params):
+        try:
+            runs.append(base + _param_args(p))
+        except ValueError as e:
+            e.index, e.params = k, p
+            raise
+    outcomes, _reused = _daec.run_many(runs, arg, text, workers)
+    out: List[Union[Result, Exception]] = []
+    for k, (p, outcome) in enumerate(zip(params, outcomes)):
+        try:
+            out.append(_result(outcome))
+        except (ModelError, SimulationError, ValueError) as e:
+            e.index = k
+            e.params = None if p is None else dict(p)
+            if errors == "raise":
+                raise
+            out.append(e)
+    return out

@@ -1,7 +1,7 @@
 """Type stubs of the package ``daec`` (see ``__init__.py`` for the docs)."""
 
 import os
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +17,15 @@ class ModelError(Exception):
 
     rendered: str
     diagnostics: List[Dict[str, Any]]
-    def __init__(self, rendered: str, diagnostics: Sequence[Mapping[str, Any]] = ...) -> None: ...
+    index: Optional[int]
+    params: Optional[Dict[str, Any]]
+    def __init__(
+        self,
+        rendered: str,
+        diagnostics: Sequence[Mapping[str, Any]] = ...,
+        index: Optional[int] = ...,
+        params: Params = ...,
+    ) -> None: ...
 
 class SimulationError(Exception):
     """A run failed numerically at ``time`` for ``cause``; ``result`` up to then."""
@@ -26,7 +34,17 @@ class SimulationError(Exception):
     time: float
     cause: str
     result: Result
-    def __init__(self, message: str, time: float, cause: str, result: Result) -> None: ...
+    index: Optional[int]
+    params: Optional[Dict[str, Any]]
+    def __init__(
+        self,
+        message: str,
+        time: float,
+        cause: str,
+        result: Result,
+        index: Optional[int] = ...,
+        params: Params = ...,
+    ) -> None: ...
 
 class Result:
     """The solution of one run at its output times."""
@@ -75,6 +93,7 @@ def simulate(
 ) -> Result:
     """``daec simulate``: one run, its Result."""
 
+@overload
 def simulate_many(
     model: Model,
     params: Sequence[Params],
@@ -87,5 +106,25 @@ def simulate_many(
     method: Optional[str] = None,
     native: bool = False,
     workers: Optional[int] = None,
+    errors: Literal["raise"] = "raise",
 ) -> List[Result]:
-    """One run per parameter set, in parallel; the results in order."""
+    """One run per parameter set, in parallel; the results in order; the
+    first failure raised (with its ``index`` and ``params``)."""
+
+@overload
+def simulate_many(
+    model: Model,
+    params: Sequence[Params],
+    *,
+    t_end: Optional[float] = None,
+    rtol: Optional[float] = None,
+    atol: Optional[float] = None,
+    interval: Optional[float] = None,
+    form: Optional[str] = None,
+    method: Optional[str] = None,
+    native: bool = False,
+    workers: Optional[int] = None,
+    errors: Literal["return"],
+) -> List[Union[Result, Exception]]:
+    """One run per parameter set, in parallel; a failed run's exception
+    (with its ``index`` and ``params``) in place of its result."""
