@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""A parameter study with the Python package: `daec.simulate_many` against
+one `daec.simulate` call per parameter set.
+
+    python benches/simulate_many.py [--sets K] [--model PATH] [--n N]
+        [--t-end T] [--param NAME] [--workers W]
+
+Runs K parameter sets (default 64) of a model (default the pendulum chain
+of `models/scale`, `-p N=10`, to t = 1), the Real parameter NAME (default
+`g`) spread over ±20 % of its value, three ways, one after the other:
+
+- `simulate`: one `daec.simulate` call per set, in turn (each analyses
+  the model);
+- `simulate_many, 1 worker`: one call, the runs in turn, the structural
+  analysis shared;
+- `simulate_many, W workers`: the same on W threads (default: the
+  machine's cores).
+
+It prints the wall time of each, the ratios to the first, the sum of the
+runs' `compile_seconds` and `integrate_seconds`, and checks that the
+three give the same results bit for bit. Needs the package installed
+(`pip install crates/daec-py`).
+"""
+
+import argparse
+import os
+import pathlib
+import time
+
+import numpy as np
+
+import daec
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def timed(f):
+    t = time.perf_counter()
+    out = f()
+    return out, time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", type=int, default=64)
+    ap.add_argument("--model", default=str(ROOT / "models" / "scale" / "pendulum_chain.dae"))
+    ap.add_argument("--n", type=int, default=10, help="-p N=… (0: leave N alone)")
+    ap.add_argument("--t-end", type=float, default=1.0)
+    ap.add_argument("--param", default="g")
+    ap.add_argument("--value", type=float, default=9.81, help="the parameter's nominal value")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    a = ap.parse_args()
+    base = {"N": a.n} if a.n else {}
+    sets = [
+        {**base, a.param: a.value * (0.8 + 0.4 * k / max(a.sets - 1, 1))} for k in range(a.sets)
+    ]
+    opts = dict(t_end=a.t_end)
+    one, t_one = timed(lambda: [daec.simulate(a.model, params=p, **opts) for p in sets])
+    seq, t_seq = timed(lambda: daec.simulate_many(a.model, params=sets, workers=1, **opts))
+    par, t_par = timed(lambda: daec.simulate_many(a.model, params=sets, workers=a.workers, **opts))
+    for r1, r2, r3 in zip(one, seq, par):
+        assert np.array_equal(r1.values, r2.values) and np.array_equal(r1.values, r3.values)
+        assert np.array_equal(r1.time, r2.time) and np.array_equal(r1.time, r3.time)
+
+    def sums(rs):
+        return (
+            sum(r.stats["compile_seconds"] for r in rs),
+            sum(r.stats["integrate_seconds"] for r in rs),
+        )
+
+    print(f"{a.sets} sets of {pathlib.Path(a.model).name} {base} to t = {a.t_end}, {a.param} varied")
+    print(f"{'':28} {'wall s':>8} {'ratio':>6} {'compile s':>10} {'integrate s':>12}")
+    for name, t, rs in (
+        ("simulate, one call per set", t_one, one),
+        ("simulate_many, 1 worker", t_seq, seq),
+        (f"simulate_many, {a.workers} workers", t_par, par),
+    ):
+        c, i = sums(rs)
+        print(f"{name:28} {t:8.2f} {t / t_one:6.3f} {c:10.3f} {i:12.3f}")
+    print("results equal bit for bit: yes")
+
+
+if __name__ == "__main__":
+    main()
