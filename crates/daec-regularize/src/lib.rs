@@ -265,11 +265,7 @@ fn fix_branch_roots(
         .as_ref()
         .filter(|p| p.converged)
         .map(|p| p.z.clone());
-    let start: Vec<f64> = dae
-        .unknowns
-        .iter()
-        .map(|u| u.start.unwrap_or(0.0))
-        .collect();
+    let start = start_values(dae);
     let from = |j: usize| {
         point
             .as_ref()
@@ -299,6 +295,15 @@ fn fix_branch_roots(
     (fixing, Some(Box::new(before)))
 }
 
+/// The start values of `dae`'s unknowns (0 where none is given): the
+/// reference point of the analysis.
+pub(crate) fn start_values(dae: &Dae) -> Vec<f64> {
+    dae.unknowns
+        .iter()
+        .map(|u| u.start.unwrap_or(0.0))
+        .collect()
+}
+
 fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOptions) -> Analysis {
     let n = dae.unknowns.len();
     let sigma = sigma_matrix(&dae.pool, &residuals, n);
@@ -320,11 +325,7 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
     let jacobian = sigma_jacobian(&mut dae.pool, &residuals, &sigma, &sa.offsets);
     let pantelides = daec_structure::pantelides(&sigma);
     let params = dae.parameter_values();
-    let start: Vec<f64> = dae
-        .unknowns
-        .iter()
-        .map(|u| u.start.unwrap_or(0.0))
-        .collect();
+    let start = start_values(dae);
     let t0 = dae.experiment.start_time.unwrap_or(0.0);
     let orders = sigma.column_orders();
     let (derivative_array, constraints) = if n <= options.constraints_max_unknowns {

@@ -17,7 +17,7 @@
 
 use crate::hidden_constraints::{ReferencePoint, hidden_constraints};
 use crate::success_check::success_check;
-use crate::{Analysis, AnalyzeOptions, Outcome, RootFixing};
+use crate::{Analysis, AnalyzeOptions, Outcome, RootFixing, start_values};
 use daec_model::Dae;
 
 /// Whether [`reanalyze`] can reuse `analysis`: the DAE is structurally
@@ -50,11 +50,7 @@ pub fn reanalyze(dae: &mut Dae, base: &Analysis, options: &AnalyzeOptions) -> Op
     };
     // (as `analyze_residuals` computes them)
     let params = dae.parameter_values();
-    let start: Vec<f64> = dae
-        .unknowns
-        .iter()
-        .map(|u| u.start.unwrap_or(0.0))
-        .collect();
+    let start = start_values(dae);
     let t0 = dae.experiment.start_time.unwrap_or(0.0);
     let orders = base.sigma.column_orders();
     if let Some(da) = &reg.derivative_array {

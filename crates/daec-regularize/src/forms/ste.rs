@@ -83,11 +83,7 @@ fn ste_checked(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regula
         Some(weights) => regular_best_hvt(analysis, weights, &reg.sigma.offsets.c)?,
         None => {
             let params = dae.parameter_values();
-            let start: Vec<f64> = dae
-                .unknowns
-                .iter()
-                .map(|u| u.start.unwrap_or(0.0))
-                .collect();
+            let start = crate::start_values(dae);
             let env = ReferencePoint {
                 z: &start,
                 params: &params,
