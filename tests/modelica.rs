@@ -451,7 +451,8 @@ end Top;
 }
 
 /// A library package's `package.order` (MLS 3.6, §13.4.3) orders its
-/// classes (the list of models in a diagnostic follows it), and a name
+/// classes, those of its files and those that `package.mo` defines alike
+/// (the list of models in a diagnostic follows it), and a name
 /// listed there that the package does not define is a located warning.
 #[test]
 fn package_order_orders_classes_and_reports_missing_names() {
@@ -479,7 +480,7 @@ fn package_order_orders_classes_and_reports_missing_names() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
         r.stderr
-            .contains("the models are: Top, Lib.Inner, Lib.Zeta, Lib.Alpha"),
+            .contains("the models are: Top, Lib.Zeta, Lib.Inner, Lib.Alpha"),
         "{}",
         r.stderr
     );

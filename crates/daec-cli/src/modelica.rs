@@ -7,7 +7,8 @@
 
 use crate::{Ctx, EXIT_MODEL, ModelArgs};
 use daec_diag::{Diagnostic, FileId, SourceMap, Span, codes};
-use daec_syntax::ast::{ClassBody, Element, Model, StoredDefinition};
+use daec_syntax::ast::{ClassBody, ClassDef, Element, Ident, Model, StoredDefinition};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The deepest package directory nesting read from a library.
@@ -65,8 +66,28 @@ pub(crate) fn instantiate(
     }
     // The model file itself may lie in a library directory.
     let own = std::fs::canonicalize(&args.model).ok();
-    paths.retain(|p| std::fs::canonicalize(p).ok() != own);
-    for path in paths {
+    paths.retain(|p| match p {
+        Entry::File(p) => std::fs::canonicalize(p).ok() != own,
+        Entry::Member { .. } => true,
+    });
+    // The classes of each `package.mo` that its `package.order` places
+    // among the files, by package directory and name.
+    let mut members: HashMap<PathBuf, (Vec<Ident>, Vec<ClassDef>)> = HashMap::new();
+    for entry in paths {
+        let path = match entry {
+            Entry::File(path) => path,
+            Entry::Member { dir, name } => {
+                if let Some((within, classes)) = members.get_mut(&dir)
+                    && let Some(k) = classes.iter().position(|c| c.name.name == name)
+                {
+                    files.push(StoredDefinition {
+                        within: Some(within.clone()),
+                        classes: vec![classes.remove(k)],
+                    });
+                }
+                continue;
+            }
+        };
         let Ok(text) = std::fs::read_to_string(&path) else {
             return Err(ctx.usage_error(&format!("cannot read `{}`", path.display())));
         };
@@ -74,15 +95,21 @@ pub(crate) fn instantiate(
         let id = map.add(path.display().to_string(), text);
         let parsed = daec_syntax::parse_stored(id, map.source(id));
         diags.extend(parsed.diagnostics);
+        let Some(mut stored) = parsed.stored else {
+            continue;
+        };
         if path.file_name().is_some_and(|n| n == "package.mo")
-            && let Some(stored) = &parsed.stored
+            && let Some(dir) = path.parent()
         {
-            let members = package_members(stored);
-            for order in orders.iter_mut().filter(|o| path.parent() == Some(&o.dir)) {
-                order.missing.retain(|(name, _)| !members.contains(name));
+            for order in orders.iter_mut().filter(|o| o.dir == dir) {
+                let (within, classes) = take_members(&mut stored, &order.missing);
+                order
+                    .missing
+                    .retain(|(name, _)| !classes.iter().any(|c| c.name.name == *name));
+                members.insert(dir.to_path_buf(), (within, classes));
             }
         }
-        files.extend(parsed.stored);
+        files.push(stored);
     }
     if mentioned && !defines_modelica(&files) {
         for &(path, text) in shipped::LIBRARY {
@@ -197,29 +224,58 @@ impl PackageOrder {
     }
 }
 
-/// The names of the classes that the `package.mo` file `stored` defines
-/// inside its package.
-fn package_members(stored: &StoredDefinition) -> Vec<String> {
-    let mut out = Vec::new();
-    for class in &stored.classes {
-        if let ClassBody::Long { elements, .. } = &class.body {
-            for e in elements {
-                if let Element::Class(c) = e {
-                    out.push(c.name.name.clone());
+/// Takes out of the package of the `package.mo` file `stored` the
+/// classes it defines under the names of `listed` (those that its
+/// `package.order` places among the files, MLS 3.6, §13.4.3), with the
+/// `within` path that places them back in the package.
+fn take_members(
+    stored: &mut StoredDefinition,
+    listed: &[(String, (usize, usize))],
+) -> (Vec<Ident>, Vec<ClassDef>) {
+    let mut within = stored.within.clone().unwrap_or_default();
+    let mut taken = Vec::new();
+    let [package] = stored.classes.as_mut_slice() else {
+        return (within, taken);
+    };
+    within.push(package.name.clone());
+    if let ClassBody::Long { elements, .. } = &mut package.body {
+        let mut kept = Vec::with_capacity(elements.len());
+        for e in elements.drain(..) {
+            match e {
+                Element::Class(c) if listed.iter().any(|(n, _)| *n == c.name.name) => {
+                    taken.push(*c);
                 }
+                other => kept.push(other),
             }
         }
+        *elements = kept;
     }
-    out
+    (within, taken)
+}
+
+/// A library file to read, or the place of a class of a `package.mo`
+/// among the files of its package.
+enum Entry {
+    /// A `.mo` file.
+    File(PathBuf),
+    /// The class `name` of the `package.mo` of `dir`, which its
+    /// `package.order` lists here.
+    Member { dir: PathBuf, name: String },
 }
 
 /// The entries of the package directory `dir` in the order of its
 /// `package.order` (MLS 3.6, §13.4.3), the unlisted ones after them in
-/// name order; the listed names that no entry has go to `orders`.
-fn ordered_entries(dir: &Path, entries: &mut Vec<PathBuf>, orders: &mut Vec<PackageOrder>) {
+/// name order. A listed name that no entry has is a class of
+/// `package.mo` (an [`Entry::Member`] at its place) or a mistake: it
+/// goes to `orders` until `package.mo` is parsed.
+fn ordered_entries(
+    dir: &Path,
+    entries: &mut Vec<PathBuf>,
+    orders: &mut Vec<PackageOrder>,
+) -> Vec<Entry> {
     let file = dir.join("package.order");
     let Ok(text) = std::fs::read_to_string(&file) else {
-        return;
+        return entries.drain(..).map(Entry::File).collect();
     };
     let mut listed = Vec::new();
     let mut missing = Vec::new();
@@ -236,24 +292,31 @@ fn ordered_entries(dir: &Path, entries: &mut Vec<PathBuf>, orders: &mut Vec<Pack
                 && (p.is_dir() || p.extension().is_some_and(|e| e == "mo"))
         });
         match found {
-            Some(k) => listed.push(entries.remove(k)),
-            None => missing.push((name.to_owned(), (start, start + name.len()))),
+            Some(k) => listed.push(Entry::File(entries.remove(k))),
+            None => {
+                missing.push((name.to_owned(), (start, start + name.len())));
+                listed.push(Entry::Member {
+                    dir: dir.to_path_buf(),
+                    name: name.to_owned(),
+                });
+            }
         }
     }
-    listed.append(entries);
-    *entries = listed;
+    listed.extend(entries.drain(..).map(Entry::File));
     orders.push(PackageOrder {
         dir: dir.to_path_buf(),
         file,
         text,
         missing,
     });
+    listed
 }
 
 /// The `.mo` files of the library directory `dir`: each `Name.mo` and
 /// each package directory `Name/package.mo` with its files (its
-/// `package.mo` first, the others in the order of its `package.order`).
-fn library_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, orders: &mut Vec<PackageOrder>) {
+/// `package.mo` first, the others, and the classes of `package.mo` that
+/// its `package.order` lists, in the order of its `package.order`).
+fn library_files(dir: &Path, depth: usize, out: &mut Vec<Entry>, orders: &mut Vec<PackageOrder>) {
     if depth > MAX_PACKAGE_DEPTH || out.len() > MAX_LIBRARY_FILES {
         return;
     }
@@ -263,11 +326,20 @@ fn library_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, orders: &mut 
     let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     let package = dir.join("package.mo");
-    if depth > 0 && package.is_file() {
-        out.push(package);
-        ordered_entries(dir, &mut entries, orders);
-    }
-    for path in entries {
+    let entries = if depth > 0 && package.is_file() {
+        out.push(Entry::File(package));
+        ordered_entries(dir, &mut entries, orders)
+    } else {
+        entries.into_iter().map(Entry::File).collect()
+    };
+    for entry in entries {
+        let path = match entry {
+            Entry::File(path) => path,
+            member @ Entry::Member { .. } => {
+                out.push(member);
+                continue;
+            }
+        };
         if path.is_dir() {
             if path.join("package.mo").is_file() {
                 library_files(&path, depth + 1, out, orders);
@@ -275,7 +347,7 @@ fn library_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, orders: &mut 
         } else if path.extension().is_some_and(|e| e == "mo")
             && path.file_name().is_some_and(|n| n != "package.mo")
         {
-            out.push(path);
+            out.push(Entry::File(path));
         }
     }
 }
