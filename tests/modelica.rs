@@ -103,21 +103,23 @@ fn rlc_circuit_from_components_matches_the_flat_circuit() {
     assert!((i - ir).abs() <= 1e-9, "L1.i = {i}, R1.i = {ir}");
 }
 
-/// The connection equalities are eliminated as aliases before the
-/// analysis: of 26 unknowns, 5 pin potentials are other names.
+/// The connection equalities, and the flow sums of two-pin connections,
+/// are eliminated as aliases before the analysis: of 26 unknowns, 5 pin
+/// potentials and 3 pin currents are other names (or negated names).
 #[test]
 fn analyze_counts_the_component_circuit_without_aliases() {
     let r = daec(&["analyze", "models/modelica/rlc.mo", "--lib", LIB]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
-        r.stdout.contains("21 equations, 21 unknowns"),
+        r.stdout.contains("18 equations, 18 unknowns"),
         "{}",
         r.stdout
     );
     assert!(
         r.stdout.contains(
-            "Aliases eliminated before the analysis: 5 ('C1.n.v' = 'source.n.v', \
-             'C1.p.v' = 'L1.n.v', 'L1.p.v' = 'R1.n.v', 'R1.p.v' = 'source.p.v', \
+            "Aliases eliminated before the analysis: 8 ('C1.n.v' = 'source.n.v', \
+             'C1.p.i' = -'L1.n.i', 'C1.p.v' = 'L1.n.v', 'L1.p.i' = -'R1.n.i', \
+             'L1.p.v' = 'R1.n.v', 'R1.p.i' = -'source.p.i', 'R1.p.v' = 'source.p.v', \
              'ground.p.v' = 'source.n.v')"
         ),
         "{}",
@@ -127,15 +129,30 @@ fn analyze_counts_the_component_circuit_without_aliases() {
 }
 
 /// The results still show every variable: an alias's column repeats the
-/// column of the unknown it names, and `--vars` takes alias names.
+/// column of the unknown it names (negated for a flow alias), and
+/// `--vars` takes alias names.
 #[test]
 fn aliases_keep_their_columns_and_names() {
     let csv = simulate("models/modelica/rlc.mo", &["--lib", LIB]);
     assert_eq!(csv.header.len(), 27, "{:?}", csv.header);
+    let mut moving = 0;
     for row in 0..csv.rows.len() {
         assert_eq!(csv.value(row, "R1.p.v"), csv.value(row, "source.p.v"));
         assert!(csv.value(row, "ground.p.v").abs() <= 1e-12);
+        let (a, b) = (csv.value(row, "R1.p.i"), csv.value(row, "source.p.i"));
+        assert_eq!(a, -b, "row {row}");
+        assert_eq!(csv.value(row, "C1.p.i"), -csv.value(row, "L1.n.i"));
+        moving += usize::from(a.abs() > 1e-6);
     }
+    assert!(moving > 0, "the current is zero throughout");
+    let flat = daec(&["flatten", "models/modelica/rlc.mo", "--lib", LIB]);
+    assert_eq!(flat.code, 0, "{}", flat.stderr);
+    assert!(
+        flat.stdout
+            .contains("  'R1.p.i' = -'source.p.i' annotation(__daec(alias = true));"),
+        "{}",
+        flat.stdout
+    );
     let tmp = std::env::temp_dir().join(format!("daec-alias-plot-{}.svg", std::process::id()));
     let r = daec(&[
         "simulate",
@@ -143,7 +160,7 @@ fn aliases_keep_their_columns_and_names() {
         "--lib",
         LIB,
         "--vars",
-        "R1.p.v,C1.*",
+        "R1.p.v,R1.p.i,C1.*",
         "--plot",
         tmp.to_str().unwrap(),
     ]);

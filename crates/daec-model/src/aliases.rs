@@ -1,18 +1,20 @@
 //! Elimination of alias equations before the lowering: an equation
-//! `a = b` between two scalar `Real` unknowns marked
+//! `a = b` or `a = -b` between two scalar `Real` unknowns marked
 //! `annotation(__daec(alias = true))` — as the instantiation marks the
-//! equalities of the potential variables of a connection set (MLS 3.6,
-//! §9.2) — makes `a` another name of `b`. Each set of names joined by such
+//! equalities of the potential variables of a connection set and the
+//! flow balance of a set of two flow variables (MLS 3.6, §9.2) — makes
+//! `a` another name of `b` (or of `-b`). Each set of names joined by such
 //! equations keeps one unknown, the *representative*; the others are
-//! replaced by it everywhere and dropped with their equations, so the
-//! counts, the index and the states are those of the physical system.
-//! The names stay known as [`Alias`]es of the [`crate::Dae`]: the
-//! results and the flat text show them.
+//! replaced by it (or by its negation) everywhere and dropped with their
+//! equations, so the counts, the index and the states are those of the
+//! physical system. The names stay known as [`Alias`]es of the
+//! [`crate::Dae`]: the results and the flat text show them.
 //!
 //! The representative of a set is the member with a `start` or `fixed`
 //! attribute, else the member declared first. A set in which more than
-//! one member has such attributes, or a member has a binding, keeps its
-//! equations (the attributes could disagree).
+//! one member has such attributes, or a member has a binding, or whose
+//! equations make a member equal to its own negation, keeps its equations
+//! (the attributes could disagree; `a = -a` is not an alias).
 
 use daec_syntax::ast::{self, EquationKind, Expr, ExprKind, Variability};
 use std::collections::HashMap;
@@ -24,6 +26,9 @@ pub struct Alias {
     pub name: String,
     /// The unknown it equals, e.g. `source.p.v`.
     pub of: String,
+    /// The name is the negation of the unknown (`R1.n.i = -C1.p.i`, a
+    /// connection of two flow variables).
+    pub negated: bool,
 }
 
 /// Whether `eq` is marked `annotation(__daec(alias = true))`.
@@ -46,17 +51,45 @@ fn single_name(e: &Expr) -> Option<&str> {
     }
 }
 
-/// The name `e` is, after the renaming.
-fn renamed<'e>(e: &'e Expr, map: &'e HashMap<String, String>) -> Option<&'e str> {
-    single_name(e).map(|n| map.get(n).map_or(n, String::as_str))
+/// The name `e` is, or the name it negates (`-b`), with whether it is
+/// negated.
+fn signed_name(e: &Expr) -> Option<(&str, bool)> {
+    match &e.kind {
+        ExprKind::Unary {
+            op: ast::UnOp::Neg,
+            expr,
+        } => single_name(expr).map(|n| (n, true)),
+        _ => single_name(e).map(|n| (n, false)),
+    }
 }
 
-fn find(parent: &mut [usize], mut i: usize) -> usize {
-    while parent[i] != i {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
+/// The name `e` is (or negates), after the renaming, with its sign.
+fn renamed<'e>(e: &'e Expr, map: &'e HashMap<String, (String, bool)>) -> Option<(&'e str, bool)> {
+    signed_name(e).map(|(n, neg)| match map.get(n) {
+        Some((to, flip)) => (to.as_str(), neg != *flip),
+        None => (n, neg),
+    })
+}
+
+/// Union–find with signs: member `i` equals its parent times
+/// `-1` when `negated[i]`. Returns the root of `i` and whether `i` is the
+/// root's negation.
+fn find(parent: &mut [usize], negated: &mut [bool], i: usize) -> (usize, bool) {
+    let mut path = Vec::new();
+    let mut at = i;
+    while parent[at] != at {
+        path.push(at);
+        at = parent[at];
     }
-    i
+    // Path compression: each member on the path points at the root with
+    // its sign relative to the root.
+    let mut sign = false;
+    for &k in path.iter().rev() {
+        sign ^= negated[k];
+        negated[k] = sign;
+        parent[k] = at;
+    }
+    (at, path.first().is_some_and(|&k| negated[k]))
 }
 
 /// `model` with its alias equations eliminated, and the aliases; `None`
@@ -72,22 +105,39 @@ pub(crate) fn eliminate(model: &ast::Model) -> Option<(ast::Model, Vec<Alias>)> 
             index.insert(d.name.name.as_str(), k);
         }
     }
-    let mut parent: Vec<usize> = (0..model.declarations.len()).collect();
+    let n = model.declarations.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    let mut negated = vec![false; n];
+    // Roots of sets whose equations make a member its own negation.
+    let mut contradictory = vec![false; n];
     let mut any = false;
     for s in model.sections.iter().filter(|s| !s.initial) {
         for eq in s.equations.iter().filter(|e| is_alias_equation(e)) {
             let EquationKind::Simple { lhs, rhs } = &eq.kind else {
                 continue;
             };
-            let (Some(&a), Some(&b)) = (
-                single_name(lhs).and_then(|n| index.get(n)),
-                single_name(rhs).and_then(|n| index.get(n)),
-            ) else {
+            let (Some((a, neg_a)), Some((b, neg_b))) = (signed_name(lhs), signed_name(rhs)) else {
                 continue;
             };
-            let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-            if ra != rb {
-                parent[ra.max(rb)] = ra.min(rb);
+            let (Some(&a), Some(&b)) = (index.get(a), index.get(b)) else {
+                continue;
+            };
+            // a·(±1) = b·(±1): a = b·sign, with sign negative when
+            // exactly one side is negated.
+            let sign = neg_a != neg_b;
+            let ((ra, sa), (rb, sb)) = (
+                find(&mut parent, &mut negated, a),
+                find(&mut parent, &mut negated, b),
+            );
+            // ra = rb · (sa ⊕ sign ⊕ sb).
+            let rel = sa ^ sign ^ sb;
+            if ra == rb {
+                contradictory[ra] |= rel;
+            } else {
+                let (child, root) = (ra.max(rb), ra.min(rb));
+                parent[child] = root;
+                negated[child] = rel;
+                contradictory[root] |= contradictory[child];
             }
             any = true;
         }
@@ -95,35 +145,47 @@ pub(crate) fn eliminate(model: &ast::Model) -> Option<(ast::Model, Vec<Alias>)> 
     if !any {
         return None;
     }
-    // The sets, their members in declaration order.
-    let mut sets: HashMap<usize, Vec<usize>> = HashMap::new();
-    for k in 0..model.declarations.len() {
-        let r = find(&mut parent, k);
-        sets.entry(r).or_default().push(k);
+    // The sets, their members in declaration order with their signs
+    // relative to the root.
+    let mut sets: HashMap<usize, Vec<(usize, bool)>> = HashMap::new();
+    for k in 0..n {
+        let (r, sign) = find(&mut parent, &mut negated, k);
+        sets.entry(r).or_default().push((k, sign));
     }
     let constrained = |d: &ast::Declaration| {
         d.modifiers
             .iter()
             .any(|m| m.name.name == "start" || m.name.name == "fixed")
     };
-    let mut rename: HashMap<String, String> = HashMap::new();
+    let mut rename: HashMap<String, (String, bool)> = HashMap::new();
     let mut aliases = Vec::new();
-    let mut members: Vec<&Vec<usize>> = sets.values().filter(|m| m.len() > 1).collect();
-    members.sort_by_key(|m| m[0]);
-    for m in members {
-        let decls: Vec<&ast::Declaration> = m.iter().map(|&k| &model.declarations[k]).collect();
-        if decls.iter().any(|d| d.binding.is_some())
-            || decls.iter().filter(|d| constrained(d)).count() > 1
+    let mut members: Vec<(&usize, &Vec<(usize, bool)>)> = sets
+        .iter()
+        .filter(|(r, m)| m.len() > 1 && !contradictory[**r])
+        .collect();
+    members.sort_by_key(|(_, m)| m[0].0);
+    for (_, m) in members {
+        let decls: Vec<(&ast::Declaration, bool)> = m
+            .iter()
+            .map(|&(k, sign)| (&model.declarations[k], sign))
+            .collect();
+        if decls.iter().any(|(d, _)| d.binding.is_some())
+            || decls.iter().filter(|(d, _)| constrained(d)).count() > 1
         {
             continue;
         }
-        let rep = decls.iter().find(|d| constrained(d)).unwrap_or(&decls[0]);
-        for d in &decls {
+        let (rep, rep_sign) = decls
+            .iter()
+            .find(|(d, _)| constrained(d))
+            .unwrap_or(&decls[0]);
+        for (d, sign) in &decls {
             if d.name.name != rep.name.name {
-                rename.insert(d.name.name.clone(), rep.name.name.clone());
+                let negated = sign != rep_sign;
+                rename.insert(d.name.name.clone(), (rep.name.name.clone(), negated));
                 aliases.push(Alias {
                     name: d.name.name.clone(),
                     of: rep.name.name.clone(),
+                    negated,
                 });
             }
         }
@@ -154,7 +216,8 @@ pub(crate) fn eliminate(model: &ast::Model) -> Option<(ast::Model, Vec<Alias>)> 
         let initial = s.initial;
         s.equations.retain(|e| {
             initial || !is_alias_equation(e) || {
-                // Eliminated: both sides name one representative now.
+                // Eliminated: both sides name one representative now
+                // (with the same sign: `r = -r` stays, it is no alias).
                 match &e.kind {
                     EquationKind::Simple { lhs, rhs } => {
                         let l = renamed(lhs, &rename);
@@ -171,7 +234,7 @@ pub(crate) fn eliminate(model: &ast::Model) -> Option<(ast::Model, Vec<Alias>)> 
     Some((out, aliases))
 }
 
-fn rename_equation(eq: &mut ast::Equation, map: &HashMap<String, String>) {
+fn rename_equation(eq: &mut ast::Equation, map: &HashMap<String, (String, bool)>) {
     let mut stack = vec![eq];
     while let Some(eq) = stack.pop() {
         match &mut eq.kind {
@@ -209,18 +272,28 @@ fn rename_equation(eq: &mut ast::Equation, map: &HashMap<String, String>) {
     }
 }
 
-/// Replaces the one-part names of `e` found in `map`.
-fn rename_names(e: &mut Expr, map: &HashMap<String, String>) {
+/// Replaces the one-part names of `e` found in `map` (by the negation of
+/// the name they map to when it is negated).
+fn rename_names(e: &mut Expr, map: &HashMap<String, (String, bool)>) {
     let mut stack = vec![e];
     while let Some(e) = stack.pop() {
-        match &mut e.kind {
-            ExprKind::Name(parts) => {
-                if parts.len() == 1
-                    && let Some(to) = map.get(&parts[0].name)
-                {
-                    parts[0].name.clone_from(to);
+        if let ExprKind::Name(parts) = &mut e.kind {
+            if parts.len() == 1
+                && let Some((to, negated)) = map.get(&parts[0].name)
+            {
+                parts[0].name.clone_from(to);
+                if *negated {
+                    let name = e.clone();
+                    e.kind = ExprKind::Unary {
+                        op: ast::UnOp::Neg,
+                        expr: Box::new(name),
+                    };
                 }
             }
+            continue;
+        }
+        match &mut e.kind {
+            ExprKind::Name(_) => {}
             ExprKind::Index { base, indices } => {
                 stack.push(base);
                 stack.extend(indices.iter_mut());

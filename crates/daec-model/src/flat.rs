@@ -251,8 +251,9 @@ pub fn to_dae_text(dae: &Dae) -> String {
     for a in &dae.aliases {
         let _ = writeln!(
             out,
-            "  {} = {} annotation(__daec(alias = true));",
+            "  {} = {}{} annotation(__daec(alias = true));",
             ident_source(&a.name),
+            if a.negated { "-" } else { "" },
             ident_source(&a.of)
         );
     }

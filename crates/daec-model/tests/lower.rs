@@ -477,3 +477,41 @@ fn same_structure_tells_other_values_from_another_structure() {
     // a start value is folded into a constant of the pool
     assert!(!base.same_structure(&with(&[("k", 1.0), ("x0", 3.0)])));
 }
+
+/// Negated aliases (`a = -b`, the connection of two flow variables)
+/// compose with their signs: `a = -b`, `b = -c` make `a` the name of `c`
+/// and `b` that of `-c`; the flat text prints them and reads back the same.
+#[test]
+fn negated_aliases_compose_with_their_signs() {
+    let source = "model M\n  Real c(start = 1, fixed = true);\n  Real a;\n  Real b;\n\
+                  equation\n  der(c) = -c;\n  a = -b annotation(__daec(alias = true));\n  \
+                  b = -c annotation(__daec(alias = true));\nend M;\n";
+    let dae = lowered(source);
+    assert_eq!(dae.unknowns.len(), 1);
+    let aliases: Vec<(&str, &str, bool)> = dae
+        .aliases
+        .iter()
+        .map(|a| (a.name.as_str(), a.of.as_str(), a.negated))
+        .collect();
+    assert_eq!(aliases, [("a", "c", false), ("b", "c", true)]);
+    let text = to_dae_text(&dae);
+    assert!(
+        text.contains("  b = -c annotation(__daec(alias = true));"),
+        "{text}"
+    );
+    let again = lowered(&text);
+    assert_eq!(again.aliases, dae.aliases);
+}
+
+/// Alias equations that make a name equal to its own negation (`a = b`
+/// and `a = -b`) are no aliases: the set keeps its equations.
+#[test]
+fn contradictory_signs_keep_the_equations() {
+    let source = "model M\n  Real a;\n  Real b;\nequation\n  \
+                  a = b annotation(__daec(alias = true));\n  \
+                  a = -b annotation(__daec(alias = true));\nend M;\n";
+    let dae = lowered(source);
+    assert!(dae.aliases.is_empty(), "{:?}", dae.aliases);
+    assert_eq!(dae.unknowns.len(), 2);
+    assert_eq!(dae.equations.len(), 2);
+}

@@ -27,24 +27,27 @@ impl Results {
     }
 
     /// These results with a column for each alias after the others, a
-    /// copy of the column of the unknown it names (borrowed unchanged when
-    /// no alias names a column).
+    /// copy of the column of the unknown it names, negated for a negated
+    /// alias (borrowed unchanged when no alias names a column).
     pub fn with_aliases(&self, aliases: &[daec_model::Alias]) -> Cow<'_, Results> {
-        let from: Vec<(String, usize)> = aliases
+        let from: Vec<(String, usize, bool)> = aliases
             .iter()
-            .filter_map(|a| self.column(&a.of).map(|c| (a.name.clone(), c)))
+            .filter_map(|a| self.column(&a.of).map(|c| (a.name.clone(), c, a.negated)))
             .collect();
         if from.is_empty() {
             return Cow::Borrowed(self);
         }
         let mut names = self.names.clone();
-        names.extend(from.iter().map(|(n, _)| n.clone()));
+        names.extend(from.iter().map(|(n, _, _)| n.clone()));
         let z = self
             .z
             .iter()
             .map(|row| {
                 let mut out = row.clone();
-                out.extend(from.iter().map(|&(_, c)| row[c]));
+                out.extend(
+                    from.iter()
+                        .map(|&(_, c, negated)| if negated { -row[c] } else { row[c] }),
+                );
                 out
             })
             .collect();

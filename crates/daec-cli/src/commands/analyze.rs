@@ -253,8 +253,9 @@ fn text_report(dae: &Dae, analysis: &Analysis, reg: &Regular, expanded: &[ExprId
             .iter()
             .map(|a| {
                 format!(
-                    "{} = {}",
+                    "{} = {}{}",
                     daec_model::ident_source(&a.name),
+                    if a.negated { "-" } else { "" },
                     daec_model::ident_source(&a.of)
                 )
             })

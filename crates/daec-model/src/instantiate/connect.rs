@@ -1,7 +1,9 @@
 //! Connection sets and their equations (MLS 3.6, §9.2): the potential
 //! variables of a set are equal, its flow variables sum to zero (those of
 //! outside connectors with a minus sign), and a flow variable that is not
-//! connected as part of an inside connector is zero.
+//! connected as part of an inside connector is zero. The equalities, and
+//! the sums of two flow variables (`a = -b`), are marked as aliases for
+//! [`crate::aliases`].
 
 use super::Inst;
 use super::instance::flat_name;
@@ -157,7 +159,25 @@ impl Inst<'_> {
         for set in &sets {
             let (flow, span) = c.info[set[0]];
             let name = |i: usize| flat_name(c.nodes[i].0.clone(), span);
-            if flow {
+            if flow && set.len() == 2 && c.nodes[set[0]].0 != c.nodes[set[1]].0 {
+                // Two flow variables: `a + b = 0` (or `a - b = 0` across
+                // an outside connector) is the alias `a = -b` (`a = b`).
+                let (a, b) = (set[0], set[1]);
+                let rhs = if c.nodes[a].1 == c.nodes[b].1 {
+                    Expr {
+                        kind: ExprKind::Unary {
+                            op: UnOp::Neg,
+                            expr: Box::new(name(b)),
+                        },
+                        span,
+                    }
+                } else {
+                    name(b)
+                };
+                let mut eq = equation(name(a), rhs, span);
+                eq.annotations = alias_annotation(span);
+                out.push(eq);
+            } else if flow {
                 // Σ (inside) − Σ (outside) = 0, each variable once per side.
                 let mut sum: Option<Expr> = None;
                 for &i in set {
@@ -231,7 +251,8 @@ fn equation(lhs: Expr, rhs: Expr, span: Span) -> Equation {
 }
 
 /// `annotation(__daec(alias = true))`: the equality of two potential
-/// variables, which the lowering eliminates as an alias.
+/// variables, or of two flow variables up to the sign, which the lowering
+/// eliminates as an alias.
 fn alias_annotation(span: Span) -> Vec<daec_syntax::ast::Modifier> {
     let ident = |name: &str| daec_syntax::ast::Ident {
         name: name.to_owned(),
