@@ -514,3 +514,101 @@ fn package_order_orders_classes_and_reports_missing_names() {
     assert!(r.stderr.contains("package.order:3:3"), "{}", r.stderr);
     assert_eq!(r.stderr.matches("W0137").count(), 1, "{}", r.stderr);
 }
+
+/// The balance check (MLS 3.6, §4.8) accepts balanced components of every
+/// shape it counts: arrays sized by parameters, `for` loops, `if` with
+/// parameter and non-parameter conditions, `when`, components of model
+/// type wired with `connect` (arrays of them in a loop), inputs bound
+/// by modifiers.
+#[test]
+fn balanced_components_of_every_shape_are_accepted() {
+    let tmp = std::env::temp_dir().join(format!("daec-balanced-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let model = tmp.join("balanced.mo");
+    std::fs::write(
+        &model,
+        r#"connector Pin
+  Real v;
+  flow Real i;
+end Pin;
+
+model Resistor
+  Pin p;
+  Pin n;
+  parameter Real R = 1;
+equation
+  p.v - n.v = R * p.i;
+  p.i + n.i = 0;
+end Resistor;
+
+model Chain
+  parameter Integer m = 3;
+  Pin p;
+  Pin n;
+  Resistor r[m];
+equation
+  connect(p, r[1].p);
+  for k in 1:m - 1 loop
+    connect(r[k].n, r[k + 1].p);
+  end for;
+  connect(r[m].n, n);
+end Chain;
+
+model Decay
+  parameter Integer n = 2;
+  parameter Boolean fast = true;
+  input Real u;
+  Real x[n](each start = 1, each fixed = true);
+  Real y;
+  Real z;
+equation
+  for k in 1:n loop
+    der(x[k]) = -k * x[k] + u;
+  end for;
+  if fast then
+    y = 2 * x[1];
+  else
+    y = x[1];
+    z = 0;
+  end if;
+  if time > 0.5 then
+    z = y;
+  else
+    z = -y;
+  end if;
+  when time > 0.7 then
+    reinit(x[1], 0);
+  end when;
+end Decay;
+
+model Source
+  Pin p;
+  Pin n;
+equation
+  p.v - n.v = 1;
+  p.i + n.i = 0;
+end Source;
+
+model Ground
+  Pin p;
+equation
+  p.v = 0;
+end Ground;
+
+model Top
+  Chain c(m = 4);
+  Source s;
+  Ground g;
+  Decay d(n = 3, u = sin(time));
+equation
+  connect(s.p, c.p);
+  connect(c.n, s.n);
+  connect(s.n, g.p);
+end Top;
+"#,
+    )
+    .unwrap();
+    let r = daec(&["analyze", model.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("E0136"), "{}", r.stderr);
+}

@@ -62,6 +62,44 @@ impl Connections {
     }
 }
 
+impl Connections {
+    /// The number of set elements made so far.
+    pub(super) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The connection sets of the elements `from..` (those that the
+    /// `connect` equations of one instance made): for each, whether it
+    /// holds flow variables, its number of elements and its distinct
+    /// variables; `None` when a set also holds an earlier element.
+    pub(super) fn sets_since(&mut self, from: usize) -> Option<Vec<(bool, usize, Vec<String>)>> {
+        let mut sets: Vec<(bool, usize, Vec<String>)> = Vec::new();
+        let mut set_of: HashMap<usize, usize> = HashMap::new();
+        for i in from..self.nodes.len() {
+            let r = self.root(i);
+            if r < from {
+                return None;
+            }
+            let k = *set_of.entry(r).or_insert_with(|| {
+                sets.push((self.info[i].0, 0, Vec::new()));
+                sets.len() - 1
+            });
+            let set = &mut sets[k];
+            set.1 += 1;
+            if !set.2.contains(&self.nodes[i].0) {
+                set.2.push(self.nodes[i].0.clone());
+            }
+        }
+        Some(sets)
+    }
+
+    /// Whether the variable `flat` is connected as part of an inside
+    /// connector.
+    pub(super) fn connected_inside(&self, flat: &str) -> bool {
+        self.index.contains_key(&(flat.to_owned(), false))
+    }
+}
+
 impl Inst<'_> {
     /// `connect(a, b)` in `scope`: the variables of the two connectors
     /// join connection sets.

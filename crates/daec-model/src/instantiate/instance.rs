@@ -2,6 +2,7 @@
 //! declarations for those of a built-in type, sub-instances for the
 //! others) and its equations.
 
+use super::balance::{Marks, is_input};
 use super::modification::{Home, Mod, Value};
 use super::scope::{CompRef, Loops, Scope};
 use super::{
@@ -20,8 +21,13 @@ impl<'a> Inst<'a> {
     pub(super) fn instantiate(&mut self, inst: &Instance) {
         let mut chain = vec![inst.class];
         let contents = self.collect(inst.class, &mut chain);
-        let first_decl = self.decls.len();
-        let first_flow = self.connections.flows.len();
+        let mut marks = Marks {
+            decls: self.decls.len(),
+            flows: self.connections.flows.len(),
+            equations: 0,
+            nodes: 0,
+            interfaces: self.interfaces.len(),
+        };
         let mut names = HashMap::new();
         let mut inners = HashMap::new();
         for &(c, class) in &contents.components {
@@ -78,8 +84,9 @@ impl<'a> Inst<'a> {
                 self.sub_instance(inst, c, class, &mods[k], &scope);
             }
         }
-        self.check_balance(inst, &contents, first_decl, first_flow);
-        for (eq, initial) in contents.equations {
+        marks.equations = self.equations.len();
+        marks.nodes = self.connections.len();
+        for &(eq, initial) in &contents.equations {
             let mut out = Vec::new();
             self.equation(eq, &scope, &mut Vec::new(), &mut out);
             if initial {
@@ -88,6 +95,7 @@ impl<'a> Inst<'a> {
                 self.equations.extend(out);
             }
         }
+        self.check_balance(inst, &contents, &mods, &marks);
     }
 
     /// `outer` components name their `inner` one (MLS 3.6, §5.4).
@@ -250,6 +258,9 @@ impl<'a> Inst<'a> {
             self.connections
                 .flows
                 .push((flat.clone(), c.decl.name.span));
+        }
+        if is_input(c, resolved.causality) {
+            self.inputs.insert(flat.clone());
         }
         if resolved.connector {
             self.connections

@@ -34,7 +34,7 @@ use daec_syntax::ast::{
 };
 use modification::{Home, Mod, Value};
 use scope::Scope;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use tree::ClassTree;
 
@@ -90,6 +90,8 @@ pub fn instantiate(
         initial: Vec::new(),
         values: HashMap::new(),
         connections: Connections::default(),
+        inputs: HashSet::new(),
+        interfaces: Vec::new(),
         stack: Vec::new(),
         const_depth: 0,
         top: class,
@@ -165,6 +167,12 @@ pub(crate) struct Inst<'a> {
     /// expressions), for structural evaluation.
     values: HashMap<String, Expr>,
     connections: Connections,
+    /// The flat names of the variables declared `input` (at any level).
+    inputs: HashSet<String>,
+    /// The interfaces of the model and block instances whose enclosing
+    /// instance is being built, by prefix (`None`: not known), for the
+    /// balance check.
+    interfaces: Vec<(String, Option<balance::Interface>)>,
     /// The component declarations being instantiated, outermost first:
     /// (class, the declaration's name span, its name).
     stack: Vec<(usize, Span, String)>,
