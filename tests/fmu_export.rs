@@ -75,9 +75,9 @@ fn refusals_are_usage_or_model_errors() {
     let missing = missing.to_str().unwrap();
     let cases: [(&[&str], i32, &str); 6] = [
         (
-            &["--kind", "me"],
+            &["--kind", "mx"],
             2,
-            "Model Exchange FMUs are not written yet",
+            "unknown `--kind mx`: the kinds are cs",
         ),
         (&["--fmi-version", "3"], 2, "FMI 3.0 is not implemented"),
         (
@@ -138,5 +138,102 @@ fn refusals_are_usage_or_model_errors() {
         "{}",
         run.stderr
     );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn model_exchange_describes_the_states_and_refuses_what_is_no_ode() {
+    let dir = scratch("model-exchange");
+    let runtime = dir.join("libdaec_fmu.so");
+    std::fs::write(&runtime, b"runtime").unwrap();
+    let rt = runtime.to_str().unwrap();
+    let out = dir.join("x.fmu");
+    let out_s = out.to_str().unwrap();
+    // Lotka-Volterra in both kinds: the states' derivatives described
+    let lv = root().join("models/fmu/lotka_volterra.dae");
+    let run = daec(&[
+        "fmu",
+        lv.to_str().unwrap(),
+        "--kind",
+        "both",
+        "--runtime",
+        rt,
+        "-o",
+        out_s,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("FMI 2.0 Model Exchange and Co-Simulation, model `LotkaVolterra`, 8 variables (2 outputs, 4 parameters, 2 states, 0 event indicators)"),
+        "{}",
+        run.stderr
+    );
+    let entries = daec_fmu::read_zip(&std::fs::read(&out).unwrap()).unwrap();
+    let xml = String::from_utf8(entries[0].1.clone()).unwrap();
+    for fragment in [
+        "numberOfEventIndicators=\"0\"",
+        "<ModelExchange modelIdentifier=\"LotkaVolterra\"",
+        "<CoSimulation modelIdentifier=\"LotkaVolterra\"",
+        "name=\"der(x)\" valueReference=\"6\" description=\"the derivative of x\" causality=\"local\" variability=\"continuous\" initial=\"calculated\">\n      <Real derivative=\"1\"/>",
+        "<Derivatives>\n      <Unknown index=\"7\"/>\n      <Unknown index=\"8\"/>\n    </Derivatives>",
+    ] {
+        assert!(xml.contains(fragment), "{fragment}\n{xml}");
+    }
+    let options: daec_fmu::FmuOptions = serde_json::from_slice(&entries[3].1).unwrap();
+    assert_eq!(options.kind, daec_fmu::FmuKind::Both);
+    // the bouncing ball: a when clause and a relation, two indicators
+    let ball = root().join("models/fmu/bouncing_ball.dae");
+    let run = daec(&[
+        "fmu",
+        ball.to_str().unwrap(),
+        "--kind",
+        "me",
+        "--runtime",
+        rt,
+        "-o",
+        out_s,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let entries = daec_fmu::read_zip(&std::fs::read(&out).unwrap()).unwrap();
+    let xml = String::from_utf8(entries[0].1.clone()).unwrap();
+    assert!(xml.contains("numberOfEventIndicators=\"2\""), "{xml}");
+    assert!(!xml.contains("<CoSimulation"), "{xml}");
+    std::fs::remove_file(&out).unwrap();
+    // what is no ODE in fixed states: exit 1 with the reason
+    let cases = [
+        (
+            "models/steinbrecher/pendulum.dae",
+            "the model is of index 3: the Σ-method differentiates equation 5",
+        ),
+        (
+            "models/baese/cv_loop_circuit.dae",
+            "the model is of index 2",
+        ),
+        (
+            "models/ndsolve/index_by_initial_values_branch1.dae",
+            "the algebraic part is singular",
+        ),
+    ];
+    for (model, reason) in cases {
+        let m = root().join(model);
+        let run = daec(&[
+            "fmu",
+            m.to_str().unwrap(),
+            "--kind",
+            "me",
+            "--runtime",
+            rt,
+            "-o",
+            out_s,
+        ]);
+        assert_eq!(run.code, 1, "{model}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("cannot be exported for Model Exchange")
+                && run.stderr.contains(reason)
+                && run.stderr.contains("use --kind cs"),
+            "{model}: {}",
+            run.stderr
+        );
+        assert!(!out.exists(), "{model}: no FMU of a refused model");
+    }
     let _ = std::fs::remove_dir_all(dir);
 }

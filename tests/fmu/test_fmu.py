@@ -110,6 +110,54 @@ def test_fmpy_validates_and_reproduces_daec_simulate(tmp_path, model, t_end, dt,
     assert_matches(result, reference(model, t_end, options), skip)
 
 
+# Model Exchange: (model, t_end, output interval, --kind). The importer's
+# integrator (FMPy's CVode, at RTOL) steps the states; the FMU solves the
+# algebraic unknowns and handles the events.
+ME_MODELS = [
+    # circuits: index 0 and 1 (the algebraic unknowns solved by the FMU)
+    ("models/fmu/rc_circuit.dae", 10.0, 0.1, "me"),
+    ("models/wunderlich/rlc_first_order.dae", 7.0, 0.1, "both"),
+    # Lotka-Volterra, both kinds in one FMU
+    ("models/fmu/lotka_volterra.dae", 20.0, 0.2, "both"),
+    # a when/reinit event at the floor and a relation (a mode) at each apex
+    ("models/fmu/bouncing_ball.dae", 2.5, 0.05, "me"),
+]
+
+
+@pytest.mark.parametrize(
+    "model,t_end,dt,kind", ME_MODELS, ids=[f"{Path(m[0]).stem}-{m[3]}" for m in ME_MODELS]
+)
+def test_model_exchange_reproduces_daec_simulate(tmp_path, model, t_end, dt, kind):
+    fmu = build_fmu(tmp_path, model, ["--kind", kind])
+    assert validate_fmu(str(fmu)) == []
+    md = read_model_description(str(fmu))
+    assert md.modelExchange is not None
+    assert (md.coSimulation is not None) == (kind == "both")
+    ref = reference(model, t_end)
+    kinds = ["ModelExchange", "CoSimulation"] if kind == "both" else ["ModelExchange"]
+    for fmi_type in kinds:
+        result = simulate_fmu(
+            str(fmu),
+            stop_time=t_end,
+            output_interval=dt,
+            fmi_type=fmi_type,
+            solver="CVode",
+            relative_tolerance=RTOL,
+        )
+        assert result["time"][-1] == pytest.approx(t_end)
+        assert_matches(result, ref)
+
+
+def test_model_exchange_is_refused_for_the_index_3_pendulum(tmp_path):
+    run = daec(
+        "fmu", ROOT / "models/steinbrecher/pendulum.dae", "--kind", "me",
+        "-o", tmp_path / "p.fmu", check=False,
+    )
+    assert run.returncode == 1, run.stderr
+    assert "the model is of index 3" in run.stderr and "use --kind cs" in run.stderr
+    assert not (tmp_path / "p.fmu").exists()
+
+
 def test_parameters_set_before_initialisation_reach_the_model(tmp_path):
     model = "models/fmu/lotka_volterra.dae"
     fmu = build_fmu(tmp_path, model)
@@ -221,7 +269,7 @@ def test_bad_values_and_value_references_are_errors(tmp_path, capsys):
 def test_usage_errors_exit_2(tmp_path):
     model = ROOT / "models/fmu/lotka_volterra.dae"
     for args, fragment in [
-        (["--kind", "me"], "Model Exchange"),
+        (["--kind", "mx"], "unknown `--kind mx`"),
         (["--fmi-version", "3"], "FMI 3.0"),
         (["--method", "radau-2nd"], "first-order formulation"),
         (["--runtime", tmp_path / "missing.so"], "was not found"),

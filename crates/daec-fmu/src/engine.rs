@@ -28,6 +28,45 @@ pub struct FmuOptions {
     pub method: String,
     /// The explicit tableau of `--method herk`.
     pub tableau: Option<String>,
+    /// The kinds of FMU: Co-Simulation, Model Exchange or both (absent
+    /// in the options of FMUs written before Model Exchange: `cs`).
+    #[serde(default)]
+    pub kind: FmuKind,
+}
+
+/// The kinds of FMU an export provides (`daec fmu --kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FmuKind {
+    /// Co-Simulation: daec's integrator steps the model.
+    #[default]
+    Cs,
+    /// Model Exchange: the importer integrates the states.
+    Me,
+    /// Both, in one FMU.
+    Both,
+}
+
+impl FmuKind {
+    /// The kind of `--kind NAME` (`cs`, `me`, `both`).
+    pub fn parse(name: &str) -> Option<FmuKind> {
+        match name {
+            "cs" => Some(FmuKind::Cs),
+            "me" => Some(FmuKind::Me),
+            "both" => Some(FmuKind::Both),
+            _ => None,
+        }
+    }
+
+    /// Whether the FMU provides Co-Simulation.
+    pub fn co_simulation(self) -> bool {
+        self != FmuKind::Me
+    }
+
+    /// Whether the FMU provides Model Exchange.
+    pub fn model_exchange(self) -> bool {
+        self != FmuKind::Cs
+    }
 }
 
 impl FmuOptions {
@@ -63,6 +102,13 @@ pub enum VarKind {
     /// A constant, or an `Integer` or `Boolean` parameter (folded into the
     /// structure of the model: not settable).
     Constant(usize),
+    /// An unknown the first-order reduction added (`der(x)` of an `x`
+    /// whose second derivative occurs), this index of the first-order
+    /// model: a local variable of a Model Exchange FMU.
+    Reduced(usize),
+    /// The derivative of this unknown of the first-order model, a state
+    /// of a Model Exchange FMU.
+    Derivative(usize),
 }
 
 /// One variable of the FMU; its value reference is its position in
@@ -90,6 +136,9 @@ pub struct FmuVariable {
     pub max: Option<f64>,
     /// `nominal`.
     pub nominal: Option<f64>,
+    /// In a Model Exchange FMU, the state (an unknown of the first-order
+    /// model) whose derivative this variable is.
+    pub derivative_of: Option<usize>,
 }
 
 /// The variables of the FMU for `dae`: its unknowns, then its parameters
@@ -108,6 +157,7 @@ pub fn variables(dae: &Dae) -> Vec<FmuVariable> {
             min: u.min,
             max: u.max,
             nominal: u.nominal,
+            derivative_of: None,
         });
     }
     for (k, p) in dae.parameters.iter().enumerate() {
@@ -127,6 +177,7 @@ pub fn variables(dae: &Dae) -> Vec<FmuVariable> {
             min: p.min,
             max: p.max,
             nominal: p.nominal,
+            derivative_of: None,
         });
     }
     out
@@ -199,17 +250,10 @@ pub struct Experiment {
     pub stop: Option<f64>,
 }
 
-/// Builds the run of `text` with `options`: the values `set` by the master
-/// (per value reference of `vars`: parameters as overrides, unknowns as
-/// start values), the `experiment`; ends at the consistent initial point.
-pub fn build_run(
-    text: &str,
-    options: &FmuOptions,
-    vars: &[FmuVariable],
-    set: &[Option<f64>],
-    experiment: Experiment,
-) -> Result<(Run, Vec<f64>), String> {
-    let (form, method) = options.resolve()?;
+/// Lowers the model `text` with the values `set` by the master (per value
+/// reference of `vars`): parameters as overrides, unknowns as start
+/// values.
+pub fn lower_with(text: &str, vars: &[FmuVariable], set: &[Option<f64>]) -> Result<Dae, String> {
     let overrides = vars
         .iter()
         .zip(set)
@@ -226,6 +270,21 @@ pub fn build_run(
             dae.unknowns[j].start = Some(*x);
         }
     }
+    Ok(dae)
+}
+
+/// Builds the run of `text` with `options`: the values `set` by the master
+/// (per value reference of `vars`: parameters as overrides, unknowns as
+/// start values), the `experiment`; ends at the consistent initial point.
+pub fn build_run(
+    text: &str,
+    options: &FmuOptions,
+    vars: &[FmuVariable],
+    set: &[Option<f64>],
+    experiment: Experiment,
+) -> Result<(Run, Vec<f64>), String> {
+    let (form, method) = options.resolve()?;
+    let mut dae = lower_with(text, vars, set)?;
     if let Some(t0) = experiment.start {
         dae.experiment.start_time = Some(t0);
     }
@@ -243,7 +302,7 @@ pub fn build_run(
     let columns = vars
         .iter()
         .map(|v| match v.kind {
-            VarKind::Unknown(_) => names.iter().position(|n| *n == v.name),
+            VarKind::Unknown(_) | VarKind::Reduced(_) => names.iter().position(|n| *n == v.name),
             _ => None,
         })
         .collect();
@@ -306,7 +365,9 @@ impl Run {
         vars.iter()
             .zip(&self.columns)
             .map(|(v, c)| match v.kind {
-                VarKind::Unknown(_) => c.and_then(|c| row.get(c).copied()).unwrap_or(f64::NAN),
+                VarKind::Unknown(_) | VarKind::Reduced(_) | VarKind::Derivative(_) => {
+                    c.and_then(|c| row.get(c).copied()).unwrap_or(f64::NAN)
+                }
                 VarKind::Parameter(_) | VarKind::Constant(_) => self
                     .dae
                     .parameters

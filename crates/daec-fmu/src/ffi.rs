@@ -1,5 +1,10 @@
-//! The FMI 2.0 C ABI of the FMU's runtime library (FMI 2.0.4 §2.1 and
-//! §4.2: the common functions and those of Co-Simulation).
+//! The FMI 2.0 C ABI of the FMU's runtime library (FMI 2.0.4 §2.1, §3.2
+//! and §4.2: the common functions, those of Model Exchange and those of
+//! Co-Simulation).
+//!
+//! Length: every exported function of the C ABI is here, so that the
+//! `unsafe` code of the FMU stays in one module (architecture invariant
+//! 7), with the unit tests that call them as an importer does.
 //!
 //! This is one of the modules with `unsafe` code (checked by
 //! `tests/invariants.rs`): the importer hands raw pointers across the C
@@ -31,8 +36,10 @@
 #![allow(unsafe_code)]
 
 use crate::engine::{
-    Experiment, FmuOptions, FmuVariable, Run, VarKind, build_run, lower_text, variables,
+    Experiment, FmuOptions, FmuVariable, Run, VarKind, build_run, lower_text, lower_with,
 };
+use crate::me::{MeModel, MeRun, MeState};
+use crate::xml::FmuLayout;
 use crate::{MODEL_RESOURCE, OPTIONS_RESOURCE};
 use daec_model::BaseType;
 use daec_sim::EndPoint;
@@ -68,6 +75,10 @@ enum Phase {
     Instantiated,
     Initialization,
     Stepping,
+    /// Model Exchange: event mode.
+    Event,
+    /// Model Exchange: continuous-time mode.
+    Continuous,
     Terminated,
     /// After an error or a panic: only `fmi2Reset` and `fmi2FreeInstance`
     /// work.
@@ -81,6 +92,8 @@ pub struct Instance {
     env: *mut c_void,
     text: String,
     options: FmuOptions,
+    /// Model Exchange (`fmuType` 0) rather than Co-Simulation.
+    model_exchange: bool,
     vars: Vec<FmuVariable>,
     /// The values at instantiation (the start values).
     defaults: Vec<f64>,
@@ -90,6 +103,9 @@ pub struct Instance {
     values: Vec<f64>,
     experiment: Experiment,
     run: Option<Run>,
+    /// The Model Exchange run (built with `run`, from its consistent
+    /// initial point).
+    me: Option<MeRun>,
     /// What `run` was built with.
     built_with: Option<(Vec<Option<f64>>, Experiment)>,
     phase: Phase,
@@ -103,6 +119,7 @@ struct Snapshot {
     values: Vec<f64>,
     experiment: Experiment,
     point: Option<EndPoint>,
+    me: Option<MeState>,
     phase: Phase,
 }
 
@@ -192,9 +209,63 @@ impl Instance {
             &self.set,
             self.experiment,
         )?;
+        self.me = if self.model_exchange {
+            Some(self.me_run(&values, run.time())?)
+        } else {
+            None
+        };
         self.run = Some(run);
         self.values = values;
         self.built_with = Some(key);
+        Ok(())
+    }
+
+    /// The Model Exchange run from the consistent initial point `values`
+    /// (per value reference) at `t0`.
+    fn me_run(&self, values: &[f64], t0: f64) -> Result<MeRun, String> {
+        let dae = lower_with(&self.text, &self.vars, &self.set)?;
+        let model = MeModel::new(dae.clone())?;
+        let (vars, states) = model.variables(&dae);
+        let n = vars
+            .iter()
+            .filter(|v| matches!(v.kind, VarKind::Unknown(_) | VarKind::Reduced(_)))
+            .count();
+        let mut z0 = vec![0.0; n];
+        for (v, &x) in vars.iter().zip(values) {
+            if let VarKind::Unknown(j) | VarKind::Reduced(j) = v.kind
+                && let Some(z) = z0.get_mut(j)
+            {
+                *z = if x.is_finite() { x } else { 0.0 };
+            }
+        }
+        Ok(MeRun::new(model, states, t0, z0))
+    }
+
+    /// The Model Exchange run, or why there is none.
+    fn me(&mut self) -> Result<&mut MeRun, String> {
+        self.me.as_mut().ok_or_else(|| {
+            if self.model_exchange {
+                "the FMU was not initialised".to_string()
+            } else {
+                "this instance is a Co-Simulation one (fmuType fmi2CoSimulation); the Model Exchange functions need an instance made with fmi2ModelExchange".to_string()
+            }
+        })
+    }
+
+    /// The current values of the unknowns and derivatives of a Model
+    /// Exchange run into `values`.
+    fn refresh(&mut self) -> Result<(), String> {
+        let Some(me) = self.me.as_mut() else {
+            return Ok(());
+        };
+        for (v, x) in self.vars.iter().zip(self.values.iter_mut()) {
+            if matches!(
+                v.kind,
+                VarKind::Unknown(_) | VarKind::Reduced(_) | VarKind::Derivative(_)
+            ) {
+                *x = me.value(v)?;
+            }
+        }
         Ok(())
     }
 
@@ -341,8 +412,9 @@ pub extern "C" fn fmi2GetVersion() -> *const c_char {
     c"2.0".as_ptr()
 }
 
-/// `fmi2Instantiate`: reads the model from the resources; only
-/// Co-Simulation (`fmuType` 1).
+/// `fmi2Instantiate`: reads the model from the resources; the kinds the
+/// FMU was exported for (`fmuType` 0, Model Exchange, or 1,
+/// Co-Simulation).
 ///
 /// # Safety
 /// Strings NUL-terminated or null; `functions` null or an
@@ -367,14 +439,20 @@ pub unsafe extern "C" fn fmi2Instantiate(
         unsafe { (text(instance_name), text(guid), text(resource_location)) };
     let name = CString::new(name.replace('\0', " ")).unwrap_or_default();
     let made = catch_unwind(AssertUnwindSafe(|| -> Result<Box<Instance>, String> {
-        if fmu_type != 1 {
-            return Err(format!(
-                "fmuType {fmu_type}: this FMU is for Co-Simulation (fmi2CoSimulation) only"
-            ));
-        }
         let (text, options) = load(&location, &guid)?;
+        let model_exchange = match fmu_type {
+            0 if options.kind.model_exchange() => true,
+            1 if options.kind.co_simulation() => false,
+            0 => {
+                return Err("fmuType fmi2ModelExchange: this FMU is for Co-Simulation only".into());
+            }
+            1 => {
+                return Err("fmuType fmi2CoSimulation: this FMU is for Model Exchange only".into());
+            }
+            k => return Err(format!("fmuType {k} is not an FMI 2.0 kind of FMU")),
+        };
         let dae = lower_text(&text, Vec::new())?;
-        let vars = variables(&dae);
+        let vars = FmuLayout::new(&dae, options.kind)?.vars;
         let defaults: Vec<f64> = vars.iter().map(|v| v.start.unwrap_or(0.0)).collect();
         Ok(Box::new(Instance {
             name: name.clone(),
@@ -382,6 +460,7 @@ pub unsafe extern "C" fn fmi2Instantiate(
             env,
             text,
             options,
+            model_exchange,
             set: vec![None; vars.len()],
             values: defaults.clone(),
             defaults,
@@ -392,6 +471,7 @@ pub unsafe extern "C" fn fmi2Instantiate(
                 stop: None,
             },
             run: None,
+            me: None,
             built_with: None,
             phase: Phase::Instantiated,
             last_message: String::new(),
@@ -509,8 +589,19 @@ pub unsafe extern "C" fn fmi2EnterInitializationMode(c: *mut c_void) -> Status {
 /// `c` is checked against the live instances.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2ExitInitializationMode(c: *mut c_void) -> Status {
-    let what = "fmi2ExitInitializationMode";
-    transition(c, &[Phase::Initialization], Phase::Stepping, what, true)
+    with_instance(c, true, |inst| {
+        inst.require(&[Phase::Initialization], "fmi2ExitInitializationMode")?;
+        inst.ensure_run()?;
+        if let Some(me) = inst.me.as_mut() {
+            me.enter_event_mode();
+        }
+        inst.phase = if inst.model_exchange {
+            Phase::Event
+        } else {
+            Phase::Stepping
+        };
+        Ok(OK)
+    })
 }
 
 /// `fmi2Terminate`.
@@ -519,7 +610,12 @@ pub unsafe extern "C" fn fmi2ExitInitializationMode(c: *mut c_void) -> Status {
 /// `c` is checked against the live instances.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fmi2Terminate(c: *mut c_void) -> Status {
-    let from = [Phase::Stepping, Phase::Failed];
+    let from = [
+        Phase::Stepping,
+        Phase::Event,
+        Phase::Continuous,
+        Phase::Failed,
+    ];
     transition(c, &from, Phase::Terminated, "fmi2Terminate", false)
 }
 
@@ -538,6 +634,7 @@ pub unsafe extern "C" fn fmi2Reset(c: *mut c_void) -> Status {
             stop: None,
         };
         inst.run = None;
+        inst.me = None;
         inst.built_with = None;
         inst.phase = Phase::Instantiated;
         Ok(OK)
@@ -559,6 +656,9 @@ unsafe fn get_values<T>(
     with_instance(c, false, |inst| {
         // SAFETY: by the caller's contract.
         let (vr, out) = unsafe { slices(vr, n, out)? };
+        if !vr.is_empty() {
+            inst.refresh()?;
+        }
         for (r, o) in vr.iter().zip(out.iter_mut()) {
             let (k, _) = inst.var(*r, ty)?;
             *o = conv(inst.values[k]);
@@ -643,7 +743,9 @@ fn set_values(
                     v.name
                 ));
             }
-            VarKind::Unknown(_) if v.start.is_none() => {
+            VarKind::Unknown(_) | VarKind::Reduced(_) | VarKind::Derivative(_)
+                if v.start.is_none() =>
+            {
                 return Err(format!(
                     "`{}` has no start value (initial = \"calculated\") and cannot be set",
                     v.name
@@ -798,6 +900,244 @@ pub unsafe extern "C" fn fmi2CancelStep(c: *mut c_void) -> Status {
     })
 }
 
+/// `fmi2EventInfo`.
+#[repr(C)]
+pub struct EventInfo {
+    new_discrete_states_needed: c_int,
+    terminate_simulation: c_int,
+    nominals_of_continuous_states_changed: c_int,
+    values_of_continuous_states_changed: c_int,
+    next_event_time_defined: c_int,
+    next_event_time: f64,
+}
+
+/// The phases in which the Model Exchange values may be read.
+const ME_READ: [Phase; 4] = [
+    Phase::Initialization,
+    Phase::Event,
+    Phase::Continuous,
+    Phase::Terminated,
+];
+
+/// A Model Exchange array argument of `n` elements, which must be the
+/// `expected` count of `what`.
+///
+/// # Safety
+/// A non-null `p` must point to `n` elements.
+unsafe fn me_array<'a, T>(
+    p: *mut T,
+    n: usize,
+    expected: usize,
+    what: &str,
+) -> Result<&'a mut [T], String> {
+    if n != expected {
+        return Err(format!("{n} {what} asked for, but the FMU has {expected}"));
+    }
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(format!("a null array for {n} {what}"));
+    }
+    // SAFETY: non-null, `n` elements by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+/// `fmi2EnterEventMode` (Model Exchange).
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2EnterEventMode(c: *mut c_void) -> Status {
+    with_instance(c, false, |inst| {
+        inst.require(&[Phase::Event, Phase::Continuous], "fmi2EnterEventMode")?;
+        inst.me()?.enter_event_mode();
+        inst.phase = Phase::Event;
+        Ok(OK)
+    })
+}
+
+/// `fmi2NewDiscreteStates` (Model Exchange): one round of the event
+/// iteration — `when` clauses whose condition became true fire their
+/// `reinit`s, the modes of the relations take their values.
+///
+/// # Safety
+/// `info` null (refused) or an `fmi2EventInfo`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2NewDiscreteStates(c: *mut c_void, info: *mut EventInfo) -> Status {
+    with_instance(c, false, |inst| {
+        inst.require(&[Phase::Event], "fmi2NewDiscreteStates")?;
+        if info.is_null() {
+            return Err("fmi2NewDiscreteStates with a null fmi2EventInfo".into());
+        }
+        // (a failed event iteration leaves the instance failed)
+        let outcome = inst.me()?.event_update().inspect_err(|_| {
+            inst.phase = Phase::Failed;
+        })?;
+        // SAFETY: non-null, an `fmi2EventInfo` by the caller's contract.
+        let info = unsafe { &mut *info };
+        info.new_discrete_states_needed = c_int::from(outcome.needed);
+        info.terminate_simulation = 0;
+        info.nominals_of_continuous_states_changed = 0;
+        info.values_of_continuous_states_changed = c_int::from(outcome.states_changed);
+        info.next_event_time_defined = 0;
+        info.next_event_time = 0.0;
+        Ok(OK)
+    })
+}
+
+/// `fmi2EnterContinuousTimeMode` (Model Exchange).
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2EnterContinuousTimeMode(c: *mut c_void) -> Status {
+    with_instance(c, false, |inst| {
+        inst.require(&[Phase::Event], "fmi2EnterContinuousTimeMode")?;
+        inst.me()?;
+        inst.phase = Phase::Continuous;
+        Ok(OK)
+    })
+}
+
+/// `fmi2CompletedIntegratorStep` (Model Exchange): no step event, no
+/// termination (the events are the indicators' zero crossings).
+///
+/// # Safety
+/// The flags null or one `fmi2Boolean` each.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2CompletedIntegratorStep(
+    c: *mut c_void,
+    _no_set_prior: c_int,
+    enter_event_mode: *mut c_int,
+    terminate_simulation: *mut c_int,
+) -> Status {
+    with_instance(c, false, |inst| {
+        inst.require(&[Phase::Continuous], "fmi2CompletedIntegratorStep")?;
+        inst.me()?;
+        for flag in [enter_event_mode, terminate_simulation] {
+            if !flag.is_null() {
+                // SAFETY: non-null, one `fmi2Boolean` by the caller's
+                // contract.
+                unsafe { *flag = 0 };
+            }
+        }
+        Ok(OK)
+    })
+}
+
+/// `fmi2SetTime` (Model Exchange).
+///
+/// # Safety
+/// `c` is checked against the live instances.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SetTime(c: *mut c_void, time: f64) -> Status {
+    with_instance(c, false, |inst| {
+        inst.require(&[Phase::Event, Phase::Continuous], "fmi2SetTime")?;
+        if !time.is_finite() {
+            return Err(format!("fmi2SetTime({time}): the time is not finite"));
+        }
+        inst.me()?.set_time(time);
+        Ok(OK)
+    })
+}
+
+/// `fmi2SetContinuousStates` (Model Exchange): finite values only.
+///
+/// # Safety
+/// `x` null or of `nx` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2SetContinuousStates(
+    c: *mut c_void,
+    x: *const f64,
+    nx: usize,
+) -> Status {
+    with_instance(c, false, |inst| {
+        inst.require(
+            &[Phase::Event, Phase::Continuous],
+            "fmi2SetContinuousStates",
+        )?;
+        let me = inst.me()?;
+        // SAFETY: by the caller's contract (the values are only read).
+        let x = unsafe { me_array(x.cast_mut(), nx, me.n_states(), "states")? };
+        if let Some(k) = x.iter().position(|v| !v.is_finite()) {
+            return Err(format!(
+                "fmi2SetContinuousStates: state {k} is {}, not a finite number",
+                x[k]
+            ));
+        }
+        me.set_states(x);
+        Ok(OK)
+    })
+}
+
+/// Writes `values` (of the run `get`) into the importer's array `p` of
+/// `n` elements, the count of `what`.
+///
+/// # Safety
+/// `p` null or of `n` elements.
+unsafe fn me_get(
+    c: *mut c_void,
+    p: *mut f64,
+    n: usize,
+    what: &'static str,
+    get: impl FnOnce(&mut MeRun) -> Result<Vec<f64>, String>,
+) -> Status {
+    with_instance(c, false, |inst| {
+        inst.require(&ME_READ, what)?;
+        let values = get(inst.me()?)?;
+        // SAFETY: by the caller's contract.
+        let out = unsafe { me_array(p, n, values.len(), what)? };
+        out.copy_from_slice(&values);
+        Ok(OK)
+    })
+}
+
+/// `fmi2GetContinuousStates` (Model Exchange).
+///
+/// # Safety
+/// `x` null or of `nx` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetContinuousStates(c: *mut c_void, x: *mut f64, nx: usize) -> Status {
+    // SAFETY: by the caller's contract.
+    unsafe { me_get(c, x, nx, "states", |me| Ok(me.states())) }
+}
+
+/// `fmi2GetDerivatives` (Model Exchange): the algebraic equations solved
+/// at the current time and states.
+///
+/// # Safety
+/// `dx` null or of `nx` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetDerivatives(c: *mut c_void, dx: *mut f64, nx: usize) -> Status {
+    // SAFETY: by the caller's contract.
+    unsafe { me_get(c, dx, nx, "derivatives", MeRun::derivatives) }
+}
+
+/// `fmi2GetEventIndicators` (Model Exchange).
+///
+/// # Safety
+/// `z` null or of `ni` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetEventIndicators(c: *mut c_void, z: *mut f64, ni: usize) -> Status {
+    // SAFETY: by the caller's contract.
+    unsafe { me_get(c, z, ni, "event indicators", MeRun::indicators) }
+}
+
+/// `fmi2GetNominalsOfContinuousStates` (Model Exchange).
+///
+/// # Safety
+/// `x` null or of `nx` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fmi2GetNominalsOfContinuousStates(
+    c: *mut c_void,
+    x: *mut f64,
+    nx: usize,
+) -> Status {
+    // SAFETY: by the caller's contract.
+    unsafe { me_get(c, x, nx, "nominals", |me| Ok(me.nominals())) }
+}
+
 /// An unsupported optional function: `fmi2Error` with `why`.
 fn unsupported(c: *mut c_void, why: &str) -> Status {
     with_instance(c, false, |_| Err(why.to_string()))
@@ -941,6 +1281,7 @@ pub unsafe extern "C" fn fmi2GetFMUstate(c: *mut c_void, state: *mut *mut c_void
             values: inst.values.clone(),
             experiment: inst.experiment,
             point: inst.run.as_ref().map(|r| r.point().clone()),
+            me: inst.me.as_ref().map(MeRun::save),
             phase: inst.phase,
         };
         // SAFETY: non-null by the check above; the caller's pointer.
@@ -978,6 +1319,9 @@ pub unsafe extern "C" fn fmi2SetFMUstate(c: *mut c_void, state: *mut c_void) -> 
             if let Some(run) = inst.run.as_mut() {
                 run.set_point(point.clone());
             }
+        }
+        if let (Some(me), Some(saved)) = (inst.me.as_mut(), &snap.me) {
+            me.restore(saved);
         }
         inst.values.clone_from(&snap.values);
         inst.phase = snap.phase;
@@ -1071,6 +1415,16 @@ mod tests {
 
     /// A unique directory for one test's resources.
     fn resources(name: &str, model: &str, guid: &str) -> (PathBuf, CString) {
+        resources_of(name, model, guid, crate::FmuKind::Cs)
+    }
+
+    /// [`resources`] of an FMU of `kind`.
+    fn resources_of(
+        name: &str,
+        model: &str,
+        guid: &str,
+        kind: crate::FmuKind,
+    ) -> (PathBuf, CString) {
         let dir = std::env::temp_dir().join(format!("daec-fmu-ffi-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(MODEL_RESOURCE), model).unwrap();
@@ -1079,6 +1433,7 @@ mod tests {
             form: "hic".into(),
             method: "radau5".into(),
             tableau: None,
+            kind,
         };
         std::fs::write(
             dir.join(OPTIONS_RESOURCE),
@@ -1219,6 +1574,175 @@ mod tests {
             assert_eq!(fmi2SetFMUstate(c, (&raw mut bogus).cast()), ERROR);
             assert_eq!(fmi2Terminate(c), OK);
             fmi2FreeInstance(c);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// An instance of `model` for Model Exchange, initialised and in event
+    /// mode, from an FMU of both kinds.
+    fn model_exchange(name: &str, model: &str) -> (*mut c_void, PathBuf) {
+        let (dir, uri) = resources_of(name, model, "{g}", crate::FmuKind::Both);
+        // SAFETY: valid strings, no callbacks.
+        let c = unsafe {
+            fmi2Instantiate(
+                c"me".as_ptr(),
+                0,
+                c"{g}".as_ptr(),
+                uri.as_ptr(),
+                null(),
+                0,
+                0,
+            )
+        };
+        assert!(!c.is_null());
+        // SAFETY: a live instance.
+        unsafe {
+            assert_eq!(fmi2SetupExperiment(c, 1, 1e-10, 0.0, 0, 0.0), OK);
+            assert_eq!(fmi2EnterInitializationMode(c), OK);
+            assert_eq!(fmi2ExitInitializationMode(c), OK);
+        }
+        (c, dir)
+    }
+
+    #[test]
+    fn model_exchange_solves_the_algebraic_unknowns_at_the_given_state() {
+        // an index-1 circuit: i is algebraic, v the state
+        let (c, dir) = model_exchange("me-rc", RC);
+        let mut info = EventInfo {
+            new_discrete_states_needed: 1,
+            terminate_simulation: 1,
+            nominals_of_continuous_states_changed: 1,
+            values_of_continuous_states_changed: 1,
+            next_event_time_defined: 1,
+            next_event_time: 1.0,
+        };
+        let (mut x, mut dx, mut nominal) = ([0.0], [0.0], [0.0]);
+        // SAFETY: arrays of the stated lengths, or null with a check.
+        unsafe {
+            assert_eq!(fmi2NewDiscreteStates(c, &mut info), OK);
+            assert_eq!(info.new_discrete_states_needed, 0);
+            assert_eq!(info.values_of_continuous_states_changed, 0);
+            assert_eq!(fmi2EnterContinuousTimeMode(c), OK);
+            assert_eq!(fmi2GetContinuousStates(c, x.as_mut_ptr(), 1), OK);
+            assert_eq!(x, [0.0]);
+            assert_eq!(
+                fmi2GetNominalsOfContinuousStates(c, nominal.as_mut_ptr(), 1),
+                OK
+            );
+            assert_eq!(nominal, [1.0]);
+            // tau*der(v) = sin(t) - v, i = sin(t) - v at t = 0.5, v = 0.25
+            assert_eq!(fmi2SetTime(c, 0.5), OK);
+            assert_eq!(fmi2SetContinuousStates(c, [0.25].as_ptr(), 1), OK);
+            assert_eq!(fmi2GetDerivatives(c, dx.as_mut_ptr(), 1), OK);
+            let want = 0.5f64.sin() - 0.25;
+            assert!((dx[0] - want).abs() < 1e-14, "{dx:?}");
+            // v, i, tau, der(v)
+            let mut out = [0.0; 4];
+            assert_eq!(
+                fmi2GetReal(c, [0, 1, 2, 3].as_ptr(), 4, out.as_mut_ptr()),
+                OK
+            );
+            assert_eq!(out[0], 0.25);
+            assert!((out[1] - want).abs() < 1e-14 && (out[3] - want).abs() < 1e-14);
+            assert_eq!(out[2], 1.0);
+            // wrong counts, null arrays and values that are not finite
+            assert_eq!(fmi2GetDerivatives(c, dx.as_mut_ptr(), 2), ERROR);
+            assert!(last_message(c).contains("2 derivatives asked for, but the FMU has 1"));
+            assert_eq!(fmi2GetContinuousStates(c, null_mut(), 1), ERROR);
+            assert!(last_message(c).contains("null array"));
+            assert_eq!(fmi2SetContinuousStates(c, [f64::NAN].as_ptr(), 1), ERROR);
+            assert!(last_message(c).contains("not a finite number"));
+            assert_eq!(fmi2SetTime(c, f64::INFINITY), ERROR);
+            assert_eq!(fmi2NewDiscreteStates(c, &mut info), ERROR);
+            assert!(last_message(c).contains("not allowed in the state Continuous"));
+            let mut no_indicators = [0.0; 0];
+            assert_eq!(fmi2GetEventIndicators(c, no_indicators.as_mut_ptr(), 0), OK);
+            // a Co-Simulation call is out of order (and fails the instance)
+            assert_eq!(fmi2DoStep(c, 0.5, 0.1, 1), ERROR);
+            assert!(last_message(c).contains("fmi2DoStep is not allowed"));
+            assert_eq!(fmi2Terminate(c), OK);
+            fmi2FreeInstance(c);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn model_exchange_events_fire_reinit_and_switch_modes() {
+        // a ball: the when clause at the floor, the mode v > 0 of the drag
+        let ball = "model Ball\n  Real h(start = 1, fixed = true);\n  Real v(start = 0, fixed = true);\nequation\n  der(h) = v;\n  der(v) = -10 - (if v > 0 then v else -v);\n  when h < 0 then reinit(v, -0.5*v); end when;\nend Ball;\n";
+        let (c, dir) = model_exchange("me-ball", ball);
+        let mut info = EventInfo {
+            new_discrete_states_needed: 0,
+            terminate_simulation: 0,
+            nominals_of_continuous_states_changed: 0,
+            values_of_continuous_states_changed: 0,
+            next_event_time_defined: 0,
+            next_event_time: 0.0,
+        };
+        let (mut z, mut dx, mut x) = ([0.0; 2], [0.0; 2], [0.0; 2]);
+        let (mut enter, mut stop) = (1, 1);
+        // SAFETY: arrays of the stated lengths.
+        unsafe {
+            assert_eq!(fmi2NewDiscreteStates(c, &mut info), OK);
+            assert_eq!(fmi2EnterContinuousTimeMode(c), OK);
+            assert_eq!(fmi2CompletedIntegratorStep(c, 1, &mut enter, &mut stop), OK);
+            assert_eq!((enter, stop), (0, 0));
+            // at the floor, falling: h = -1e-13, v = -4
+            assert_eq!(fmi2SetTime(c, 0.4), OK);
+            assert_eq!(fmi2SetContinuousStates(c, [-1e-13, -4.0].as_ptr(), 2), OK);
+            assert_eq!(fmi2GetEventIndicators(c, z.as_mut_ptr(), 2), OK);
+            // φ of `h < 0` is -h, of `v > 0` is v
+            assert_eq!(z, [1e-13, -4.0]);
+            assert_eq!(fmi2GetDerivatives(c, dx.as_mut_ptr(), 2), OK);
+            assert_eq!(dx, [-4.0, -10.0 - 4.0]);
+            assert_eq!(fmi2EnterEventMode(c), OK);
+            assert_eq!(fmi2NewDiscreteStates(c, &mut info), OK);
+            assert_eq!(info.values_of_continuous_states_changed, 1);
+            assert_eq!(info.new_discrete_states_needed, 1);
+            assert_eq!(fmi2GetContinuousStates(c, x.as_mut_ptr(), 2), OK);
+            assert_eq!(x, [-1e-13, 2.0]);
+            // the second round: v > 0 is now true (the drag changes sign),
+            // the clause does not fire again
+            assert_eq!(fmi2NewDiscreteStates(c, &mut info), OK);
+            assert_eq!(info.values_of_continuous_states_changed, 0);
+            assert_eq!(fmi2NewDiscreteStates(c, &mut info), OK);
+            assert_eq!(info.new_discrete_states_needed, 0);
+            assert_eq!(fmi2EnterContinuousTimeMode(c), OK);
+            assert_eq!(fmi2GetDerivatives(c, dx.as_mut_ptr(), 2), OK);
+            assert_eq!(dx, [2.0, -10.0 - 2.0]);
+            // an FMU state restores the point and the modes
+            let mut state = null_mut();
+            assert_eq!(fmi2GetFMUstate(c, &mut state), OK);
+            assert_eq!(fmi2SetContinuousStates(c, [0.5, -1.0].as_ptr(), 2), OK);
+            assert_eq!(fmi2SetFMUstate(c, state), OK);
+            assert_eq!(fmi2GetContinuousStates(c, x.as_mut_ptr(), 2), OK);
+            assert_eq!(x, [-1e-13, 2.0]);
+            assert_eq!(fmi2GetDerivatives(c, dx.as_mut_ptr(), 2), OK);
+            assert_eq!(dx, [2.0, -12.0]);
+            assert_eq!(fmi2FreeFMUstate(c, &mut state), OK);
+            fmi2FreeInstance(c);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_kind_the_fmu_lacks_is_refused_at_instantiation() {
+        let (dir, uri) = resources_of("me-only", RC, "{g}", crate::FmuKind::Me);
+        // SAFETY: valid strings, no callbacks.
+        unsafe {
+            let cs = fmi2Instantiate(null(), 1, c"{g}".as_ptr(), uri.as_ptr(), null(), 0, 0);
+            assert!(cs.is_null());
+            let me = fmi2Instantiate(null(), 0, c"{g}".as_ptr(), uri.as_ptr(), null(), 0, 0);
+            assert!(!me.is_null());
+            // the Model Exchange functions on a Co-Simulation instance
+            let (c, dir2) = instantiate("me-on-cs");
+            let mut dx = [0.0];
+            assert_eq!(fmi2EnterInitializationMode(c), OK);
+            assert_eq!(fmi2GetDerivatives(c, dx.as_mut_ptr(), 1), ERROR);
+            assert!(last_message(c).contains("a Co-Simulation one"));
+            fmi2FreeInstance(c);
+            fmi2FreeInstance(me);
+            let _ = std::fs::remove_dir_all(dir2);
         }
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -1,4 +1,5 @@
-//! FMI 2.0 Co-Simulation export of daec models (`daec fmu`).
+//! FMI 2.0 export of daec models (`daec fmu`): Co-Simulation, Model
+//! Exchange or both.
 //!
 //! An FMU made by daec carries the flat model text
 //! (`resources/model.dae`), the export options (`resources/options.json`:
@@ -9,8 +10,10 @@
 //! `fmi2EnterInitializationMode` runs daec's pipeline — lowering with the
 //! parameters the master set, analysis, the chosen formulation, the
 //! consistent initial point — and `fmi2DoStep` integrates with daec's own
-//! simulator (`engine`). The same library serves every model: the model
-//! is data, not code.
+//! simulator (`engine`). For Model Exchange (`me`) the importer's
+//! integrator steps the states of an index-≤ 1 model, and the library
+//! solves the algebraic unknowns and handles the events. The same library
+//! serves every model: the model is data, not code.
 //!
 //! The CLI uses the rest: [`model_description`] (the XML, from the model
 //! lowered from the text the FMU carries, so the value references are the
@@ -21,13 +24,16 @@
 
 mod engine;
 mod ffi;
+mod me;
 mod xml;
 mod zip;
 
 pub use engine::{
-    Experiment, FmuOptions, FmuVariable, Run, VarKind, build_run, lower_text, prepare, variables,
+    Experiment, FmuKind, FmuOptions, FmuVariable, Run, VarKind, build_run, lower_text, lower_with,
+    prepare, variables,
 };
-pub use xml::{FmuIdentity, model_description};
+pub use me::{EventOutcome, MeModel, MeRun, MeState};
+pub use xml::{FmuIdentity, FmuLayout, model_description, model_description_for};
 pub use zip::{ZipError, crc32, read_zip, write_zip};
 
 use sha2::{Digest, Sha256};
@@ -41,10 +47,31 @@ pub const OPTIONS_RESOURCE: &str = "options.json";
 /// and `tableau`: the SHA-256 of them, in the 8-4-4-4-12 form, so the
 /// same export gives the same GUID.
 pub fn guid(text: &str, form: &str, method: &str, tableau: Option<&str>) -> String {
+    guid_of_kind(text, form, method, tableau, FmuKind::Cs)
+}
+
+/// [`guid`] for an FMU of `kind`: the kind is hashed too unless it is
+/// Co-Simulation alone (whose GUIDs stay those of [`guid`]).
+pub fn guid_of_kind(
+    text: &str,
+    form: &str,
+    method: &str,
+    tableau: Option<&str>,
+    kind: FmuKind,
+) -> String {
     let mut h = Sha256::new();
     for part in [text, form, method, tableau.unwrap_or("")] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
+    }
+    let kind = match kind {
+        FmuKind::Cs => "",
+        FmuKind::Me => "me",
+        FmuKind::Both => "both",
+    };
+    if !kind.is_empty() {
+        h.update((kind.len() as u64).to_le_bytes());
+        h.update(kind.as_bytes());
     }
     let d = h.finalize();
     let hex: String = d.iter().take(16).map(|b| format!("{b:02x}")).collect();

@@ -1,5 +1,5 @@
-//! `modelDescription.xml` of an FMI 2.0 Co-Simulation FMU (FMI 2.0.4,
-//! §2.2 and §4.3): every variable of [`variables`] with its value
+//! `modelDescription.xml` of an FMI 2.0 FMU, Co-Simulation, Model
+//! Exchange or both (FMI 2.0.4, §2.2, §3.3 and §4.3): every variable of [`variables`] with its value
 //! reference, causality, variability, initial, start, description and
 //! unit; the units; the model structure; the `experiment` annotation as
 //! `DefaultExperiment`.
@@ -12,8 +12,16 @@
 //! The outputs are listed in `ModelStructure/Outputs`, and those whose
 //! `initial` is not "exact" in `InitialUnknowns` (§2.2.8), without
 //! dependencies (every output may depend on every parameter).
+//!
+//! Model Exchange adds the derivative of every state (a local continuous
+//! variable `der(x)` with `derivative` naming the state, unless the
+//! first-order reduction made it an unknown of its own), lists them in
+//! `ModelStructure/Derivatives` — their order is that of the state vector
+//! — and in `InitialUnknowns` with the states that are not `exact`, and
+//! sets `numberOfEventIndicators`.
 
-use crate::engine::{FmuVariable, VarKind, variables};
+use crate::engine::{FmuKind, FmuVariable, VarKind, variables};
+use crate::me::MeModel;
 use daec_model::{BaseType, Dae};
 use std::fmt::Write;
 
@@ -73,12 +81,50 @@ fn classes(v: &FmuVariable) -> (&'static str, &'static str, &'static str) {
         ),
         VarKind::Parameter(_) => ("parameter", "fixed", "exact"),
         VarKind::Constant(_) => ("local", "constant", "exact"),
+        VarKind::Reduced(_) | VarKind::Derivative(_) => ("local", "continuous", "calculated"),
+    }
+}
+
+/// The variables of an FMU and what its model description declares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FmuLayout {
+    /// The kinds the FMU provides.
+    pub kind: FmuKind,
+    /// Its variables (the value reference is the position).
+    pub vars: Vec<FmuVariable>,
+    /// `numberOfEventIndicators` (Model Exchange).
+    pub n_indicators: usize,
+}
+
+impl FmuLayout {
+    /// The layout of an FMU of `kind` for the lowered model `dae`: for
+    /// Model Exchange the model is checked ([`MeModel::new`]) and its
+    /// states' derivatives added; the reason as a message when it cannot
+    /// be exported so.
+    pub fn new(dae: &Dae, kind: FmuKind) -> Result<FmuLayout, String> {
+        if !kind.model_exchange() {
+            return Ok(FmuLayout {
+                kind,
+                vars: variables(dae),
+                n_indicators: 0,
+            });
+        }
+        let model = MeModel::new(dae.clone())?;
+        let (vars, _) = model.variables(dae);
+        Ok(FmuLayout {
+            kind,
+            vars,
+            n_indicators: model.n_indicators(),
+        })
     }
 }
 
 /// The type element of a variable (`<Real start=… unit=…/>`).
-fn type_element(v: &FmuVariable, initial: &str) -> String {
+fn type_element(v: &FmuVariable, initial: &str, derivative: Option<usize>) -> String {
     let mut attrs = String::new();
+    if let Some(d) = derivative {
+        let _ = write!(attrs, " derivative=\"{d}\"");
+    }
     let start = v.start.filter(|_| initial != "calculated");
     match v.ty {
         BaseType::Real => {
@@ -116,7 +162,21 @@ fn type_element(v: &FmuVariable, initial: &str) -> String {
 /// The `modelDescription.xml` of `dae` (lowered from the FMU's model
 /// text) as a Co-Simulation FMU named by `id`.
 pub fn model_description(dae: &Dae, id: &FmuIdentity) -> String {
-    let vars = variables(dae);
+    let layout = FmuLayout {
+        kind: FmuKind::Cs,
+        vars: variables(dae),
+        n_indicators: 0,
+    };
+    model_description_for(dae, id, &layout)
+}
+
+/// The `modelDescription.xml` of `dae` (lowered from the FMU's model
+/// text) as an FMU of `layout` named by `id`: `<ModelExchange>` and
+/// `<CoSimulation>` as its kind says, the states' derivatives in
+/// `ModelStructure/Derivatives` (without dependencies: each may depend on
+/// every state) and in `InitialUnknowns`.
+pub fn model_description_for(dae: &Dae, id: &FmuIdentity, layout: &FmuLayout) -> String {
+    let vars = &layout.vars;
     let mut x = String::new();
     x.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = write!(
@@ -130,14 +190,24 @@ pub fn model_description(dae: &Dae, id: &FmuIdentity) -> String {
     }
     let _ = writeln!(
         x,
-        " generationTool=\"{}\" variableNamingConvention=\"flat\" numberOfEventIndicators=\"0\">",
-        escape(&id.tool)
+        " generationTool=\"{}\" variableNamingConvention=\"flat\" numberOfEventIndicators=\"{}\">",
+        escape(&id.tool),
+        layout.n_indicators
     );
-    let _ = writeln!(
-        x,
-        "  <CoSimulation modelIdentifier=\"{}\" canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUstate=\"true\" canNotUseMemoryManagementFunctions=\"true\"/>",
-        escape(&id.model_identifier)
-    );
+    if layout.kind.model_exchange() {
+        let _ = writeln!(
+            x,
+            "  <ModelExchange modelIdentifier=\"{}\" canGetAndSetFMUstate=\"true\" canNotUseMemoryManagementFunctions=\"true\"/>",
+            escape(&id.model_identifier)
+        );
+    }
+    if layout.kind.co_simulation() {
+        let _ = writeln!(
+            x,
+            "  <CoSimulation modelIdentifier=\"{}\" canHandleVariableCommunicationStepSize=\"true\" canGetAndSetFMUstate=\"true\" canNotUseMemoryManagementFunctions=\"true\"/>",
+            escape(&id.model_identifier)
+        );
+    }
     let mut units: Vec<&str> = vars.iter().filter_map(|v| v.unit.as_deref()).collect();
     units.sort_unstable();
     units.dedup();
@@ -175,6 +245,15 @@ pub fn model_description(dae: &Dae, id: &FmuIdentity) -> String {
     x.push_str("  <ModelVariables>\n");
     let mut outputs = Vec::new();
     let mut initial_unknowns = Vec::new();
+    let mut derivatives = Vec::new();
+    // (the 1-based index of the variable of each unknown of the
+    // first-order model)
+    let index_of = |j: usize| {
+        vars.iter()
+            .position(|v| matches!(v.kind, VarKind::Unknown(k) | VarKind::Reduced(k) if k == j))
+            .map(|p| p + 1)
+    };
+    let states: Vec<usize> = vars.iter().filter_map(|v| v.derivative_of).collect();
     for (vr, v) in vars.iter().enumerate() {
         let (causality, variability, initial) = classes(v);
         let index = vr + 1;
@@ -191,18 +270,25 @@ pub fn model_description(dae: &Dae, id: &FmuIdentity) -> String {
             x,
             " causality=\"{causality}\" variability=\"{variability}\" initial=\"{initial}\">"
         );
-        let _ = writeln!(x, "      {}", type_element(v, initial));
+        let derivative = v.derivative_of.and_then(index_of);
+        let _ = writeln!(x, "      {}", type_element(v, initial, derivative));
         x.push_str("    </ScalarVariable>\n");
         if causality == "output" {
             outputs.push(index);
-            if initial != "exact" {
-                initial_unknowns.push(index);
-            }
+        }
+        let state =
+            matches!(v.kind, VarKind::Unknown(j) | VarKind::Reduced(j) if states.contains(&j));
+        if derivative.is_some() {
+            derivatives.push(index);
+        }
+        if initial != "exact" && (causality == "output" || derivative.is_some() || state) {
+            initial_unknowns.push(index);
         }
     }
     x.push_str("  </ModelVariables>\n  <ModelStructure>\n");
     for (tag, list) in [
         ("Outputs", &outputs),
+        ("Derivatives", &derivatives),
         ("InitialUnknowns", &initial_unknowns),
     ] {
         if list.is_empty() {

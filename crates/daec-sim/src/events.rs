@@ -28,7 +28,7 @@
 //! * At an event time every clause with an edge there fires; their
 //!   `reinit` values are computed at the values before the event, assigned
 //!   together, and the state is projected onto the constraints (the
-//!   re-initialised values held, [`crate::init::reinitialize`]). The
+//!   re-initialised values held, `init::reinitialize`). The
 //!   conditions are evaluated again with the new values and clauses whose
 //!   condition changed from false to true fire in turn (the event
 //!   iteration), at most [`MAX_EVENT_ITERATIONS`] times.
@@ -438,7 +438,7 @@ struct Bounce {
 }
 
 /// Makes a state with re-initialised values consistent, the values marked
-/// held ([`crate::init::reinitialize`] at the event time).
+/// held (`init::reinitialize` at the event time).
 pub(crate) type Projection<'a> =
     dyn FnMut(&mut Dae, &[f64], &[bool]) -> Result<Vec<f64>, SimError> + 'a;
 

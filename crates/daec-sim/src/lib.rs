@@ -62,7 +62,10 @@ pub use error_control::{
     ErrorControlReport, REGULARIZED_DEFAULT, ScaledVariable, check_error_control,
     default_error_control, variable_indices,
 };
-pub use events::{DEFAULT_MAX_EVENTS, discontinuities, reinit_diagnostics, time_conditions};
+pub use events::{
+    DEFAULT_MAX_EVENTS, MAX_EVENT_ITERATIONS, WhenEvents, discontinuities, reinit_diagnostics,
+    time_conditions,
+};
 pub use first_order::reduce_to_first_order;
 pub use formulation::{SimForm, hic_form, sim_form};
 pub use init::{InitReport, MovedValue};
@@ -71,6 +74,7 @@ pub use invariants::{
     check_invariants, invariant_rows,
 };
 pub use method::{Method, MethodError};
+pub use modes::{Modes, RIGHT_LIMIT_STEP, state_relations};
 pub use native::{NativeCode, NativeCompiler, NativeSource};
 pub use output::{
     InvariantEnforcement, OutputTimes, Plot, PlotError, Results, SimStats, log_grid, output_grid,

@@ -24,7 +24,7 @@
 //! * at a crossing the integration stops at the first time the relation
 //!   has changed, the modes take the relations' values there, the
 //!   algebraic unknowns are re-initialised consistently with the new modes
-//!   (the states are kept, [`crate::init::reinitialize`]), and the
+//!   (the states are kept, `init::reinitialize`), and the
 //!   relations are evaluated again until no mode changes (the event
 //!   iteration, at most [`MAX_EVENT_ITERATIONS`] rounds; [`Modes::update`]),
 //!   and the integration restarts;
@@ -104,7 +104,7 @@ fn of_the_state(pool: &ExprPool, e: ExprId) -> bool {
 }
 
 /// Makes a state consistent with the current modes (the parameters of the
-/// model), keeping the states ([`crate::init::reinitialize_switch`]).
+/// model), keeping the states (`init::reinitialize_switch`).
 pub type Reinit<'a> = dyn FnMut(&mut Dae, &[f64]) -> Result<Vec<f64>, SimError> + 'a;
 
 /// The modes of a model's relations along a run (see the module docs).
@@ -196,27 +196,13 @@ impl Modes {
         if self.is_empty() {
             return;
         }
-        let mut leaves: Vec<(ExprId, ExprId)> = self
-            .relations
-            .iter()
-            .zip(&self.params)
-            .map(|(&r, &p)| (r, pool.param(ParamId(p as u32))))
-            .collect();
-        leaves.sort_by_key(|&(r, _)| r);
         let mut roots: Vec<ExprId> = Vec::new();
         for row in &form.diff {
             roots.push(row.residual);
             roots.extend(row.mass.iter().map(|&(_, e)| e));
         }
         roots.extend(form.constraints.iter().map(|c| c.expr));
-        let map = |_: &ExprPool, id: ExprId| {
-            leaves
-                .binary_search_by_key(&id, |&(r, _)| r)
-                .ok()
-                .map(|i| leaves[i].1)
-        };
-        let opaque = |p: &ExprPool, id: ExprId| matches!(p.node(id), Node::Func(Func::NoEvent, _));
-        let new = pool.replace_nodes(&roots, &map, &opaque);
+        let new = self.frozen(pool, &roots);
         let mut it = new.into_iter();
         for row in &mut form.diff {
             row.residual = it.next().unwrap_or(row.residual);
@@ -227,6 +213,62 @@ impl Modes {
         for c in &mut form.constraints {
             c.expr = it.next().unwrap_or(c.expr);
         }
+    }
+
+    /// Replaces every relation in the residuals of `dae`'s equations by
+    /// the parameter of its mode, as [`Modes::freeze`] does in a
+    /// formulation (a Model Exchange FMU solves the model as written).
+    pub fn freeze_equations(&self, dae: &mut Dae) {
+        if self.is_empty() {
+            return;
+        }
+        let roots: Vec<ExprId> = dae.equations.iter().map(|e| e.residual).collect();
+        let new = self.frozen(&mut dae.pool, &roots);
+        for (e, r) in dae.equations.iter_mut().zip(new) {
+            e.residual = r;
+        }
+    }
+
+    /// `roots` with every relation replaced by the parameter of its mode
+    /// (relations inside `noEvent(…)` kept).
+    fn frozen(&self, pool: &mut ExprPool, roots: &[ExprId]) -> Vec<ExprId> {
+        let mut leaves: Vec<(ExprId, ExprId)> = self
+            .relations
+            .iter()
+            .zip(&self.params)
+            .map(|(&r, &p)| (r, pool.param(ParamId(p as u32))))
+            .collect();
+        leaves.sort_by_key(|&(r, _)| r);
+        let map = |_: &ExprPool, id: ExprId| {
+            leaves
+                .binary_search_by_key(&id, |&(r, _)| r)
+                .ok()
+                .map(|i| leaves[i].1)
+        };
+        let opaque = |p: &ExprPool, id: ExprId| matches!(p.node(id), Node::Func(Func::NoEvent, _));
+        pool.replace_nodes(roots, &map, &opaque)
+    }
+
+    /// The relations' crossing functions `φ_k(t, z)` (the relation holds
+    /// where `φ_k > 0`, or `≥ 0` for `<=`/`>=`): the event indicators of
+    /// a Model Exchange FMU.
+    pub fn crossings(&mut self, t: f64, z: &[f64]) -> &[f64] {
+        self.eval(t, z);
+        &self.out
+    }
+
+    /// The current value of every mode.
+    pub fn values(&self) -> &[bool] {
+        &self.value
+    }
+
+    /// Sets the modes to `values` (and the parameters of `dae` that hold
+    /// them): a saved state restored.
+    pub fn restore(&mut self, dae: &mut Dae, values: &[bool]) {
+        let which: Vec<usize> = (0..self.len())
+            .filter(|&k| values.get(k).is_some_and(|&v| v != self.value[k]))
+            .collect();
+        self.flip(dae, &which, false);
     }
 
     /// The relations' crossing functions at `(t, z)` into `self.out`.
@@ -279,7 +321,7 @@ impl Modes {
     /// relations. Each round sets the modes to the relations' values at
     /// `z`; if one changed (or, in the first round, if `inconsistent`), `z`
     /// is made consistent with the modes by `project` (the states kept,
-    /// [`crate::init::reinitialize_switch`]) and the next round evaluates
+    /// `init::reinitialize_switch`) and the next round evaluates
     /// the relations there; it ends when no mode changes. Returns the
     /// relations that changed.
     pub fn update(
@@ -385,7 +427,7 @@ impl Modes {
 /// the run: far below the integrator's steps and far above the round-off
 /// of `t`, whose units are where the event location leaves a relation that
 /// only touches zero.
-pub(crate) const RIGHT_LIMIT_STEP: f64 = 1e-10;
+pub const RIGHT_LIMIT_STEP: f64 = 1e-10;
 
 /// After the event iteration at `t` (the modes the relations' values at
 /// the located point `z`): each mode set to the relation's value just
@@ -397,7 +439,7 @@ pub(crate) const RIGHT_LIMIT_STEP: f64 = 1e-10;
 /// branch the solution leaves at once, whose equations have no solution
 /// for any step (the charge pump's gate charge on entering inversion).
 /// The changed relations are set together and `z` re-initialised with
-/// them ([`crate::init::reinitialize_switch`]); if the relations then
+/// them (`init::reinitialize_switch`); if the relations then
 /// disagree with those modes too (the dynamics on both sides point to the
 /// surface: a sliding motion), the modes and `z` are restored. Returns the
 /// relations changed (marked for the next [`Modes::scan`]). `span` is the

@@ -1,4 +1,5 @@
-//! `daec fmu`: the model as an FMI 2.0 Co-Simulation FMU — the flat model
+//! `daec fmu`: the model as an FMI 2.0 FMU (Co-Simulation, Model
+//! Exchange or both) — the flat model
 //! text and the export options as resources, `modelDescription.xml`, and
 //! daec's FMU runtime library (`daec-fmu`, found beside the `daec`
 //! executable, or by `--runtime` / `$DAEC_FMU_RUNTIME`) as the binary.
@@ -6,7 +7,7 @@
 use crate::files::{check_outputs, write_output};
 use crate::{Ctx, EXIT_MODEL, ModelArgs, load};
 use clap::Args;
-use daec_fmu::{FmuIdentity, FmuOptions};
+use daec_fmu::{FmuIdentity, FmuKind, FmuLayout, FmuOptions};
 use std::path::{Path, PathBuf};
 
 /// The file name of the runtime library cargo builds.
@@ -24,9 +25,10 @@ pub(crate) struct FmuArgs {
     /// The FMI version: 2 (FMI 3.0 is not written yet).
     #[arg(long = "fmi-version", value_name = "2|3", default_value = "2")]
     fmi_version: String,
-    /// The kind of FMU: cs (Co-Simulation, daec's integrator inside) or
-    /// me (Model Exchange, not written yet).
-    #[arg(long, value_name = "cs|me", default_value = "cs")]
+    /// The kind of FMU: cs (Co-Simulation, daec's integrator inside), me
+    /// (Model Exchange, the importer integrates the states; models of
+    /// index ≤ 1 only) or both.
+    #[arg(long, value_name = "cs|me|both", default_value = "cs")]
     kind: String,
     /// The formulation `fmi2DoStep` integrates (as `daec simulate
     /// --form`; default hic, index3 for --method radau5-projected).
@@ -119,19 +121,12 @@ pub(crate) fn fmu(ctx: &mut Ctx<'_, '_>, args: &FmuArgs) -> Result<(), i32> {
             return Err(ctx.usage_error(&format!("unknown `--fmi-version {v}`: the version is 2")));
         }
     }
-    match args.kind.trim() {
-        "cs" => {}
-        "me" => {
-            return Err(ctx.usage_error(
-                "--kind me: Model Exchange FMUs are not written yet; a Model Exchange FMU hands its states to the importer's integrator, which needs an ODE in fixed states (index ≤ 1 after the formulation, no dynamic state selection); use --kind cs, where daec's own integrator steps the model (any index, events, StE/DD switching)",
-            ));
-        }
-        k => {
-            return Err(ctx.usage_error(&format!(
-                "unknown `--kind {k}`: the kinds are cs (Co-Simulation) and me (Model Exchange)"
-            )));
-        }
-    }
+    let Some(kind) = FmuKind::parse(args.kind.trim()) else {
+        return Err(ctx.usage_error(&format!(
+            "unknown `--kind {}`: the kinds are cs (Co-Simulation), me (Model Exchange) and both",
+            args.kind.trim()
+        )));
+    };
     let method = daec_sim::Method::from_names(&args.method, args.tableau.as_deref())
         .map_err(|e| ctx.usage_error(&format!("--method: {e}")))?;
     let form = match &args.form {
@@ -149,12 +144,14 @@ pub(crate) fn fmu(ctx: &mut Ctx<'_, '_>, args: &FmuArgs) -> Result<(), i32> {
         form,
         method: args.method.trim().to_string(),
         tableau: args.tableau.clone(),
+        kind,
     };
-    options.guid = daec_fmu::guid(
+    options.guid = daec_fmu::guid_of_kind(
         &text,
         &options.form,
         &options.method,
         args.tableau.as_deref(),
+        kind,
     );
     let (form, method) = options.resolve().map_err(|e| ctx.usage_error(&e))?;
     // The model the FMU reads back, and the check that daec simulates it.
@@ -167,12 +164,22 @@ pub(crate) fn fmu(ctx: &mut Ctx<'_, '_>, args: &FmuArgs) -> Result<(), i32> {
         let _ = writeln!(ctx.io.stderr, "error: {e}");
         return Err(EXIT_MODEL);
     }
+    // Model Exchange: the model must be an ODE in fixed states.
+    let layout = FmuLayout::new(&dae, kind).map_err(|e| {
+        let _ = writeln!(
+            ctx.io.stderr,
+            "error: --kind {}: the model `{}` cannot be exported for Model Exchange: {e}",
+            args.kind.trim(),
+            dae.name
+        );
+        EXIT_MODEL
+    })?;
     let identity = FmuIdentity {
         model_identifier: daec_fmu::model_identifier(&dae.name),
         guid: options.guid.clone(),
         tool: format!("daec {}", env!("CARGO_PKG_VERSION")),
     };
-    let xml = daec_fmu::model_description(&dae, &identity);
+    let xml = daec_fmu::model_description_for(&dae, &identity, &layout);
     let runtime = read_runtime(ctx, args)?;
     let archive =
         daec_fmu::fmu_archive(&xml, &identity.model_identifier, &runtime, &text, &options)
@@ -185,18 +192,32 @@ pub(crate) fn fmu(ctx: &mut Ctx<'_, '_>, args: &FmuArgs) -> Result<(), i32> {
         check_regular(ctx, &path)?;
     }
     write_output(ctx, &path, &archive)?;
-    let vars = daec_fmu::variables(&dae);
+    let vars = &layout.vars;
     let params = vars
         .iter()
         .filter(|v| matches!(v.kind, daec_fmu::VarKind::Parameter(_)))
         .count();
     let _ = writeln!(
         ctx.io.stderr,
-        "wrote {}: FMI 2.0 Co-Simulation, model `{}`, {} variables ({} outputs, {params} parameters), {} formulation, --method {}",
+        "wrote {}: FMI 2.0 {}, model `{}`, {} variables ({} outputs, {params} parameters{}), {} formulation, --method {}",
         path.display(),
+        match kind {
+            FmuKind::Cs => "Co-Simulation",
+            FmuKind::Me => "Model Exchange",
+            FmuKind::Both => "Model Exchange and Co-Simulation",
+        },
         dae.name,
         vars.len(),
         dae.unknowns.len(),
+        if kind.model_exchange() {
+            let states = vars.iter().filter(|v| v.derivative_of.is_some()).count();
+            format!(
+                ", {states} states, {} event indicators",
+                layout.n_indicators
+            )
+        } else {
+            String::new()
+        },
         form.name().to_ascii_uppercase(),
         method
     );
