@@ -209,7 +209,9 @@ impl Instance {
             &self.set,
             self.experiment,
         )?;
-        self.me = if self.model_exchange {
+        // (a Co-Simulation instance of an FMU of both kinds keeps one too:
+        // it gives the derivatives' values at the communication points)
+        self.me = if self.options.kind.model_exchange() {
             Some(self.me_run(&values, run.time())?)
         } else {
             None
@@ -243,26 +245,34 @@ impl Instance {
 
     /// The Model Exchange run, or why there is none.
     fn me(&mut self) -> Result<&mut MeRun, String> {
-        self.me.as_mut().ok_or_else(|| {
-            if self.model_exchange {
-                "the FMU was not initialised".to_string()
-            } else {
-                "this instance is a Co-Simulation one (fmuType fmi2CoSimulation); the Model Exchange functions need an instance made with fmi2ModelExchange".to_string()
-            }
-        })
+        if !self.model_exchange {
+            return Err("this instance is a Co-Simulation one (fmuType fmi2CoSimulation); the Model Exchange functions need an instance made with fmi2ModelExchange".into());
+        }
+        self.me
+            .as_mut()
+            .ok_or_else(|| "the FMU was not initialised".to_string())
     }
 
     /// The current values of the unknowns and derivatives of a Model
-    /// Exchange run into `values`.
+    /// Exchange run into `values`; for a Co-Simulation instance of an FMU
+    /// of both kinds, the derivatives at the point the run has reached.
     fn refresh(&mut self) -> Result<(), String> {
         let Some(me) = self.me.as_mut() else {
             return Ok(());
         };
+        if !self.model_exchange {
+            let Some(run) = self.run.as_ref() else {
+                return Ok(());
+            };
+            me.sync(run.time(), &self.vars, &self.values);
+        }
         for (v, x) in self.vars.iter().zip(self.values.iter_mut()) {
-            if matches!(
-                v.kind,
-                VarKind::Unknown(_) | VarKind::Reduced(_) | VarKind::Derivative(_)
-            ) {
+            let read = match v.kind {
+                VarKind::Unknown(_) | VarKind::Reduced(_) => self.model_exchange,
+                VarKind::Derivative(_) => true,
+                VarKind::Parameter(_) | VarKind::Constant(_) => false,
+            };
+            if read {
                 *x = me.value(v)?;
             }
         }
@@ -1743,6 +1753,31 @@ mod tests {
             fmi2FreeInstance(c);
             fmi2FreeInstance(me);
             let _ = std::fs::remove_dir_all(dir2);
+        }
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_co_simulation_instance_of_both_kinds_gives_the_derivatives() {
+        let (dir, uri) = resources_of("both-cs", RC, "{g}", crate::FmuKind::Both);
+        let mut out = [0.0; 4];
+        // SAFETY: valid strings, no callbacks; arrays of the stated lengths.
+        unsafe {
+            let c = fmi2Instantiate(null(), 1, c"{g}".as_ptr(), uri.as_ptr(), null(), 0, 0);
+            assert!(!c.is_null());
+            assert_eq!(fmi2SetupExperiment(c, 1, 1e-10, 0.0, 0, 0.0), OK);
+            assert_eq!(fmi2EnterInitializationMode(c), OK);
+            assert_eq!(fmi2ExitInitializationMode(c), OK);
+            assert_eq!(fmi2DoStep(c, 0.0, 0.7, 1), OK);
+            // v, i, tau, der(v): der(v) = sin(t) - v at the point reached
+            assert_eq!(
+                fmi2GetReal(c, [0, 1, 2, 3].as_ptr(), 4, out.as_mut_ptr()),
+                OK
+            );
+            let want = 0.7f64.sin() - out[0];
+            assert!((out[3] - want).abs() < 1e-12, "{out:?}");
+            assert!((out[1] - want).abs() < 1e-12, "{out:?}");
+            fmi2FreeInstance(c);
         }
         let _ = std::fs::remove_dir_all(dir);
     }

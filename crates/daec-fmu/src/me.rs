@@ -329,6 +329,23 @@ impl MeRun {
         }
     }
 
+    /// Moves the run to time `t` and the values of the unknowns in
+    /// `values` (per variable of `vars`; values that are not finite
+    /// skipped): the point a Co-Simulation step reached.
+    pub fn sync(&mut self, t: f64, vars: &[FmuVariable], values: &[f64]) {
+        self.set_time(t);
+        for (v, &x) in vars.iter().zip(values) {
+            if let VarKind::Unknown(j) | VarKind::Reduced(j) = v.kind
+                && let Some(z) = self.z.get_mut(j)
+                && x.is_finite()
+                && *z != x
+            {
+                *z = x;
+                self.solved = false;
+            }
+        }
+    }
+
     /// `fmi2GetContinuousStates`.
     pub fn states(&self) -> Vec<f64> {
         self.states.iter().map(|&j| self.z[j]).collect()
