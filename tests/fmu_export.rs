@@ -149,18 +149,21 @@ fn model_exchange_describes_the_states_and_refuses_what_is_no_ode() {
     let rt = runtime.to_str().unwrap();
     let out = dir.join("x.fmu");
     let out_s = out.to_str().unwrap();
+    let export = |model: &str, kind: &str| {
+        let m = root().join(model);
+        daec(&[
+            "fmu",
+            m.to_str().unwrap(),
+            "--kind",
+            kind,
+            "--runtime",
+            rt,
+            "-o",
+            out_s,
+        ])
+    };
     // Lotka-Volterra in both kinds: the states' derivatives described
-    let lv = root().join("models/fmu/lotka_volterra.dae");
-    let run = daec(&[
-        "fmu",
-        lv.to_str().unwrap(),
-        "--kind",
-        "both",
-        "--runtime",
-        rt,
-        "-o",
-        out_s,
-    ]);
+    let run = export("models/fmu/lotka_volterra.dae", "both");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stderr.contains("FMI 2.0 Model Exchange and Co-Simulation, model `LotkaVolterra`, 8 variables (2 outputs, 4 parameters, 2 states, 0 event indicators)"),
@@ -181,17 +184,7 @@ fn model_exchange_describes_the_states_and_refuses_what_is_no_ode() {
     let options: daec_fmu::FmuOptions = serde_json::from_slice(&entries[3].1).unwrap();
     assert_eq!(options.kind, daec_fmu::FmuKind::Both);
     // the bouncing ball: a when clause and a relation, two indicators
-    let ball = root().join("models/fmu/bouncing_ball.dae");
-    let run = daec(&[
-        "fmu",
-        ball.to_str().unwrap(),
-        "--kind",
-        "me",
-        "--runtime",
-        rt,
-        "-o",
-        out_s,
-    ]);
+    let run = export("models/fmu/bouncing_ball.dae", "me");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let entries = daec_fmu::read_zip(&std::fs::read(&out).unwrap()).unwrap();
     let xml = String::from_utf8(entries[0].1.clone()).unwrap();
@@ -214,17 +207,7 @@ fn model_exchange_describes_the_states_and_refuses_what_is_no_ode() {
         ),
     ];
     for (model, reason) in cases {
-        let m = root().join(model);
-        let run = daec(&[
-            "fmu",
-            m.to_str().unwrap(),
-            "--kind",
-            "me",
-            "--runtime",
-            rt,
-            "-o",
-            out_s,
-        ]);
+        let run = export(model, "me");
         assert_eq!(run.code, 1, "{model}: {}", run.stderr);
         assert!(
             run.stderr.contains("cannot be exported for Model Exchange")

@@ -1588,6 +1588,18 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 
+    /// An `fmi2EventInfo` with every flag `flag` (overwritten by the FMU).
+    fn event_info(flag: c_int) -> EventInfo {
+        EventInfo {
+            new_discrete_states_needed: flag,
+            terminate_simulation: flag,
+            nominals_of_continuous_states_changed: flag,
+            values_of_continuous_states_changed: flag,
+            next_event_time_defined: flag,
+            next_event_time: f64::from(flag),
+        }
+    }
+
     /// An instance of `model` for Model Exchange, initialised and in event
     /// mode, from an FMU of both kinds.
     fn model_exchange(name: &str, model: &str) -> (*mut c_void, PathBuf) {
@@ -1618,14 +1630,7 @@ mod tests {
     fn model_exchange_solves_the_algebraic_unknowns_at_the_given_state() {
         // an index-1 circuit: i is algebraic, v the state
         let (c, dir) = model_exchange("me-rc", RC);
-        let mut info = EventInfo {
-            new_discrete_states_needed: 1,
-            terminate_simulation: 1,
-            nominals_of_continuous_states_changed: 1,
-            values_of_continuous_states_changed: 1,
-            next_event_time_defined: 1,
-            next_event_time: 1.0,
-        };
+        let mut info = event_info(1);
         let (mut x, mut dx, mut nominal) = ([0.0], [0.0], [0.0]);
         // SAFETY: arrays of the stated lengths, or null with a check.
         unsafe {
@@ -1681,14 +1686,7 @@ mod tests {
         // a ball: the when clause at the floor, the mode v > 0 of the drag
         let ball = "model Ball\n  Real h(start = 1, fixed = true);\n  Real v(start = 0, fixed = true);\nequation\n  der(h) = v;\n  der(v) = -10 - (if v > 0 then v else -v);\n  when h < 0 then reinit(v, -0.5*v); end when;\nend Ball;\n";
         let (c, dir) = model_exchange("me-ball", ball);
-        let mut info = EventInfo {
-            new_discrete_states_needed: 0,
-            terminate_simulation: 0,
-            nominals_of_continuous_states_changed: 0,
-            values_of_continuous_states_changed: 0,
-            next_event_time_defined: 0,
-            next_event_time: 0.0,
-        };
+        let mut info = event_info(0);
         let (mut z, mut dx, mut x) = ([0.0; 2], [0.0; 2], [0.0; 2]);
         let (mut enter, mut stop) = (1, 1);
         // SAFETY: arrays of the stated lengths.
