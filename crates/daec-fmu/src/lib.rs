@@ -32,7 +32,7 @@ pub use engine::{
     Experiment, FmuKind, FmuOptions, FmuVariable, Run, VarKind, build_run, lower_text, lower_with,
     prepare, variables,
 };
-pub use me::{EventOutcome, MeModel, MeRun, MeState};
+pub use me::{EventOutcome, MAX_ME_UNKNOWNS, MeModel, MeRun, MeState};
 pub use xml::{FmuIdentity, FmuLayout, model_description, model_description_for};
 pub use zip::{ZipError, crc32, read_zip, write_zip};
 

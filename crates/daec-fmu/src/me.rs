@@ -53,6 +53,11 @@ const NEWTON_TOL: f64 = 1e-12;
 /// Pivots of the Σ-Jacobian below this (relative to its largest entry)
 /// count as zero.
 const PIVOT_TOL: f64 = 1e-14;
+/// The most unknowns of the first-order model a Model Exchange FMU
+/// solves for: every Newton step factorises the Σ-Jacobian as a dense
+/// matrix (`n²` numbers, `n³` operations), at every call of the
+/// importer that needs the derivatives.
+pub const MAX_ME_UNKNOWNS: usize = 1000;
 
 /// The first-order model of a Model Exchange FMU, its states and its
 /// compiled functions.
@@ -135,6 +140,12 @@ impl MeModel {
     pub fn new(mut dae: Dae) -> Result<MeModel, String> {
         let n_lowered = dae.unknowns.len();
         daec_sim::reduce_to_first_order(&mut dae);
+        if dae.unknowns.len() > MAX_ME_UNKNOWNS {
+            return Err(format!(
+                "the model has {} unknowns (in its first-order form); a Model Exchange FMU solves for them with a dense LU of the Σ-Jacobian at every evaluation of the derivatives, which daec limits to {MAX_ME_UNKNOWNS} unknowns; use --kind cs, where daec's integrator uses sparse factorisations",
+                dae.unknowns.len()
+            ));
+        }
         let modes = Modes::new(&mut dae).map_err(|e| e.to_string())?;
         modes.freeze_equations(&mut dae);
         let analysis = analyze(&mut dae, &AnalyzeOptions::default());
@@ -554,5 +565,37 @@ impl MeRun {
         self.model.modes.restore(&mut self.model.dae, &s.modes);
         self.params = self.model.dae.parameter_values();
         self.solved = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::lower_text;
+
+    #[test]
+    fn a_model_over_the_size_limit_is_refused_with_the_limit() {
+        let n = MAX_ME_UNKNOWNS + 1;
+        let text = format!(
+            "model Big\n  Real x[{n}](each start = 1, each fixed = true);\nequation\n  der(x) = -x;\nend Big;\n"
+        );
+        let dae = lower_text(&text, Vec::new()).unwrap();
+        let err = MeModel::new(dae).unwrap_err();
+        assert!(
+            err.contains(&format!("the model has {n} unknowns"))
+                && err.contains(&format!("limits to {MAX_ME_UNKNOWNS} unknowns")),
+            "{err}"
+        );
+        // at the limit the model is exported
+        let text = text.replace(&format!("x[{n}]"), &format!("x[{MAX_ME_UNKNOWNS}]"));
+        let dae = lower_text(&text, Vec::new()).unwrap();
+        assert_eq!(
+            MeModel::new(dae)
+                .unwrap()
+                .variables(&lower_text(&text, Vec::new()).unwrap())
+                .1
+                .len(),
+            MAX_ME_UNKNOWNS
+        );
     }
 }
