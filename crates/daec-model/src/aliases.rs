@@ -299,6 +299,7 @@ fn rename_names(e: &mut Expr, map: &HashMap<String, (String, bool)>) {
                 stack.extend(indices.iter_mut());
             }
             ExprKind::Member { base, .. } => stack.push(base),
+            ExprKind::Tuple(items) => stack.extend(items.iter_mut()),
             ExprKind::Call {
                 args, named_args, ..
             } => {

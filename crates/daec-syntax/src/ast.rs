@@ -356,6 +356,10 @@ pub enum ExprKind {
         /// The dotted names after it (`p.v`).
         name: Vec<Ident>,
     },
+    /// `(a, b)`: the outputs of a function call with several outputs, on
+    /// the left of an equation `(a, b) = f(x)` (MLS 3.6, §8.3.1; `.mo`
+    /// files).
+    Tuple(Vec<Expr>),
     /// `:` as a subscript.
     Colon,
     /// `end` used as a subscript (`x[end]`).
@@ -446,6 +450,9 @@ pub enum ClassBody {
         elements: Vec<Element>,
         /// The equation sections.
         sections: Vec<Section>,
+        /// The statements of the `algorithm` sections, in source order
+        /// (MLS 3.6, §11.2; a function's body).
+        algorithm: Vec<Statement>,
         /// The class-level `annotation(…)` entries.
         annotations: Vec<Modifier>,
         /// The name after `end`.
@@ -543,4 +550,63 @@ pub enum ImportKind {
     Unqualified(TypeName),
     /// `import A.B.{C, D};`.
     Multiple(TypeName, Vec<Ident>),
+}
+
+/// A statement of an `algorithm` section (MLS 3.6, §11.2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement {
+    /// What kind of statement.
+    pub kind: StatementKind,
+    /// The whole statement, without the `;`.
+    pub span: Span,
+}
+
+/// The kinds of statements.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StatementKind {
+    /// `lhs := rhs` (`lhs` a name, possibly subscripted).
+    Assign {
+        /// The assigned variable.
+        lhs: Expr,
+        /// The assigned value.
+        rhs: Expr,
+    },
+    /// `(a, b) := f(x)`: the outputs of a call with several outputs.
+    TupleAssign {
+        /// The assigned variables, in output order.
+        lhs: Vec<Expr>,
+        /// The call.
+        rhs: Expr,
+    },
+    /// A call as a statement, e.g. `assert(…)` (an [`ExprKind::Call`]).
+    Call(Expr),
+    /// `if c1 then … elseif c2 then … else … end if`.
+    If {
+        /// The `(condition, statements)` of `if` and each `elseif`.
+        branches: Vec<(Expr, Vec<Statement>)>,
+        /// The `else` statements (empty if there is no `else`).
+        else_branch: Vec<Statement>,
+    },
+    /// `for i in range loop … end for` (several indices are nested).
+    For {
+        /// The loop variable.
+        var: Ident,
+        /// The range expression.
+        range: Expr,
+        /// The loop body.
+        body: Vec<Statement>,
+    },
+    /// `while c loop … end while`.
+    While {
+        /// The condition.
+        condition: Expr,
+        /// The loop body.
+        body: Vec<Statement>,
+    },
+    /// `break`.
+    Break,
+    /// `return`.
+    Return,
+    /// A statement that could not be parsed (a diagnostic was reported).
+    Error,
 }

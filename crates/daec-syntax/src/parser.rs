@@ -57,6 +57,8 @@ pub(crate) enum SectionPart {
     // (boxed: an equation with its annotations is ten times the others)
     Equation(Box<Equation>),
     Annotation(Vec<Modifier>),
+    /// A statement of an `algorithm` section (`.mo` files).
+    Statement(Box<Statement>),
 }
 
 /// What the grammar actions share: the file, the token spans (for "the
@@ -224,10 +226,12 @@ pub(crate) fn join_name(parts: Vec<Ident>) -> Ident {
     Ident { name, span }
 }
 
-/// The equation sections of `parts` and the annotations among them.
-fn sections_of(parts: Vec<SectionPart>) -> (Vec<Section>, Vec<Modifier>) {
+/// The equation sections of `parts`, the annotations among them and the
+/// statements of the `algorithm` sections.
+fn sections_of(parts: Vec<SectionPart>) -> (Vec<Section>, Vec<Modifier>, Vec<Statement>) {
     let mut secs: Vec<Section> = Vec::new();
     let mut annotations = Vec::new();
+    let mut statements = Vec::new();
     for part in parts {
         match part {
             SectionPart::Head(initial, span) => secs.push(Section {
@@ -242,9 +246,10 @@ fn sections_of(parts: Vec<SectionPart>) -> (Vec<Section>, Vec<Modifier>) {
                 }
             }
             SectionPart::Annotation(a) => annotations.extend(a),
+            SectionPart::Statement(st) => statements.push(*st),
         }
     }
-    (secs, annotations)
+    (secs, annotations, statements)
 }
 
 /// The most operators and brackets one statement may hold. Deeper
@@ -740,6 +745,26 @@ impl<'s> Ctx<'s> {
         }
     }
 
+    /// `for i in r1, j in r2 loop body end for` as a statement: nested
+    /// `For`s, the first index outermost.
+    pub(crate) fn for_statement(
+        &self,
+        indices: Vec<(Ident, Expr)>,
+        body: Vec<Statement>,
+    ) -> StatementKind {
+        let mut body = body;
+        let mut indices = indices;
+        while let Some((var, range)) = indices.pop() {
+            let span = var.span.to(range.span);
+            let kind = StatementKind::For { var, range, body };
+            if indices.is_empty() {
+                return kind;
+            }
+            body = vec![Statement { kind, span }];
+        }
+        StatementKind::Error
+    }
+
     /// `for i in r1, j in r2 loop body end for` as nested `For`s, the
     /// first index outermost (MLS §8.3.2.1). The inner loops take the span
     /// of their index.
@@ -836,7 +861,7 @@ impl<'s> Ctx<'s> {
                 ElementItem::Nothing => {}
             }
         }
-        let (secs, more) = sections_of(parts);
+        let (secs, more, _) = sections_of(parts);
         annotations.extend(more);
         self.check_end_name(&name, &end_name, "model");
         Model {
@@ -928,7 +953,7 @@ impl<'s> Ctx<'s> {
                 MoItem::Nothing => {}
             }
         }
-        let (sections, more) = sections_of(parts);
+        let (sections, more, algorithm) = sections_of(parts);
         annotations.extend(more);
         self.check_end_name(&name, &end_name, "class");
         ClassDef {
@@ -940,6 +965,7 @@ impl<'s> Ctx<'s> {
             body: ClassBody::Long {
                 elements,
                 sections,
+                algorithm,
                 annotations,
                 end_name,
             },

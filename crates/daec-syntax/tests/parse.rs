@@ -75,6 +75,10 @@ fn sexpr(e: &Expr) -> String {
             let n: Vec<_> = name.iter().map(|i| i.name.as_str()).collect();
             format!("{}.{}", sexpr(base), n.join("."))
         }
+        ExprKind::Tuple(items) => {
+            let i: Vec<_> = items.iter().map(sexpr).collect();
+            format!("({})", i.join(", "))
+        }
         ExprKind::Colon => ":".to_owned(),
         ExprKind::End => "end".to_owned(),
         ExprKind::Error => "<error>".to_owned(),
@@ -631,4 +635,94 @@ fn a_huge_statement_is_skipped_whole_even_with_if_expressions_inside() {
     let p = parse(FileId(0), &src);
     assert_eq!(p.diagnostics.len(), 1, "{:#?}", p.diagnostics);
     assert_eq!(p.model.expect("model").sections[0].equations.len(), 1);
+}
+
+/// A `function` of a `.mo` file: declarations, then an `algorithm`
+/// section with every kind of statement, and its annotation.
+#[test]
+fn function_algorithm_statements_are_parsed() {
+    let src = "function f
+  input Real x;
+  input Real k = 2;
+  output Real y;
+  output Real z;
+protected
+  Real a[2];
+algorithm
+  a[1] := x;
+  (y, z) := g(x, k = 1);
+  for i in 1:2, j in 1:3 loop
+    y := y + i*j;
+  end for;
+  while y > 1 loop
+    y := y/2;
+    break;
+  end while;
+  if x > 0 then
+    return;
+  elseif x < -1 then
+    z := 1;
+  else
+    z := 2;
+  end if;
+  assert(x > 0, \"positive\");
+  annotation(derivative = f_der, Inline = true);
+end f;
+model M
+  Real u;
+  Real v;
+equation
+  (u, v) = f(time);
+end M;
+";
+    let parsed = daec_syntax::parse_stored(FileId(0), src);
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+    let stored = parsed.stored.unwrap();
+    let ClassBody::Long {
+        algorithm,
+        annotations,
+        elements,
+        ..
+    } = &stored.classes[0].body
+    else {
+        panic!("not a long class");
+    };
+    assert_eq!(stored.classes[0].kind, ClassKind::Function);
+    assert_eq!(elements.len(), 5);
+    let kinds: Vec<&str> = algorithm
+        .iter()
+        .map(|s| match &s.kind {
+            StatementKind::Assign { .. } => "assign",
+            StatementKind::TupleAssign { lhs, .. } if lhs.len() == 2 => "tuple",
+            StatementKind::For { body, .. }
+                if matches!(body[0].kind, StatementKind::For { .. }) =>
+            {
+                "for2"
+            }
+            StatementKind::While { body, .. } if matches!(body[1].kind, StatementKind::Break) => {
+                "while"
+            }
+            StatementKind::If {
+                branches,
+                else_branch,
+            } if branches.len() == 2
+                && else_branch.len() == 1
+                && matches!(branches[0].1[0].kind, StatementKind::Return) =>
+            {
+                "if"
+            }
+            StatementKind::Call(_) => "call",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["assign", "tuple", "for2", "while", "if", "call"]);
+    let names: Vec<&str> = annotations.iter().map(|a| a.name.name.as_str()).collect();
+    assert_eq!(names, ["derivative", "Inline"]);
+    let ClassBody::Long { sections, .. } = &stored.classes[1].body else {
+        panic!("not a long class");
+    };
+    let EquationKind::Simple { lhs, .. } = &sections[0].equations[0].kind else {
+        panic!("not a simple equation");
+    };
+    assert_eq!(sexpr(lhs), "(u, v)");
 }

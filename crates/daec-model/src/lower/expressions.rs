@@ -96,6 +96,14 @@ impl<'a> Lowerer<'a> {
     fn lower_expr_inner(&mut self, e: &ast::Expr, mode: Mode) -> R<Val> {
         match &e.kind {
             ExprKind::Error => Err(Reported),
+            ExprKind::Tuple(_) => Err(self.error(
+                Diagnostic::error(
+                    codes::UNSUPPORTED,
+                    "`(a, b)` is allowed only on the left of `(a, b) = f(…)`",
+                )
+                .with_primary(e.span, "a list of outputs")
+                .with_note("functions are defined and called in `.mo` files only"),
+            )),
             ExprKind::Member { .. } => Err(self.error(
                 Diagnostic::error(codes::UNDECLARED, "a component reference in a flat model")
                     .with_primary(e.span, "not a variable of this model")

@@ -329,7 +329,7 @@ pub(crate) fn push_children<'e>(e: &'e ast::Expr, stack: &mut Vec<&'e ast::Expr>
             stack.extend(step.as_deref());
             stack.push(stop);
         }
-        ExprKind::Array(items) => stack.extend(items),
+        ExprKind::Array(items) | ExprKind::Tuple(items) => stack.extend(items),
         ExprKind::Matrix(rows) => stack.extend(rows.iter().flatten()),
         ExprKind::Integer(_)
         | ExprKind::Real(_)
