@@ -229,6 +229,9 @@ pub mod codes {
     /// A name in a library's `package.order` that the package does not
     /// define (a warning).
     pub const PACKAGE_ORDER: &str = "W0137";
+    /// A function that cannot be inlined, or a mistake in one (an
+    /// assignment to an input, an output not assigned, recursion).
+    pub const FUNCTION: &str = "E0140";
     /// A start value that lies outside `min`/`max`.
     pub const BOUNDS: &str = "W0116";
     /// A structurally singular model (no transversal).

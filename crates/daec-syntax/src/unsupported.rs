@@ -159,10 +159,10 @@ pub(crate) fn filter(
     out
 }
 
-/// Filters the tokens of a `.mo` file: only `algorithm` sections (up to
-/// the next section or `end Name`) and the `pure`/`impure` prefixes of
-/// functions are removed, each with a diagnostic; classes, `extends`,
-/// `import`, `within` and the component prefixes are read by the parser.
+/// Filters the tokens of a `.mo` file: only the `pure` (silently) and
+/// `impure` (with a diagnostic) prefixes of functions are removed;
+/// classes, `algorithm` sections, `extends`, `import`, `within` and the
+/// component prefixes are read by the parser.
 pub(crate) fn filter_stored(
     file: FileId,
     tokens: Vec<Spanned>,
@@ -172,11 +172,9 @@ pub(crate) fn filter_stored(
     let mut i = 0;
     while i < tokens.len() {
         match &tokens[i].1 {
-            Tok::Unsupported(Keyword(kw @ "algorithm")) => {
-                report(file, kw, tokens[i].0, tokens[i].2, diags);
-                i = algorithm_end(tokens.as_slice(), i + 1);
-            }
-            Tok::Unsupported(Keyword(kw @ ("pure" | "impure"))) => {
+            // `pure` is what every function is (MLS 3.6, §12.3).
+            Tok::Unsupported(Keyword("pure")) => i += 1,
+            Tok::Unsupported(Keyword(kw @ "impure")) => {
                 report(file, kw, tokens[i].0, tokens[i].2, diags);
                 i += 1;
             }

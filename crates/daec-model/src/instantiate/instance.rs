@@ -21,6 +21,15 @@ impl<'a> Inst<'a> {
     pub(super) fn instantiate(&mut self, inst: &Instance) {
         let mut chain = vec![inst.class];
         let contents = self.collect(inst.class, &mut chain);
+        if let Some(at) = contents.algorithm {
+            let d = Diagnostic::error(
+                codes::UNSUPPORTED,
+                "an `algorithm` section is supported in a `function` only",
+            )
+            .with_primary(at, "a statement of a model")
+            .with_help("write the statements as equations, or move them into a function");
+            self.error(d);
+        }
         let mut marks = Marks {
             decls: self.decls.len(),
             flows: self.connections.flows.len(),
@@ -451,6 +460,39 @@ impl<'a> Inst<'a> {
         out: &mut Vec<Equation>,
     ) {
         let kind = match &eq.kind {
+            EquationKind::Simple { lhs, rhs } if matches!(lhs.kind, ExprKind::Tuple(_)) => {
+                let ExprKind::Tuple(items) = &lhs.kind else {
+                    return;
+                };
+                let Some(outputs) = self.call_outputs(rhs, scope, loops) else {
+                    return;
+                };
+                if outputs.len() < items.len() {
+                    let d = Diagnostic::error(
+                        codes::ARITY,
+                        format!(
+                            "the call has {} outputs, {} equated",
+                            outputs.len(),
+                            items.len()
+                        ),
+                    )
+                    .with_primary(lhs.span, "too many outputs");
+                    self.error(d);
+                    return;
+                }
+                for (item, value) in items.iter().zip(outputs) {
+                    out.push(Equation {
+                        kind: EquationKind::Simple {
+                            lhs: self.rename(item, scope, loops),
+                            rhs: value,
+                        },
+                        description: eq.description.clone(),
+                        annotations: eq.annotations.clone(),
+                        span: eq.span,
+                    });
+                }
+                return;
+            }
             EquationKind::Simple { lhs, rhs } => EquationKind::Simple {
                 lhs: self.rename(lhs, scope, loops),
                 rhs: self.rename(rhs, scope, loops),

@@ -21,6 +21,7 @@
 
 mod balance;
 mod connect;
+mod function;
 mod instance;
 mod modification;
 mod scope;
@@ -96,6 +97,7 @@ pub fn instantiate(
         const_depth: 0,
         top: class,
         instances: 0,
+        calls: Vec::new(),
     };
     let top = Instance {
         class,
@@ -181,6 +183,8 @@ pub(crate) struct Inst<'a> {
     top: usize,
     /// Instances built so far (at most [`MAX_EXPANDED`]).
     instances: usize,
+    /// The functions being inlined, outermost first.
+    calls: Vec<usize>,
 }
 
 /// One instance to build.
@@ -224,6 +228,9 @@ struct Contents<'a> {
     equations: Vec<(&'a Equation, bool)>,
     /// The modifications of the `extends` clauses.
     modification: Mod,
+    /// The first statement of an `algorithm` section (only functions may
+    /// have one).
+    algorithm: Option<Span>,
 }
 
 const BUILTIN_TYPES: &[&str] = &["Real", "Integer", "Boolean", "String"];
@@ -382,8 +389,14 @@ impl<'a> Inst<'a> {
         };
         match &def.body {
             ClassBody::Long {
-                elements, sections, ..
+                elements,
+                sections,
+                algorithm,
+                ..
             } => {
+                if let Some(st) = algorithm.first() {
+                    out.algorithm.get_or_insert(st.span);
+                }
                 for e in elements {
                     match e {
                         Element::Extends(x) => {
@@ -395,6 +408,7 @@ impl<'a> Inst<'a> {
                             chain.pop();
                             out.components.extend(inherited.components);
                             out.equations.extend(inherited.equations);
+                            out.algorithm = out.algorithm.or(inherited.algorithm);
                             let own = Mod::from_ast(&x.modifiers, &Home::Here);
                             let merged = Mod::merge(own, inherited.modification);
                             self.report_final(&merged.1);

@@ -93,14 +93,21 @@ impl Inst<'_> {
                 func,
                 args,
                 named_args,
-            } => ExprKind::Call {
-                func: func.clone(),
-                args: args.iter().map(|a| self.rename(a, scope, loops)).collect(),
-                named_args: named_args
+            } => {
+                let args: Vec<Expr> = args.iter().map(|a| self.rename(a, scope, loops)).collect();
+                let named_args: Vec<_> = named_args
                     .iter()
                     .map(|(n, a)| (n.clone(), self.rename(a, scope, loops)))
-                    .collect(),
-            },
+                    .collect();
+                if let Some(e) = self.function_call(func, &args, &named_args, span, scope) {
+                    return e;
+                }
+                ExprKind::Call {
+                    func: func.clone(),
+                    args,
+                    named_args,
+                }
+            }
             ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
                 op: *op,
                 lhs: Box::new(self.rename(lhs, scope, loops)),

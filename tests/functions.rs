@@ -1,0 +1,223 @@
+//! Modelica functions (`.mo` files), inlined by symbolic execution at
+//! instantiation: the models of `models/functions/` against closed forms,
+//! a pendulum whose constraint is written through a function against the
+//! flat pendulum, and `Modelica.Math` names.
+
+mod common;
+
+use common::{Csv, daec};
+
+/// Simulates `model` and returns its CSV.
+fn simulate(model: &str) -> Csv {
+    let r = daec(&["simulate", model, "--rtol", "1e-10"]);
+    assert_eq!(r.code, 0, "{model}:\n{}", r.stderr);
+    Csv::parse(&r.stdout)
+}
+
+/// Asserts that column `name` of `csv` is `f(t)` at every output time to
+/// `tol`, and returns the number of rows checked.
+fn assert_column(csv: &Csv, name: &str, tol: f64, f: impl Fn(f64) -> f64) -> usize {
+    let c = csv.col(name);
+    for row in &csv.rows {
+        let (t, v) = (row[0], row[c]);
+        assert!(
+            (v - f(t)).abs() <= tol,
+            "{name} = {v} at t = {t}, expected {}",
+            f(t)
+        );
+    }
+    csv.rows.len()
+}
+
+/// A `for` loop over `n - 1:-1:1` (Horner's scheme) with `size` of an
+/// array argument and a protected variable with a binding.
+#[test]
+fn horner_function_evaluates_the_polynomial() {
+    let csv = simulate("models/functions/horner.mo");
+    let n = assert_column(&csv, "x", 1e-12, |t| {
+        1.0 + 2.0 * t + 3.0 * t * t + 4.0 * t.powi(3)
+    });
+    assert_eq!(n, 11);
+    assert_column(&csv, "y", 1e-7, |t| t + t * t + t.powi(3) + t.powi(4));
+    let flat = daec(&["flatten", "models/functions/horner.mo"]);
+    assert!(
+        flat.stdout
+            .contains("x = ((4 * time + 3) * time + 2) * time + 1;"),
+        "{}",
+        flat.stdout
+    );
+}
+
+/// `if`/`elseif`/`else` on run-time values becomes an if-expression;
+/// named arguments in any order and defaults that use earlier inputs.
+#[test]
+fn piecewise_function_with_named_and_default_arguments() {
+    let csv = simulate("models/functions/piecewise.mo");
+    let s = |t: f64| (2.0 * std::f64::consts::PI * t).sin();
+    assert_column(&csv, "y", 1e-9, |t| s(t).clamp(-0.5, 0.5));
+    assert_column(&csv, "z", 1e-9, |t| (2.0 * s(t)).clamp(-1.0, 1.0));
+    // Both limits are reached within the run.
+    let y = csv.col("y");
+    assert!(csv.rows.iter().any(|r| r[y] == 0.5));
+    assert!(csv.rows.iter().any(|r| r[y] == -0.5));
+}
+
+/// A `while` loop with a bound known at instantiation is unrolled; `break`
+/// in a `for` and a conditional `return` are merged like conditions.
+#[test]
+fn while_break_and_return_are_unrolled() {
+    let csv = simulate("models/functions/while_loop.mo");
+    // n = firstAbove(20) + 7 = 6 + 7 = 13 terms after the first.
+    let partial = |t: f64| {
+        let x = 0.5 * t;
+        let (mut sum, mut term) = (1.0, 1.0);
+        for k in 1..=13 {
+            term *= x / f64::from(k);
+            sum += term;
+        }
+        sum
+    };
+    assert_column(&csv, "y", 1e-12, partial);
+    assert_column(&csv, "y", 1e-12, |t| (0.5 * t).exp());
+    assert_column(&csv, "c", 1e-12, |t| (t - 0.5).max(0.0));
+    let flat = daec(&["flatten", "models/functions/while_loop.mo"]);
+    assert!(
+        flat.stdout.contains("parameter Integer n = 13;"),
+        "{}",
+        flat.stdout
+    );
+}
+
+/// Several outputs: `(a, b) = f(x)` equates each, a call in an expression
+/// is its first output, `(s, t) := f(x)` inside a function.
+#[test]
+fn several_outputs_as_equations_and_values() {
+    let csv = simulate("models/functions/outputs.mo");
+    assert_column(&csv, "r", 1e-9, |t| 1.0 + t);
+    assert_column(&csv, "phi", 1e-9, |t| 2.0 * t);
+    assert_column(&csv, "r2", 1e-12, |_| 10.0);
+    assert_column(&csv, "s", 1e-12, |t| t + 1.0);
+    assert_column(&csv, "d", 1e-12, |t| t - 1.0);
+}
+
+/// The pendulum with `squaredNorm(x, y) = L^2` is the flat pendulum: index
+/// 3, the same offsets, the same solution.
+#[test]
+fn pendulum_through_a_function_matches_the_flat_one() {
+    let offsets = |model: &str| {
+        let r = daec(&["analyze", model]);
+        assert_eq!(r.code, 0, "{model}: {}", r.stderr);
+        assert!(
+            r.stdout.contains("Structural index ν_Σ = 3"),
+            "{}",
+            r.stdout
+        );
+        r.stdout
+            .lines()
+            .filter(|l| l.contains("Offsets") || l.trim_start().starts_with("d = ("))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let with_function = offsets("models/functions/pendulum.mo");
+    assert_eq!(with_function.len(), 2);
+    assert_eq!(
+        with_function,
+        offsets("tests/modelica/flat/pendulum_flat.dae")
+    );
+    let a = simulate("models/functions/pendulum.mo");
+    let b = simulate("tests/modelica/flat/pendulum_flat.dae");
+    assert_eq!(a.rows.len(), b.rows.len());
+    for name in ["x", "y", "vx", "vy", "lambda"] {
+        let (ca, cb) = (a.col(name), b.col(name));
+        for (ra, rb) in a.rows.iter().zip(&b.rows) {
+            assert_eq!(ra[0], rb[0]);
+            assert!(
+                (ra[ca] - rb[cb]).abs() <= 1e-12 * (1.0 + rb[cb].abs()),
+                "{name}: {} vs {} at t = {}",
+                ra[ca],
+                rb[cb],
+                ra[0]
+            );
+        }
+    }
+}
+
+/// `Modelica.Math.sin` and `Modelica.Math.atan2` are the built-ins, with
+/// no `Modelica` library on the path.
+#[test]
+fn modelica_math_names_the_builtins() {
+    for model in [
+        "models/functions/piecewise.mo",
+        "models/functions/outputs.mo",
+    ] {
+        let r = daec(&["flatten", model]);
+        assert_eq!(r.code, 0, "{model}: {}", r.stderr);
+        assert!(!r.stdout.contains("Modelica.Math"), "{}", r.stdout);
+    }
+    let tmp = std::env::temp_dir().join(format!("daec-math-{}.mo", std::process::id()));
+    let names = [
+        "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log", "log10",
+    ];
+    let mut text = String::from("model M\n");
+    for n in names {
+        text.push_str(&format!("  Real {n}_v;\n"));
+    }
+    text.push_str("  Real atan2_v;\nequation\n");
+    for n in names {
+        text.push_str(&format!("  {n}_v = Modelica.Math.{n}(0.5);\n"));
+    }
+    text.push_str("  atan2_v = Modelica.Math.atan2(1, 2);\n");
+    text.push_str("  annotation(experiment(StopTime = 0.1));\nend M;\n");
+    std::fs::write(&tmp, text).unwrap();
+    let r = daec(&["simulate", tmp.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let csv = Csv::parse(&r.stdout);
+    let expected: [(&str, f64); 13] = [
+        ("sin", 0.5f64.sin()),
+        ("cos", 0.5f64.cos()),
+        ("tan", 0.5f64.tan()),
+        ("asin", 0.5f64.asin()),
+        ("acos", 0.5f64.acos()),
+        ("atan", 0.5f64.atan()),
+        ("sinh", 0.5f64.sinh()),
+        ("cosh", 0.5f64.cosh()),
+        ("tanh", 0.5f64.tanh()),
+        ("exp", 0.5f64.exp()),
+        ("log", 0.5f64.ln()),
+        ("log10", 0.5f64.log10()),
+        ("atan2", 1f64.atan2(2.0)),
+    ];
+    for (n, v) in expected {
+        let got = csv.value(0, &format!("{n}_v"));
+        assert!((got - v).abs() <= 1e-14, "{n}: {got} vs {v}");
+    }
+}
+
+/// A function of a package, found through the model's lookup, with a
+/// package constant in its body.
+#[test]
+fn package_functions_are_found_and_use_package_constants() {
+    let tmp = std::env::temp_dir().join(format!("daec-pkgfn-{}.mo", std::process::id()));
+    std::fs::write(
+        &tmp,
+        "package P
+  constant Real k = 3;
+  function scale
+    input Real x;
+    output Real y;
+  algorithm
+    y := k*x;
+  end scale;
+end P;
+model M
+  Real y;
+equation
+  y = P.scale(time);
+end M;
+",
+    )
+    .unwrap();
+    let r = daec(&["flatten", tmp.to_str().unwrap(), "--model", "M"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("y = 3 * time;"), "{}", r.stdout);
+}

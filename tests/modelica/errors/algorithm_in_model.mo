@@ -1,0 +1,5 @@
+model Top
+  Real a;
+algorithm
+  a := time;
+end Top;
