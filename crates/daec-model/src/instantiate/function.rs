@@ -30,6 +30,14 @@ use std::collections::HashMap;
 /// call) the symbolic execution unrolls.
 pub(super) const MAX_ITERATIONS: usize = 100_000;
 
+/// The most operations one value of a function's execution may hold.
+const MAX_NODES: usize = 200_000;
+
+/// The deepest nesting of operations in one value of a function's
+/// execution (an `if` on run-time values in a loop can double a value at
+/// each iteration; the later stages recurse over the nesting).
+const MAX_NESTING: usize = 2_000;
+
 /// The most nested function calls inlined into one another.
 const MAX_CALL_DEPTH: usize = 32;
 
@@ -533,7 +541,7 @@ impl Inst<'_> {
             StatementKind::If {
                 branches,
                 else_branch,
-            } => self.if_statement(frame, env, branches, else_branch),
+            } => self.if_statement(frame, env, branches, else_branch, st.span),
             StatementKind::For { var, range, body } => {
                 self.for_statement(frame, env, var, range, body)
             }
@@ -603,6 +611,7 @@ impl Inst<'_> {
                 Some(k)
             }
         };
+        self.check_size(frame, &value, lhs.span)?;
         let var = env.get_mut(&name.name).ok_or(Reported)?;
         match (&mut var.slot, k) {
             (Slot::Scalar(v), None) => *v = Some(value),
@@ -643,6 +652,7 @@ impl Inst<'_> {
         env: &mut Env,
         branches: &[(Expr, Vec<Statement>)],
         else_branch: &[Statement],
+        span: Span,
     ) -> Result<(), Reported> {
         let mut taken: Vec<(Expr, Env)> = Vec::new();
         for (c, body) in branches {
@@ -665,6 +675,46 @@ impl Inst<'_> {
         let mut e = env.clone();
         self.block(frame, &mut e, else_branch)?;
         *env = self.merge(&taken, e);
+        for var in env.values() {
+            let values: Vec<&Expr> = match &var.slot {
+                Slot::Scalar(v) => v.iter().collect(),
+                Slot::Array(items) => items.iter().flatten().collect(),
+            };
+            for v in values {
+                self.check_size(frame, v, span)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reports a value beyond [`MAX_NODES`] or [`MAX_NESTING`] (a limit,
+    /// so the execution can neither exhaust memory nor the stack).
+    fn check_size(&mut self, frame: &Frame, value: &Expr, at: Span) -> Result<(), Reported> {
+        let mut level = vec![value];
+        let (mut depth, mut nodes) = (0, 0);
+        while !level.is_empty() {
+            depth += 1;
+            nodes += level.len();
+            if depth > MAX_NESTING || nodes > MAX_NODES {
+                let d = Diagnostic::error(
+                    codes::TOO_LARGE,
+                    format!(
+                        "cannot inline `{}`: a value grows beyond {MAX_NODES} operations or \
+                         {MAX_NESTING} levels of nesting",
+                        frame.name
+                    ),
+                )
+                .with_primary(at, "this value")
+                .with_note("an `if` on run-time values inside a loop duplicates what follows it");
+                self.error(d);
+                return Err(Reported);
+            }
+            let mut next = Vec::new();
+            for e in level {
+                crate::lower::push_children(e, &mut next);
+            }
+            level = next;
+        }
         Ok(())
     }
 
