@@ -23,6 +23,9 @@ impl Names for FlatNames<'_> {
             .map_or_else(|| format!("z{j}"), Unknown::source_name)
     }
     fn param(&self, p: ParamId) -> String {
+        if let Some((d, true)) = self.0.discrete_of(p.0) {
+            return format!("pre({})", self.param(ParamId(d.param)));
+        }
         self.0
             .parameters
             .get(p.0 as usize)
@@ -125,13 +128,36 @@ fn modification<const N: usize>(attrs: [Option<String>; N]) -> String {
     }
 }
 
+/// The declarations of the discrete variables: `discrete Real y(start =
+/// 1.0);`, `Integer n(start = 2);`, `Boolean b(start = true);`, one per
+/// scalar.
+fn discrete_declarations(dae: &Dae, out: &mut String) {
+    for d in &dae.discrete {
+        let Some(p) = dae.parameters.get(d.param as usize) else {
+            continue;
+        };
+        let (ty, start) = match p.ty {
+            BaseType::Integer => ("Integer".to_string(), format!("{}", p.value as i64)),
+            BaseType::Boolean => ("Boolean".to_string(), (p.value != 0.0).to_string()),
+            BaseType::Real => (format!("discrete {}", p.type_name), number(p.value)),
+        };
+        let fixed = p.fixed.map_or(String::new(), |f| format!(", fixed = {f}"));
+        let _ = writeln!(
+            out,
+            "  {ty} {}(start = {start}{fixed}){};",
+            ident_source(&p.name),
+            description(&p.description)
+        );
+    }
+}
+
 /// Prints the flat model as `.dae` text.
 pub fn to_dae_text(dae: &Dae) -> String {
     let names = FlatNames(dae);
     let mut out = String::new();
     let model_name = ident_source(&dae.name);
     let _ = writeln!(out, "model {model_name}{}", description(&dae.description));
-    // Parameters, grouped by array.
+    // Parameters, grouped by array (the discrete variables after them).
     let mut i = 0;
     while i < dae.parameters.len() {
         let base = &dae.parameters[i].base;
@@ -141,6 +167,10 @@ pub fn to_dae_text(dae: &Dae) -> String {
         }
         let group = &dae.parameters[i..j];
         let p = &group[0];
+        if dae.discrete_of(i as u32).is_some() {
+            i = j;
+            continue;
+        }
         let kw = if p.constant { "constant" } else { "parameter" };
         let ty = match p.ty {
             BaseType::Real => p.type_name.as_str(),
@@ -184,6 +214,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
         );
         i = j;
     }
+    discrete_declarations(dae, &mut out);
     // Unknowns, grouped by array.
     let mut i = 0;
     while i < dae.unknowns.len() {
@@ -262,10 +293,12 @@ pub fn to_dae_text(dae: &Dae) -> String {
         &dae.invariants,
         " annotation(__daec(invariant = true))",
     );
-    for ev in &dae.events {
+    for (k, ev) in dae.events.iter().enumerate() {
+        let first = ev.clause as usize == k;
         let _ = writeln!(
             out,
-            "  when {} then",
+            "  {} {} then",
+            if first { "when" } else { "elsewhen" },
             to_modelica(&dae.pool, ev.condition, &names)
         );
         for &(u, v) in &ev.reinits {
@@ -276,7 +309,26 @@ pub fn to_dae_text(dae: &Dae) -> String {
                 to_modelica(&dae.pool, v, &names)
             );
         }
-        out.push_str("  end when;\n");
+        for &(p, v) in &ev.assigns {
+            let boolean = dae
+                .parameters
+                .get(p as usize)
+                .is_some_and(|q| q.ty == BaseType::Boolean);
+            // (a Boolean constant folds to 0 or 1)
+            let value = match dae.pool.as_constant(v) {
+                Some(x) if boolean => (x != 0.0).to_string(),
+                _ => to_modelica(&dae.pool, v, &names),
+            };
+            let _ = writeln!(out, "    {} = {value};", names.param(ParamId(p)));
+        }
+        // (the next event opens a statement of its own, or there is none)
+        if dae
+            .events
+            .get(k + 1)
+            .is_none_or(|e| e.clause as usize == k + 1)
+        {
+            out.push_str("  end when;\n");
+        }
     }
     let x = &dae.experiment;
     let mut exp = Vec::new();

@@ -130,13 +130,36 @@ pub struct Equation {
     pub description: Option<String>,
 }
 
-/// `when condition then reinit(var, value); … end when`.
+/// One branch of `when condition then … end when`: its `reinit`s and its
+/// assignments of discrete variables.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     /// The condition; the event fires when it becomes true.
     pub condition: ExprId,
     /// `(unknown index, new value)` pairs.
     pub reinits: Vec<(u32, ExprId)>,
+    /// `(parameter index, new value)`: the equations `v = e` of discrete
+    /// variables ([`Discrete`]) in the branch, in source order.
+    pub assigns: Vec<(u32, ExprId)>,
+    /// The index of the first branch of the same `when` statement (this
+    /// event's own index for a `when`, the `when`'s for an `elsewhen`): of
+    /// the branches of one statement whose conditions rise at the same
+    /// instant only the first fires (MLS 3.6 §8.3.5).
+    pub clause: u32,
+}
+
+/// A discrete-time variable (MLS 3.6 §3.8.3, §4.5): a `discrete Real`, an
+/// `Integer` or `Boolean` variable, or a `Real` assigned in a `when`
+/// clause. Its value is piecewise constant, changing at events only, so
+/// the DAE holds it as a parameter (symbolic, [`Parameter::symbolic`]) that
+/// the structural analysis and the formulations treat as known; `pre(v)`
+/// is a second parameter, the value before the current event round.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Discrete {
+    /// The parameter that holds the value (its `value` is the start value).
+    pub param: u32,
+    /// The parameter that holds `pre(v)`.
+    pub pre: u32,
 }
 
 /// The `experiment` annotation.
@@ -171,6 +194,9 @@ pub struct SourceSpans {
     /// Each event's `reinit(…)` equations, in the order of
     /// [`Event::reinits`].
     pub reinits: Vec<Vec<Span>>,
+    /// Each event's assignments of discrete variables, in the order of
+    /// [`Event::assigns`].
+    pub assigns: Vec<Vec<Span>>,
 }
 
 /// A flat scalar DAE: `residual_i(t, z, ż, …) = 0` for each equation.
@@ -197,6 +223,9 @@ pub struct Dae {
     pub invariants: Vec<Equation>,
     /// Events.
     pub events: Vec<Event>,
+    /// The discrete-time variables, in declaration order (their values
+    /// and `pre` values are parameters).
+    pub discrete: Vec<Discrete>,
     /// Simulation settings.
     pub experiment: Experiment,
     /// Where each part came from.
@@ -248,6 +277,20 @@ impl Dae {
             .iter()
             .map(|p| (p.name.clone(), p.value))
             .collect()
+    }
+
+    /// The discrete variable whose value or `pre` value parameter `p` is:
+    /// the variable and whether `p` is its `pre`.
+    pub fn discrete_of(&self, p: u32) -> Option<(&Discrete, bool)> {
+        self.discrete.iter().find_map(|d| {
+            if d.param == p {
+                Some((d, false))
+            } else if d.pre == p {
+                Some((d, true))
+            } else {
+                None
+            }
+        })
     }
 
     /// Index of the unknown with this flat name.

@@ -127,6 +127,37 @@ pub struct WhenEvents {
     involved: Vec<Vec<usize>>,
     /// Flat names of the unknowns.
     names: Vec<String>,
+    /// The assignments of discrete variables of each event: `(parameter,
+    /// value)`, evaluated in order ([`WhenEvents::assign`]).
+    assigns: Vec<Vec<(usize, ExprId)>>,
+    /// The first event of each event's `when` statement.
+    clause: Vec<usize>,
+    /// The discrete variables: `(value parameter, pre parameter)`.
+    discrete: Vec<(usize, usize)>,
+}
+
+/// The values an assignment of a discrete variable reads: the unknowns at
+/// the event, the parameters as assigned so far.
+struct AtEvent<'a> {
+    t: f64,
+    z: &'a [f64],
+    params: &'a [f64],
+}
+
+impl daec_expr::Env for AtEvent<'_> {
+    fn var(&self, j: u32, order: u32) -> f64 {
+        if order == 0 {
+            self.z.get(j as usize).copied().unwrap_or(f64::NAN)
+        } else {
+            f64::NAN
+        }
+    }
+    fn param(&self, p: daec_expr::ParamId) -> f64 {
+        self.params.get(p.0 as usize).copied().unwrap_or(f64::NAN)
+    }
+    fn time(&self) -> f64 {
+        self.t
+    }
 }
 
 /// The event function of a Boolean condition and whether the condition is
@@ -242,7 +273,94 @@ impl WhenEvents {
             conditions,
             involved,
             names: dae.unknowns.iter().map(|u| u.name.clone()).collect(),
+            assigns: dae
+                .events
+                .iter()
+                .map(|e| e.assigns.iter().map(|&(p, v)| (p as usize, v)).collect())
+                .collect(),
+            clause: dae.events.iter().map(|e| e.clause as usize).collect(),
+            discrete: dae
+                .discrete
+                .iter()
+                .map(|d| (d.param as usize, d.pre as usize))
+                .collect(),
         })
+    }
+
+    /// Takes new parameter values (the discrete variables' after an
+    /// event).
+    pub fn set_params(&mut self, params: &[f64]) {
+        if params == self.params.as_slice() {
+            return;
+        }
+        self.params = params.to_vec();
+        self.phi_frame = self.phi.frame(params);
+        self.rates_frame = self.rates.frame(params);
+    }
+
+    /// Whether the model has discrete variables.
+    pub fn has_discrete(&self) -> bool {
+        !self.discrete.is_empty()
+    }
+
+    /// Starts a round of the event iteration: `pre(v)` takes the value of
+    /// every discrete variable `v` (in `dae`'s parameters).
+    fn start_round(&self, dae: &mut Dae) {
+        for &(p, pre) in &self.discrete {
+            let v = dae.parameters[p].value;
+            dae.parameters[pre].value = v;
+        }
+    }
+
+    /// The assignments of event `k` at `(t, z)`, in order, into `dae`'s
+    /// parameters (each sees the ones before it, `pre(v)` the values
+    /// before the round).
+    fn assign(&self, dae: &mut Dae, k: usize, t: f64, z: &[f64]) {
+        let Some(list) = self.assigns.get(k) else {
+            return;
+        };
+        if list.is_empty() {
+            return;
+        }
+        let mut params = dae.parameter_values();
+        for &(p, v) in list {
+            let x = dae.pool.eval(
+                v,
+                &AtEvent {
+                    t,
+                    z,
+                    params: &params,
+                },
+            );
+            params[p] = x;
+            dae.parameters[p].value = x;
+        }
+    }
+
+    /// The discrete variables whose value differs from their `pre` value.
+    fn changed(&self, dae: &Dae) -> Vec<usize> {
+        self.discrete
+            .iter()
+            .filter(|&&(p, pre)| dae.parameters[p].value != dae.parameters[pre].value)
+            .map(|&(p, _)| p)
+            .collect()
+    }
+
+    /// `n = 3 (before 2), b = 1 (before 0)` for the discrete parameters
+    /// `ps`.
+    fn discrete_values(&self, dae: &Dae, ps: &[usize]) -> String {
+        ps.iter()
+            .filter_map(|&p| {
+                let pre = self.discrete.iter().find(|d| d.0 == p)?.1;
+                Some(format!(
+                    "{} = {} (before {})",
+                    dae.parameters[p].name,
+                    show(dae.parameters[p].value),
+                    show(dae.parameters[pre].value)
+                ))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Number of events.
@@ -613,8 +731,18 @@ impl EventTracker {
             cur[k] = true;
         }
         let mut count = 0;
+        let mut changed: Vec<usize> = Vec::new();
         for round in 0.. {
-            let fire: Vec<usize> = (0..m).filter(|&k| cur[k] && !pre[k]).collect();
+            let mut fire: Vec<usize> = (0..m).filter(|&k| cur[k] && !pre[k]).collect();
+            // of the branches of one `when` statement the first fires
+            // (MLS 3.6 §8.3.5)
+            let mut seen = Vec::new();
+            fire.retain(|&k| {
+                let c = events.clause.get(k).copied().unwrap_or(k);
+                let first = !seen.contains(&c);
+                seen.push(c);
+                first
+            });
             pre.clone_from(&cur);
             if fire.is_empty() {
                 break;
@@ -624,11 +752,19 @@ impl EventTracker {
                 let cause = FailureCause::EventIteration {
                     rounds: MAX_EVENT_ITERATIONS,
                 };
+                let discrete = if changed.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; the discrete variables keep changing: {}",
+                        events.discrete_values(dae, &changed)
+                    )
+                };
                 return Err(SimError::numerical(
                     t,
                     cause,
                     format!(
-                        "the event iteration at t = {} does not end: after {MAX_EVENT_ITERATIONS} rounds of reinits {} fires again; {}",
+                        "the event iteration at t = {} does not end: after {MAX_EVENT_ITERATIONS} rounds {} fires again{discrete}; {}",
                         show(t),
                         which.join(", "),
                         events.values_of(fire[0], z)
@@ -642,11 +778,19 @@ impl EventTracker {
                 crate::places::check_reinits(dae, k, t, &values)?;
                 assigned.extend(values.into_iter().filter(|&(j, _)| j < n_orig));
             }
+            events.start_round(dae);
+            for &k in &fire {
+                events.assign(dae, k, t, z);
+            }
+            changed = events.changed(dae);
+            if !changed.is_empty() {
+                events.set_params(&dae.parameter_values());
+            }
             for (j, v) in assigned {
                 z[j] = v;
                 held[j] = true;
             }
-            if held.iter().any(|&h| h) {
+            if held.iter().any(|&h| h) || !changed.is_empty() {
                 *z = project(dae, z, &held).map_err(|mut e| {
                     if let SimError::Numerical(failure) = &mut e {
                         let clauses: Vec<String> = fire.iter().map(|&k| events.clause(k)).collect();
@@ -692,6 +836,9 @@ impl EventTracker {
             }
         }
         self.pre = pre;
+        // between events `pre(v)` is `v`
+        events.start_round(dae);
+        events.set_params(&dae.parameter_values());
         Ok(count)
     }
 

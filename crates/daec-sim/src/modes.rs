@@ -178,6 +178,14 @@ impl Modes {
         })
     }
 
+    /// Takes new parameter values (the discrete variables' after an
+    /// event) for the crossing functions.
+    pub fn set_params(&mut self, params: &[f64]) {
+        if let Some((tape, frame)) = &mut self.phi {
+            *frame = tape.frame(params);
+        }
+    }
+
     /// Number of modes.
     pub fn len(&self) -> usize {
         self.relations.len()

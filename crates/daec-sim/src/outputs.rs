@@ -55,6 +55,12 @@ pub struct Outputs {
     /// their order), with its frame.
     code: Option<(Tape, TapeFrame)>,
     values: Vec<f64>,
+    /// The parameters of the discrete variables, whose values are the
+    /// last columns, after the unknowns'.
+    discrete: Vec<usize>,
+    /// The current parameter values (the discrete variables change at
+    /// events, [`Outputs::set_params`]).
+    params: Vec<f64>,
 }
 
 /// Parameter values only (to evaluate the coefficient of an output).
@@ -76,13 +82,30 @@ impl Outputs {
     /// No output equations: the results' columns are the unknowns of
     /// `dae`.
     pub fn none(dae: &Dae) -> Outputs {
+        let discrete: Vec<usize> = dae.discrete.iter().map(|d| d.param as usize).collect();
+        let mut names: Vec<String> = dae.unknowns.iter().map(|u| u.name.clone()).collect();
+        names.extend(discrete.iter().map(|&p| dae.parameters[p].name.clone()));
         Outputs {
-            names: dae.unknowns.iter().map(|u| u.name.clone()).collect(),
+            names,
             bounded: Bounded::of(dae),
             columns: (0..dae.unknowns.len()).collect(),
             outputs: Vec::new(),
             code: None,
             values: Vec::new(),
+            discrete,
+            params: dae.parameter_values(),
+        }
+    }
+
+    /// Takes new parameter values (the discrete variables' after an
+    /// event).
+    pub fn set_params(&mut self, params: &[f64]) {
+        if params == self.params.as_slice() {
+            return;
+        }
+        self.params = params.to_vec();
+        if let Some((tape, frame)) = &mut self.code {
+            *frame = tape.frame(params);
         }
     }
 
@@ -120,6 +143,10 @@ impl Outputs {
             for (&c, &v) in self.outputs.iter().zip(&self.values) {
                 row[c] = v;
             }
+        }
+        let first = self.names.len() - self.discrete.len();
+        for (i, &p) in self.discrete.iter().enumerate() {
+            row[first + i] = self.params.get(p).copied().unwrap_or(f64::NAN);
         }
     }
 

@@ -1056,6 +1056,12 @@ pub fn integrate_with_progress(
                         }
                     }
                 }
+                if events.has_discrete() {
+                    // the discrete variables' new values
+                    let p = dae.parameter_values();
+                    modes.set_params(&p);
+                    outputs.set_params(&p);
+                }
                 // the relations, evaluated again after every event
                 match settle(dae, (form, problem), modes, &mut tracker, t, &mut z) {
                     Ok(k) => {
@@ -1128,6 +1134,14 @@ pub fn integrate_with_progress(
                     failure = Some(e);
                     break;
                 }
+            }
+        }
+        if why == "events" && events.has_discrete() {
+            // the formulation reads the discrete variables' new values
+            let p = dae.parameter_values();
+            problem0.set_params(&p);
+            for (_, built) in ste.iter_mut().flat_map(|v| v.built.iter_mut()) {
+                built.set_params(&p);
             }
         }
         let why = if flipped.is_empty() {

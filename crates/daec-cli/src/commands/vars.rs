@@ -42,11 +42,23 @@ pub(crate) fn plot_columns(
     dae: &Dae,
     vars: &[String],
 ) -> Result<Vec<usize>, i32> {
+    // (the columns: the unknowns, then the discrete variables)
+    let names: Vec<&str> = dae
+        .unknowns
+        .iter()
+        .map(|u| u.name.as_str())
+        .chain(
+            dae.discrete
+                .iter()
+                .filter_map(|d| Some(dae.parameters.get(d.param as usize)?.name.as_str())),
+        )
+        .collect();
     if vars.is_empty() {
-        return Ok((0..dae.unknowns.len()).collect());
+        return Ok((0..names.len()).collect());
     }
+    let index = |name: &str| names.iter().position(|&n| n == name);
     let mut columns = Vec::new();
-    let mut taken = vec![false; dae.unknowns.len()];
+    let mut taken = vec![false; names.len()];
     for v in vars {
         let v = v.trim();
         // An alias (a connection's other name of an unknown) shows the
@@ -55,24 +67,23 @@ pub(crate) fn plot_columns(
             dae.aliases
                 .iter()
                 .find(|a| a.name == name)
-                .and_then(|a| dae.unknown_index(&a.of))
+                .and_then(|a| index(&a.of))
         };
-        let matched: Vec<usize> = match dae.unknown_index(v).or_else(|| alias_of(v)) {
+        let matched: Vec<usize> = match index(v).or_else(|| alias_of(v)) {
             Some(j) => vec![j],
-            None if v.contains(['*', '?']) => (0..dae.unknowns.len())
-                .filter(|&j| glob_match(v, &dae.unknowns[j].name))
+            None if v.contains(['*', '?']) => (0..names.len())
+                .filter(|&j| glob_match(v, names[j]))
                 .chain(
                     dae.aliases
                         .iter()
                         .filter(|a| glob_match(v, &a.name))
-                        .filter_map(|a| dae.unknown_index(&a.of)),
+                        .filter_map(|a| index(&a.of)),
                 )
                 .collect(),
             None => {
-                let hint =
-                    daec_model::did_you_mean(v, dae.unknowns.iter().map(|u| u.name.as_str()))
-                        .map(|s| format!("; did you mean `{s}`?"))
-                        .unwrap_or_default();
+                let hint = daec_model::did_you_mean(v, names.iter().copied())
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default();
                 return Err(
                     ctx.usage_error(&format!("--vars: the model has no variable `{v}`{hint}"))
                 );

@@ -39,7 +39,7 @@ const FUNCS2: &[(&str, Func2)] = &[
 const ALL_FUNCS: &[&str] = &[
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log", "log10",
     "sqrt", "abs", "sign", "floor", "ceil", "atan2", "min", "max", "der", "sum", "size", "noEvent",
-    "smooth", "reinit",
+    "smooth", "reinit", "pre", "edge", "change",
 ];
 
 impl<'a> Lowerer<'a> {
@@ -80,6 +80,9 @@ impl<'a> Lowerer<'a> {
                 .with_primary(span, format!("wrong number of arguments to `{fname}`")),
             )
         };
+        if let Some(v) = self.discrete_call(&fname, args, span, mode) {
+            return v;
+        }
         if let Some(&(_, f)) = FUNCS1.iter().find(|(n, _)| *n == fname) {
             if args.len() != 1 {
                 return Err(arity(self, "1 argument"));

@@ -2,9 +2,7 @@
 //! unknowns, and the attributes (`start`, `fixed`, `nominal`, `min`, `max`,
 //! units, `stateSelect`) of unknowns and parameters.
 
-use super::{
-    EvalState, Lowerer, Mode, R, SymKind, Symbol, push_subscripts, ty_name, type_source, unravel,
-};
+use super::{EvalState, Lowerer, Mode, R, SymKind, Symbol, push_subscripts, type_source, unravel};
 use crate::budget::elements;
 use crate::suggest::did_you_mean;
 use crate::{BaseType, Unknown};
@@ -12,7 +10,7 @@ use daec_diag::{Diagnostic, Span, codes};
 use daec_syntax::ast::{Causality, Declaration, ExprKind, Modifier, Variability};
 
 /// The value of an attribute modifier ([`Lowerer::attribute`]).
-enum Attr {
+pub(super) enum Attr {
     /// `unit`, `displayUnit`, `quantity`.
     Text(String),
     /// One value per element (`fixed` as 0/1).
@@ -94,34 +92,8 @@ impl<'a> Lowerer<'a> {
             let kind = match d.variability {
                 Variability::Parameter => SymKind::Parameter,
                 Variability::Constant => SymKind::Constant,
-                Variability::Discrete => {
-                    self.diags.push(
-                        Diagnostic::error(
-                            codes::UNSUPPORTED,
-                            "`discrete` variables are not supported by daec",
-                        )
-                        .with_primary(d.span, "discrete declaration")
-                        .with_help(
-                            "use a `parameter`, or a continuous `Real` with `when … reinit`",
-                        ),
-                    );
-                    continue;
-                }
+                Variability::Discrete => SymKind::Discrete,
                 Variability::Continuous => {
-                    if ty != BaseType::Real {
-                        self.diags.push(
-                            Diagnostic::error(
-                                codes::UNSUPPORTED,
-                                format!("{} unknowns are not supported by daec", ty_name(ty)),
-                            )
-                            .with_primary(d.type_name.span, "only `Real` unknowns are supported")
-                            .with_help(format!(
-                                "declare it `parameter {}` or make it `Real`",
-                                ty_name(ty)
-                            )),
-                        );
-                        continue;
-                    }
                     if d.causality == Causality::Input && d.binding.is_none() {
                         self.diags.push(
                             Diagnostic::error(codes::INPUT, format!("input `{name}` has no binding"))
@@ -131,7 +103,13 @@ impl<'a> Lowerer<'a> {
                         );
                         continue;
                     }
-                    SymKind::Unknown
+                    // (MLS 3.6 §3.8.3: Integer and Boolean variables and
+                    // the Reals assigned in `when` clauses are discrete)
+                    if ty != BaseType::Real || self.when_assigned.contains(name) {
+                        SymKind::Discrete
+                    } else {
+                        SymKind::Unknown
+                    }
                 }
             };
             self.by_name.insert(name, self.symbols.len());
@@ -300,7 +278,7 @@ impl<'a> Lowerer<'a> {
     /// (`fixed` as 0/1). `None` for `stateSelect` (accepted, not used) and
     /// after a diagnostic (a value that is not finite is one, named after
     /// the declaration `decl`).
-    fn attribute(&mut self, m: &Modifier, decl: &str, dims: &[usize]) -> Option<Attr> {
+    pub(super) fn attribute(&mut self, m: &Modifier, decl: &str, dims: &[usize]) -> Option<Attr> {
         let key = m.name.name.as_str();
         if !UNKNOWN_ATTRS.contains(&key) {
             let mut diag = Diagnostic::error(codes::MODIFIER, format!("unknown attribute `{key}`"))
@@ -333,7 +311,12 @@ impl<'a> Lowerer<'a> {
             "stateSelect" => None,
             _ => {
                 let v = self.lower_expr(value, Mode::Const).ok()?;
-                let want_bool = key == "fixed";
+                // (the start value of a Boolean variable is a Boolean)
+                let boolean = self
+                    .by_name
+                    .get(decl)
+                    .is_some_and(|&s| self.symbols[s].ty == BaseType::Boolean);
+                let want_bool = key == "fixed" || (key == "start" && boolean);
                 if want_bool != (v.ty() == BaseType::Boolean) {
                     let want = if want_bool {
                         BaseType::Boolean

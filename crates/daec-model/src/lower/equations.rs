@@ -158,14 +158,6 @@ impl<'a> Lowerer<'a> {
         match &eq.kind {
             EquationKind::Error => Err(Reported),
             EquationKind::Simple { lhs, rhs } => {
-                if self.in_when {
-                    return Err(self.error(
-                        Diagnostic::error(codes::WHEN, "only `reinit(…)` is allowed inside `when`")
-                            .with_primary(eq.span, "an equation inside `when`")
-                            .with_note("daec's events re-initialise unknowns; they do not switch equations")
-                            .with_help("use an if-expression on the condition instead"),
-                    ));
-                }
                 let l = self.lower_expr(lhs, Mode::Equation);
                 let r = self.lower_expr(rhs, Mode::Equation);
                 let (l, r) = (l?, r?);
@@ -221,24 +213,31 @@ impl<'a> Lowerer<'a> {
                     ));
                 }
                 let mut ok = true;
+                let clause = self.events.len() as u32;
                 for (cond, body) in branches {
-                    let Ok(c) = self.condition(cond, Mode::Equation, "a `when` condition") else {
+                    let Ok(conditions) = self.when_conditions(cond) else {
                         ok = false;
                         continue;
                     };
                     self.in_when = true;
-                    let mut reinits = Vec::new();
-                    let mut reinit_spans = Vec::new();
+                    let mut body_out = WhenBody::default();
                     for e in body {
-                        ok &= self.when_body(e, &mut reinits, &mut reinit_spans).is_ok();
+                        ok &= self.when_body(e, clause, &mut body_out).is_ok();
                     }
                     self.in_when = false;
-                    self.events.push(Event {
-                        condition: c,
-                        reinits,
-                    });
-                    self.spans.events.push(eq.span);
-                    self.spans.reinits.push(reinit_spans);
+                    // (a vector condition: one event per element, the
+                    // first that rises fires the body)
+                    for c in conditions {
+                        self.events.push(Event {
+                            condition: c,
+                            reinits: body_out.reinits.clone(),
+                            assigns: body_out.assigns.clone(),
+                            clause,
+                        });
+                        self.spans.events.push(eq.span);
+                        self.spans.reinits.push(body_out.reinit_spans.clone());
+                        self.spans.assigns.push(body_out.assign_spans.clone());
+                    }
                 }
                 if ok { Ok(()) } else { Err(Reported) }
             }
@@ -274,14 +273,26 @@ impl<'a> Lowerer<'a> {
             }
         }
     }
+}
 
-    fn when_body(
-        &mut self,
-        e: &'a ast::Equation,
-        reinits: &mut Vec<(u32, ExprId)>,
-        spans: &mut Vec<Span>,
-    ) -> R<()> {
+/// What the equations of one `when` branch lower to.
+#[derive(Default)]
+struct WhenBody {
+    reinits: Vec<(u32, ExprId)>,
+    reinit_spans: Vec<Span>,
+    assigns: Vec<(u32, ExprId)>,
+    assign_spans: Vec<Span>,
+}
+
+impl<'a> Lowerer<'a> {
+    fn when_body(&mut self, e: &'a ast::Equation, clause: u32, out: &mut WhenBody) -> R<()> {
         match &e.kind {
+            EquationKind::Simple { lhs, rhs } => self.when_assignment(
+                e,
+                (lhs, rhs),
+                clause,
+                (&mut out.assigns, &mut out.assign_spans),
+            ),
             EquationKind::Call { name, args } if name.name == "reinit" => {
                 if args.len() != 2 {
                     return Err(self.error(
@@ -319,8 +330,8 @@ impl<'a> Lowerer<'a> {
                             ),
                     ));
                 };
-                reinits.push((unknown, value));
-                spans.push(e.span);
+                out.reinits.push((unknown, value));
+                out.reinit_spans.push(e.span);
                 Ok(())
             }
             EquationKind::For { var, range, body } => {
@@ -328,7 +339,7 @@ impl<'a> Lowerer<'a> {
                 for v in values {
                     self.loop_vars.push((var.name.as_str(), v));
                     for b in body {
-                        let r = self.when_body(b, reinits, spans);
+                        let r = self.when_body(b, clause, out);
                         if r.is_err() {
                             self.loop_vars.pop();
                             return r;
@@ -339,11 +350,11 @@ impl<'a> Lowerer<'a> {
                 Ok(())
             }
             _ => Err(self.error(
-                Diagnostic::error(codes::WHEN, "only `reinit(…)` is allowed inside `when`")
-                    .with_primary(e.span, "not a `reinit`")
-                    .with_note(
-                        "daec's events re-initialise unknowns; they do not switch equations",
-                    ),
+                Diagnostic::error(
+                    codes::WHEN,
+                    "only `reinit(…)` and assignments `v = e` are allowed inside `when`",
+                )
+                .with_primary(e.span, "not a `reinit` or an assignment"),
             )),
         }
     }

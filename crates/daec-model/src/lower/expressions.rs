@@ -330,8 +330,15 @@ impl<'a> Lowerer<'a> {
                 })
             }
             Lt | Le | Gt | Ge | Eq | Ne => {
-                self.require_numeric(&a, sa)?;
-                self.require_numeric(&b, sb)?;
+                // (`==` and `<>` also compare Booleans, as `change(b)` is
+                // printed, MLS 3.6 §3.5)
+                let booleans = matches!(op, Eq | Ne)
+                    && a.ty() == BaseType::Boolean
+                    && b.ty() == BaseType::Boolean;
+                if !booleans {
+                    self.require_numeric(&a, sa)?;
+                    self.require_numeric(&b, sb)?;
+                }
                 let c = match op {
                     Lt => CmpOp::Lt,
                     Le => CmpOp::Le,

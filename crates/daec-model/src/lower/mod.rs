@@ -9,6 +9,7 @@
 
 mod calls;
 mod declarations;
+mod discrete;
 mod equations;
 mod experiment;
 mod expressions;
@@ -20,7 +21,9 @@ mod parameters;
 pub(crate) use parameters::push_children;
 
 use crate::budget::MemoryBudget;
-use crate::{BaseType, Dae, Equation, Event, Experiment, Parameter, SourceSpans, Unknown};
+use crate::{
+    BaseType, Dae, Discrete, Equation, Event, Experiment, Parameter, SourceSpans, Unknown,
+};
 use daec_diag::{Diagnostic, Span};
 use daec_expr::{ExprId, ExprPool, ParamId};
 use daec_syntax::ast;
@@ -91,6 +94,8 @@ enum SymKind {
     Unknown,
     Parameter,
     Constant,
+    /// A discrete-time variable (the `discrete` module).
+    Discrete,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -209,6 +214,16 @@ struct Lowerer<'a> {
     initial_equations: Vec<Equation>,
     invariants: Vec<Equation>,
     events: Vec<Event>,
+    /// The discrete-time variables created so far.
+    discrete: Vec<Discrete>,
+    /// Names of the `Real` variables assigned in a `when` clause (discrete
+    /// by MLS 3.6 §3.8.3).
+    when_assigned: rustc_hash::FxHashSet<String>,
+    /// Per discrete parameter, the `when` statement that assigns it (its
+    /// first event) and where.
+    assigned_by: FxHashMap<u32, (u32, Span)>,
+    /// Discrete symbols whose binding is being inlined (cycle guard).
+    defining: Vec<usize>,
     spans: SourceSpans,
     experiment: Experiment,
     in_when: bool,
@@ -247,6 +262,10 @@ impl<'a> Lowerer<'a> {
             initial_equations: Vec::new(),
             invariants: Vec::new(),
             events: Vec::new(),
+            discrete: Vec::new(),
+            when_assigned: discrete::when_assigned(model),
+            assigned_by: FxHashMap::default(),
+            defining: Vec::new(),
             spans: SourceSpans::default(),
             experiment: Experiment::default(),
             in_when: false,
@@ -286,6 +305,7 @@ impl<'a> Lowerer<'a> {
             initial_equations: self.initial_equations,
             invariants: self.invariants,
             events: self.events,
+            discrete: self.discrete,
             experiment: self.experiment,
             spans: self.spans,
             aliases: Vec::new(),
@@ -332,6 +352,7 @@ impl<'a> Lowerer<'a> {
         }
         if !self.diags.iter().any(Diagnostic::is_error) {
             self.check_counts();
+            self.check_discrete_assignments();
         }
     }
 }

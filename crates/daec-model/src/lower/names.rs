@@ -82,11 +82,17 @@ impl<'a> Lowerer<'a> {
                 .collect();
             return Ok(Val::from_parts(BaseType::Real, dims, elems));
         }
+        if kind == SymKind::Discrete {
+            if let Some(v) = self.discrete_name(s, span, mode) {
+                return v;
+            }
+        }
         self.evaluate_parameter(s)?;
         let sym = &self.symbols[s];
         let (first_idx, ty, dims) = (sym.first, sym.ty, sym.dims.clone());
         let n: usize = dims.iter().product();
-        let symbolic = mode == Mode::Equation && kind == SymKind::Parameter && ty == BaseType::Real;
+        let symbolic = mode == Mode::Equation
+            && ((kind == SymKind::Parameter && ty == BaseType::Real) || kind == SymKind::Discrete);
         if dims.is_empty() {
             let e = if symbolic {
                 self.pool.param(ParamId(first_idx as u32))
@@ -152,12 +158,13 @@ impl<'a> Lowerer<'a> {
                     Access::Unknown(self.symbols[s].first),
                 )))
             }
+            SymKind::Discrete if mode == Mode::Const || self.decl(s).binding.is_some() => Ok(None),
             kind => {
                 self.evaluate_parameter(s)?;
                 let sym = &self.symbols[s];
                 let symbolic = mode == Mode::Equation
-                    && kind == SymKind::Parameter
-                    && sym.ty == BaseType::Real;
+                    && ((kind == SymKind::Parameter && sym.ty == BaseType::Real)
+                        || kind == SymKind::Discrete);
                 let access = if symbolic {
                     Access::Param(sym.first)
                 } else {

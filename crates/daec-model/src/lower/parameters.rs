@@ -121,6 +121,9 @@ impl<'a> Lowerer<'a> {
     }
 
     fn evaluate_parameter_inner(&mut self, s: usize) -> R<()> {
+        if self.symbols[s].kind == SymKind::Discrete {
+            return self.create_discrete(s);
+        }
         let d = self.decl(s);
         let dims = self.evaluate_dims(s)?;
         let n = elements(&dims);

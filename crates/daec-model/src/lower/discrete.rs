@@ -1,0 +1,436 @@
+//! Discrete-time variables (MLS 3.6 §3.8.3, §4.5, chapter 8): `discrete`
+//! variables, `Integer` and `Boolean` variables, and `Real` variables
+//! assigned in `when` clauses.
+//!
+//! A discrete variable changes at events only, so the DAE holds it as a
+//! symbolic parameter (a [`crate::Discrete`]: the value and `pre(v)`, two
+//! parameters) which the structural analysis and the formulations treat as
+//! known; the simulation assigns it at events. Its start value is the
+//! `start` attribute (default 0, `false`). It is defined either by the
+//! equations `v = e` of the `when` clauses that assign it (one `when`
+//! statement per variable; every branch of a `when`/`elsewhen` statement
+//! assigns the same variables, MLS §8.3.5) or, as `Boolean off = s < 0;`,
+//! by a binding outside `when`, which is inlined where the variable is
+//! used: a relation in it is then a state event of the model like any
+//! other relation of the unknowns.
+//!
+//! The event operators: `pre(v)` is the `pre` parameter of a discrete `v`
+//! and `v` itself for a continuous unknown (its left limit at an event is
+//! its value there); `edge(b)` is `b and not pre(b)`; `change(v)` is
+//! `v <> pre(v)` (MLS §3.7.5).
+
+use super::declarations::Attr;
+use super::{Lowerer, Mode, R, Val, subscript_text, type_source, unravel};
+use crate::budget::elements;
+use crate::{BaseType, Discrete, Parameter};
+use daec_diag::{Diagnostic, Span, codes};
+use daec_expr::{CmpOp, ExprId, Leaf, ParamId};
+use daec_syntax::ast::{self, EquationKind, ExprKind};
+use rustc_hash::FxHashSet;
+
+/// The names of the variables on the left of an equation `v = e` or
+/// `v[i] = e` inside a `when` clause of `model` (they are discrete, MLS
+/// 3.6 §3.8.3).
+pub(super) fn when_assigned(model: &ast::Model) -> FxHashSet<String> {
+    let mut out = FxHashSet::default();
+    let mut stack: Vec<(&ast::Equation, bool)> = model
+        .sections
+        .iter()
+        .flat_map(|s| s.equations.iter().map(|e| (e, false)))
+        .collect();
+    while let Some((eq, inside)) = stack.pop() {
+        match &eq.kind {
+            EquationKind::When { branches } => {
+                stack.extend(
+                    branches
+                        .iter()
+                        .flat_map(|(_, b)| b.iter().map(|e| (e, true))),
+                );
+            }
+            EquationKind::For { body, .. } => stack.extend(body.iter().map(|e| (e, inside))),
+            EquationKind::If {
+                branches,
+                else_branch,
+            } => {
+                stack.extend(
+                    branches
+                        .iter()
+                        .flat_map(|(_, b)| b.iter().map(|e| (e, inside))),
+                );
+                stack.extend(else_branch.iter().map(|e| (e, inside)));
+            }
+            EquationKind::Simple { lhs, .. } if inside => {
+                let target = match &lhs.kind {
+                    ExprKind::Index { base, .. } => base,
+                    _ => lhs,
+                };
+                if let ExprKind::Name(parts) = &target.kind
+                    && let [id] = parts.as_slice()
+                {
+                    out.insert(id.name.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+impl<'a> Lowerer<'a> {
+    /// Creates the parameters of discrete symbol `s`: its value (the start
+    /// value) and its `pre` value, per element. A discrete variable with a
+    /// binding gets none: its uses are its binding ([`Self::discrete_name`]).
+    pub(super) fn create_discrete(&mut self, s: usize) -> R<()> {
+        let d = self.decl(s);
+        let dims = self.evaluate_dims(s)?;
+        if d.binding.is_some() {
+            if !dims.is_empty() {
+                return Err(self.error(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED,
+                        "an array of discrete variables with a binding is not supported",
+                    )
+                    .with_primary(d.span, "declared with `= …`")
+                    .with_help("declare the elements as scalars"),
+                ));
+            }
+            self.symbols[s].dims = dims;
+            return Ok(());
+        }
+        let n = elements(&dims);
+        self.count_scalars(2 * n, d.span)?;
+        let ty = self.symbols[s].ty;
+        let name = d.name.name.clone();
+        let mut values = vec![0.0; n];
+        for m in &d.modifiers {
+            if m.name.name != "start" {
+                continue;
+            }
+            if let Some(Attr::Values(v)) = self.attribute(m, &name, &dims) {
+                for (x, y) in values.iter_mut().zip(v) {
+                    *x = y;
+                }
+            }
+        }
+        let names: Vec<String> = (0..n)
+            .map(|i| format!("{name}{}", subscript_text(&unravel(i, &dims))))
+            .collect();
+        let attributes = self.parameter_attributes(d, &dims, &values, &names);
+        let first = self.parameters.len();
+        let type_name = type_source(&d.type_name);
+        for (i, ((&value, flat_name), a)) in values.iter().zip(&names).zip(attributes).enumerate() {
+            self.parameters.push(Parameter {
+                name: flat_name.clone(),
+                base: name.clone(),
+                subscripts: unravel(i, &dims),
+                ty,
+                constant: false,
+                value,
+                symbolic: true,
+                start: a.start,
+                fixed: a.fixed,
+                nominal: a.nominal,
+                min: a.min,
+                max: a.max,
+                unit: a.unit,
+                display_unit: a.display_unit,
+                quantity: a.quantity,
+                type_name: type_name.clone(),
+                description: d.description.clone(),
+            });
+            self.param_values.push(value);
+            self.spans.parameters.push(d.span);
+        }
+        for (i, flat_name) in names.iter().enumerate() {
+            let pre = self.parameters[first + i].clone();
+            self.discrete.push(Discrete {
+                param: (first + i) as u32,
+                pre: self.parameters.len() as u32,
+            });
+            self.parameters.push(Parameter {
+                name: format!("pre({flat_name})"),
+                base: format!("pre({flat_name})"),
+                subscripts: Vec::new(),
+                description: None,
+                ..pre
+            });
+            self.param_values.push(values[i]);
+            self.spans.parameters.push(d.span);
+        }
+        self.symbols[s].first = first;
+        self.symbols[s].dims = dims;
+        Ok(())
+    }
+
+    /// A use of discrete symbol `s` that is not its parameter: its binding
+    /// (inlined, `Boolean off = s < 0;`), or an error in `Const` mode.
+    /// `None`: the parameter.
+    pub(super) fn discrete_name(&mut self, s: usize, span: Span, mode: Mode) -> Option<R<Val>> {
+        let d = self.decl(s);
+        let name = d.name.name.as_str();
+        if mode == Mode::Const {
+            return Some(Err(self.error(
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    format!("`{name}` is a discrete variable, not a constant"),
+                )
+                .with_primary(span, "changes at events")
+                .with_note("sizes, parameter values and start values must be constant"),
+            )));
+        }
+        let binding = d.binding.as_ref()?;
+        if self.defining.contains(&s) {
+            return Some(Err(self.error(
+                Diagnostic::error(
+                    codes::PARAMETER_CYCLE,
+                    format!("the definition of `{name}` depends on itself"),
+                )
+                .with_primary(span, "used in its own definition")
+                .with_help(
+                    "use `pre(…)` in a `when` clause for a value that depends on the one before",
+                ),
+            )));
+        }
+        self.defining.push(s);
+        let v = self.lower_expr(binding, Mode::Equation);
+        self.defining.pop();
+        let ty = self.symbols[s].ty;
+        Some(v.and_then(|v| {
+            match v {
+                Val::Scalar(t, e) if (t == BaseType::Boolean) == (ty == BaseType::Boolean) => {
+                    Ok(Val::Scalar(ty, e))
+                }
+                Val::Scalar(t, _) => Err(self.type_error(binding.span, ty, t)),
+                Val::Array(..) => Err(self.error(
+                    Diagnostic::error(
+                        codes::SHAPE,
+                        format!("the binding of `{name}` is not a scalar"),
+                    )
+                    .with_primary(binding.span, "an array"),
+                )),
+            }
+        }))
+    }
+
+    /// The condition of a `when` or `elsewhen`: a Boolean scalar, or a
+    /// Boolean vector whose elements each fire the clause when they become
+    /// true (MLS 3.6 §8.3.5).
+    pub(super) fn when_conditions(&mut self, c: &ast::Expr) -> R<Vec<ExprId>> {
+        // `when edge(b)` is `when b`: the clause fires where `b` rises
+        // (also for a `b` that is not a variable, `edge` of which has no
+        // `pre` to read)
+        if let ExprKind::Call { func, args, .. } = &c.kind
+            && let [f] = func.as_slice()
+            && f.name == "edge"
+            && let [b] = args.as_slice()
+        {
+            return self.when_conditions(b);
+        }
+        if !matches!(c.kind, ExprKind::Array(_)) {
+            return Ok(vec![self.condition(
+                c,
+                Mode::Equation,
+                "a `when` condition",
+            )?]);
+        }
+        let v = self.lower_expr(c, Mode::Equation)?;
+        match v {
+            Val::Array(BaseType::Boolean, ref shape, ref elems) if shape.len() == 1 => {
+                Ok(elems.clone())
+            }
+            _ => Err(self.error(
+                Diagnostic::error(
+                    codes::TYPE_MISMATCH,
+                    "a `when` condition must be a Boolean scalar or vector",
+                )
+                .with_primary(c.span, "not Boolean"),
+            )),
+        }
+    }
+
+    /// The event operators `pre`, `edge` and `change` (`None` for any
+    /// other function name).
+    pub(super) fn discrete_call(
+        &mut self,
+        fname: &str,
+        args: &[ast::Expr],
+        span: Span,
+        mode: Mode,
+    ) -> Option<R<Val>> {
+        if !matches!(fname, "pre" | "edge" | "change") {
+            return None;
+        }
+        Some(self.event_operator(fname, args, span, mode))
+    }
+
+    fn event_operator(
+        &mut self,
+        fname: &str,
+        args: &[ast::Expr],
+        span: Span,
+        mode: Mode,
+    ) -> R<Val> {
+        if args.len() != 1 {
+            return Err(self.error(
+                Diagnostic::error(
+                    codes::ARITY,
+                    format!("`{fname}` takes 1 argument, but {} were given", args.len()),
+                )
+                .with_primary(span, format!("wrong number of arguments to `{fname}`")),
+            ));
+        }
+        let v = self.lower_expr(&args[0], mode)?;
+        if fname == "edge" && v.ty() != BaseType::Boolean {
+            return Err(self.type_error(args[0].span, BaseType::Boolean, v.ty()));
+        }
+        let mut out = Vec::with_capacity(v.elems().len());
+        for &e in v.elems() {
+            let Some(pre) = self.pre_of(e) else {
+                return Err(self.error(
+                    Diagnostic::error(
+                        codes::TYPE_MISMATCH,
+                        format!("the argument of `{fname}` must be a variable"),
+                    )
+                    .with_primary(args[0].span, "not a variable")
+                    .with_note("`pre`, `edge` and `change` take a variable (MLS 3.6 §3.7.5)"),
+                ));
+            };
+            out.push(match fname {
+                "pre" => pre,
+                "edge" => {
+                    let not = self.pool.not(pre);
+                    self.pool.and(e, not)
+                }
+                _ => self.pool.cmp(CmpOp::Ne, e, pre),
+            });
+        }
+        let ty = if fname == "pre" {
+            v.ty()
+        } else {
+            BaseType::Boolean
+        };
+        Ok(Val::from_parts(ty, v.shape().to_vec(), out))
+    }
+
+    /// `pre(e)` of a variable: the `pre` parameter of a discrete one, the
+    /// unknown itself for a continuous one, a constant itself.
+    fn pre_of(&mut self, e: ExprId) -> Option<ExprId> {
+        if self.pool.as_constant(e).is_some() {
+            return Some(e);
+        }
+        match self.pool.as_leaf(e)? {
+            Leaf::Var { order: 0, .. } => Some(e),
+            Leaf::Param(p) => {
+                let d = self.discrete.iter().find(|d| d.param == p.0)?;
+                Some(self.pool.param(ParamId(d.pre)))
+            }
+            _ => None,
+        }
+    }
+
+    /// An equation `v = e` in a `when` clause: `v` a discrete variable (or
+    /// an array of them), assigned the value of `e` when the clause fires.
+    /// `clause` is the statement's first event.
+    pub(super) fn when_assignment(
+        &mut self,
+        eq: &'a ast::Equation,
+        (lhs, rhs): (&'a ast::Expr, &'a ast::Expr),
+        clause: u32,
+        out: (&mut Vec<(u32, ExprId)>, &mut Vec<Span>),
+    ) -> R<()> {
+        let target = self.lower_expr(lhs, Mode::Equation)?;
+        let value = self.lower_expr(rhs, Mode::Equation)?;
+        let value = self.broadcast_to(value, target.shape(), rhs.span, "the assigned value")?;
+        if (target.ty() == BaseType::Boolean) != (value.ty() == BaseType::Boolean) {
+            return Err(self.type_error(rhs.span, target.ty(), value.ty()));
+        }
+        for (&t, &v) in target.elems().iter().zip(value.elems()) {
+            let param = match self.pool.as_leaf(t) {
+                Some(Leaf::Param(p)) if self.discrete.iter().any(|d| d.param == p.0) => p.0,
+                _ => {
+                    return Err(self.error(
+                        Diagnostic::error(
+                            codes::WHEN,
+                            "the left side of an equation in `when` must be a discrete variable",
+                        )
+                        .with_primary(lhs.span, "not a discrete variable")
+                        .with_help("assign a `discrete`, `Integer` or `Boolean` variable, or re-initialise a state with `reinit(x, value)`"),
+                    ));
+                }
+            };
+            if let Some(&(other, first)) = self.assigned_by.get(&param)
+                && other != clause
+            {
+                let name = self.parameters[param as usize].name.clone();
+                return Err(self.error(
+                    Diagnostic::error(
+                        codes::WHEN,
+                        format!("`{name}` is assigned in two `when` statements"),
+                    )
+                    .with_primary(eq.span, "assigned again here")
+                    .with_secondary(first, "first assigned here")
+                    .with_note("a discrete variable has one defining `when` statement (MLS 3.6 §8.3.5); use `elsewhen` for its other conditions"),
+                ));
+            }
+            self.assigned_by.insert(param, (clause, eq.span));
+            out.0.push((param, v));
+            out.1.push(eq.span);
+        }
+        Ok(())
+    }
+
+    /// The balance of the discrete variables (MLS 3.6 §8.3.5, §8.4): each
+    /// is assigned by one `when` statement, in every branch of it, or has a
+    /// binding; reported with `E0108` otherwise.
+    pub(super) fn check_discrete_assignments(&mut self) {
+        let mut missing = Vec::new();
+        for d in &self.discrete {
+            if !self.assigned_by.contains_key(&d.param) {
+                missing.push(d.param);
+            }
+        }
+        for p in missing {
+            let name = self.parameters[p as usize].name.clone();
+            let span = self.spans.parameters[p as usize];
+            self.diags.push(
+                Diagnostic::error(
+                    codes::COUNT_MISMATCH,
+                    format!("the discrete variable `{name}` has no equation"),
+                )
+                .with_primary(span, "assigned in no `when` clause")
+                .with_help(format!(
+                    "assign it in a `when` clause (`when c then {name} = …; end when;`), give it a binding, or declare it a `parameter`"
+                )),
+            );
+        }
+        // every branch of a statement assigns the same variables
+        let mut k = 0;
+        while k < self.events.len() {
+            let clause = self.events[k].clause;
+            let set = |e: &crate::Event| {
+                let mut v: Vec<u32> = e.assigns.iter().map(|a| a.0).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let first = set(&self.events[k]);
+            let mut j = k + 1;
+            while j < self.events.len() && self.events[j].clause == clause {
+                if set(&self.events[j]) != first {
+                    let span = self.spans.events[j];
+                    self.diags.push(
+                        Diagnostic::error(
+                            codes::WHEN,
+                            "the branches of a `when` statement assign different variables",
+                        )
+                        .with_primary(span, "in this statement")
+                        .with_note("every `elsewhen` branch assigns the variables the `when` branch assigns (MLS 3.6 §8.3.5)"),
+                    );
+                    break;
+                }
+                j += 1;
+            }
+            k = j;
+        }
+    }
+}

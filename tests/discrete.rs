@@ -1,0 +1,362 @@
+//! Discrete-time variables and the event operators end to end (MLS 3.6
+//! chapter 8): `discrete Real`, `Integer` and `Boolean` variables assigned
+//! in `when` clauses, `pre`, `edge`, `change`, vector conditions,
+//! `elsewhen` priority, Boolean definitions as zero crossings, the event
+//! iteration and its limit, the balance of the discrete variables, and
+//! their CSV columns — checked against closed forms.
+
+mod common;
+
+use common::{Csv, daec};
+use std::path::PathBuf;
+
+/// Writes a model (`ext`: `dae` or `mo`) into the temporary directory.
+fn model(name: &str, ext: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("daec-discrete-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.{ext}"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `daec simulate` on every accepted step and both sides of each event.
+fn simulate(path: &PathBuf, extra: &[&str]) -> (i32, Csv, String) {
+    let mut args = vec![
+        "simulate",
+        path.to_str().unwrap(),
+        "--grid",
+        "steps",
+        "--rtol",
+        "1e-9",
+    ];
+    args.extend_from_slice(extra);
+    let r = daec(&args);
+    let csv = if r.code == 0 {
+        Csv::parse(&r.stdout)
+    } else {
+        Csv {
+            header: Vec::new(),
+            rows: Vec::new(),
+        }
+    };
+    (r.code, csv, r.stderr)
+}
+
+/// The times at which column `name` changes, with the value after.
+fn changes(csv: &Csv, name: &str) -> Vec<(f64, f64)> {
+    let c = csv.col(name);
+    csv.rows
+        .windows(2)
+        .filter(|w| w[0][c] != w[1][c])
+        .map(|w| (w[1][0], w[1][c]))
+        .collect()
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * b.abs().max(1.0)
+}
+
+const COUNTER: &str = "model Counter
+  Real x(start = 0, fixed = true);
+  Integer n(start = 0);
+  discrete Real y(start = 1);
+  Boolean big;
+equation
+  der(x) = 1 + n;
+  when x > 1 + 2*pre(n) then
+    n = pre(n) + 1;
+    y = 2*x;
+  end when;
+  when n >= 2 then
+    big = true;
+  end when;
+  annotation(experiment(StopTime = 3));
+end Counter;
+";
+
+/// `n` counts the crossings of `x = 1 + 2n` while `ẋ = 1 + n`: x = t up
+/// to 1, then slope 2 up to 3 (t = 2), then slope 3 up to 5 (t = 8/3);
+/// `y = 2x` at each event; `big` from the event that makes `n = 2`
+/// (event iteration: `n >= 2` becomes true in the round after).
+#[test]
+fn a_counter_is_assigned_at_its_events() {
+    let path = model("counter", "dae", COUNTER);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(csv.header, ["time", "x", "n", "y", "big"]);
+    let n = changes(&csv, "n");
+    assert_eq!(n.len(), 3, "{n:?}");
+    for ((t, v), (te, ve)) in n.iter().zip([(1.0, 1.0), (2.0, 2.0), (8.0 / 3.0, 3.0)]) {
+        assert!(close(*t, te, 1e-6), "n changes at {t}, expected {te}");
+        assert_eq!(*v, ve);
+    }
+    let y = changes(&csv, "y");
+    let want = [2.0, 6.0, 10.0];
+    assert_eq!(y.len(), 3, "{y:?}");
+    for ((_, v), w) in y.iter().zip(want) {
+        assert!(close(*v, w, 1e-6), "y = {v}, expected {w}");
+    }
+    let big = changes(&csv, "big");
+    assert_eq!(big.len(), 1, "{big:?}");
+    assert!(close(big[0].0, 2.0, 1e-6) && big[0].1 == 1.0, "{big:?}");
+    // between events the discrete values are held
+    let last = csv.rows.last().unwrap();
+    assert!(close(last[0], 3.0, 1e-12));
+    assert!(close(last[1], 5.0 + 4.0 * (3.0 - 8.0 / 3.0), 1e-6));
+}
+
+/// The thermostat: heating `Ṫ = 40 − T` from 15 until T = 22, cooling
+/// `Ṫ = 10 − T` until T = 18, and so on; `on` is a Boolean state set by a
+/// vector condition, and `change(on)` counts the switches.
+#[test]
+fn a_thermostat_switches_at_its_thresholds() {
+    let text = "model Thermostat
+  Real T(start = 15, fixed = true);
+  Boolean on(start = true);
+  Integer switches(start = 0);
+equation
+  der(T) = (if on then 40 else 10) - T;
+  when {T > 22, T < 18} then
+    on = T < 18;
+  end when;
+  when change(on) then
+    switches = pre(switches) + 1;
+  end when;
+  annotation(experiment(StopTime = 2));
+end Thermostat;
+";
+    let path = model("thermostat", "dae", text);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    let heat = (25.0f64 / 18.0).ln();
+    let cool = (12.0f64 / 8.0).ln();
+    let reheat = (22.0f64 / 18.0).ln();
+    let on = changes(&csv, "on");
+    let want = [(heat, 0.0), (heat + cool, 1.0), (heat + cool + reheat, 0.0)];
+    assert!(on.len() >= 3, "{on:?}");
+    for ((t, v), (te, ve)) in on.iter().zip(want) {
+        assert!(close(*t, te, 1e-6), "`on` switches at {t}, expected {te}");
+        assert_eq!(*v, ve);
+    }
+    let switches = changes(&csv, "switches");
+    assert_eq!(switches.len(), on.len());
+    assert_eq!(switches.last().unwrap().1, on.len() as f64);
+}
+
+/// A `.mo` model: a Boolean defined by a relation outside `when`
+/// (`Boolean below = x < 0.5`) is a zero crossing, `edge` of it fires
+/// once; `x = e^{−t}` reaches 0.5 at ln 2, then relaxes to 1.
+#[test]
+fn a_boolean_definition_is_a_zero_crossing_in_a_mo_model() {
+    let text = "model Sampler
+  Real x(start = 1, fixed = true);
+  discrete Real u(start = 0);
+  Boolean below = x < 0.5;
+  Integer k(start = 0);
+equation
+  der(x) = -x + u;
+  when edge(below) then
+    k = pre(k) + 1;
+    u = 1;
+  end when;
+  annotation(experiment(StopTime = 2));
+end Sampler;
+";
+    let path = model("Sampler", "mo", text);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    let k = changes(&csv, "k");
+    assert_eq!(k.len(), 1, "{k:?}");
+    assert!(close(k[0].0, 2f64.ln(), 1e-6), "{k:?}");
+    let last = csv.rows.last().unwrap();
+    let want = 1.0 - 0.5 * (2f64.ln() - 2.0).exp();
+    assert!(close(last[csv.col("x")], want, 1e-5), "{last:?}");
+    assert_eq!(last[csv.col("u")], 1.0);
+}
+
+/// Of the branches of one `when` statement whose conditions rise at the
+/// same instant only the first fires (MLS 3.6 §8.3.5).
+#[test]
+fn the_first_rising_branch_of_elsewhen_wins() {
+    let text = "model Priority
+  Real x(start = 0, fixed = true);
+  Integer n(start = 0);
+  Integer m(start = 0);
+equation
+  der(x) = 1;
+  when x > 1 then
+    n = 1;
+    m = pre(m) + 1;
+  elsewhen x > 0.999999999 + 0.000000001 then
+    n = 2;
+    m = pre(m) + 10;
+  end when;
+  annotation(experiment(StopTime = 2));
+end Priority;
+";
+    let path = model("priority", "dae", text);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    let last = csv.rows.last().unwrap();
+    assert_eq!(last[csv.col("n")], 1.0);
+    assert_eq!(last[csv.col("m")], 1.0);
+}
+
+/// Two clauses that set each other off at one instant forever: the event
+/// iteration stops after its limit with exit 3, naming the time and the
+/// discrete variables that keep changing.
+#[test]
+fn an_event_iteration_that_does_not_settle_is_an_error() {
+    let text = "model Loop
+  Real x(start = 0, fixed = true);
+  Boolean a(start = false);
+  Boolean b(start = false);
+equation
+  der(x) = 1;
+  when change(b) then
+    a = not pre(a);
+  end when;
+  when {x > 1, change(a)} then
+    b = not pre(b);
+  end when;
+  annotation(experiment(StopTime = 2));
+end Loop;
+";
+    let path = model("loop", "dae", text);
+    let r = daec(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the event iteration at t = 1"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("after 100 rounds"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the discrete variables keep changing: a = ")
+            || r.stderr
+                .contains("the discrete variables keep changing: b = "),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A discrete variable that no `when` clause assigns is unbalanced
+/// (`E0108`); one assigned in two `when` statements is `E0114`.
+#[test]
+fn discrete_variables_need_one_defining_when_statement() {
+    let unassigned = model(
+        "unassigned",
+        "dae",
+        "model U\n  Real x(start = 0, fixed = true);\n  Integer n;\nequation\n  der(x) = n;\nend U;\n",
+    );
+    let r = daec(&["simulate", unassigned.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("E0108"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the discrete variable `n` has no equation"),
+        "{}",
+        r.stderr
+    );
+    let twice = model(
+        "twice",
+        "dae",
+        "model T\n  Real x(start = 0, fixed = true);\n  Integer n;\nequation\n  der(x) = 1;\n  when x > 1 then n = 1; end when;\n  when x > 2 then n = 2; end when;\nend T;\n",
+    );
+    let r = daec(&["simulate", twice.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("E0114"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("`n` is assigned in two `when` statements"),
+        "{}",
+        r.stderr
+    );
+    let branches = model(
+        "branches",
+        "dae",
+        "model B\n  Real x(start = 0, fixed = true);\n  Integer n;\n  Integer m;\nequation\n  der(x) = 1;\n  when x > 1 then n = 1; m = 1; elsewhen x > 2 then n = 2; end when;\nend B;\n",
+    );
+    let r = daec(&["simulate", branches.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the branches of a `when` statement assign different variables"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `pre` of an expression is an error at the argument; `edge` of a
+/// number is a type error.
+#[test]
+fn event_operators_take_variables() {
+    let bad = model(
+        "badpre",
+        "dae",
+        "model P\n  Real x(start = 0, fixed = true);\n  Integer n;\nequation\n  der(x) = 1;\n  when x > 1 then n = pre(n + 1); end when;\nend P;\n",
+    );
+    let r = daec(&["simulate", bad.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the argument of `pre` must be a variable"),
+        "{}",
+        r.stderr
+    );
+    let edge = model(
+        "badedge",
+        "dae",
+        "model E\n  Real x(start = 0, fixed = true);\n  Integer n;\nequation\n  der(x) = 1;\n  when edge(x) then n = 1; end when;\nend E;\n",
+    );
+    let r = daec(&["simulate", edge.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("E0109"), "{}", r.stderr);
+}
+
+/// `flatten` prints discrete declarations, assignments, `pre` and
+/// `elsewhen`, and reads its own output back to the same text.
+#[test]
+fn flatten_of_discrete_variables_is_idempotent() {
+    let path = model("counter_flat", "dae", COUNTER);
+    let once = daec(&["flatten", path.to_str().unwrap()]);
+    assert_eq!(once.code, 0, "{}", once.stderr);
+    assert!(
+        once.stdout.contains("  Integer n(start = 0);"),
+        "{}",
+        once.stdout
+    );
+    assert!(
+        once.stdout.contains("  discrete Real y(start = 1.0);"),
+        "{}",
+        once.stdout
+    );
+    assert!(
+        once.stdout.contains("    n = pre(n) + 1;"),
+        "{}",
+        once.stdout
+    );
+    let again_path = model("counter_flat2", "dae", &once.stdout);
+    let twice = daec(&["flatten", again_path.to_str().unwrap()]);
+    assert_eq!(twice.code, 0, "{}", twice.stderr);
+    assert_eq!(once.stdout, twice.stdout);
+}
+
+/// `--vars` selects discrete columns like any other.
+#[test]
+fn vars_selects_discrete_columns() {
+    let path = model("counter_vars", "dae", COUNTER);
+    let svg = std::env::temp_dir().join(format!("daec-discrete-{}.svg", std::process::id()));
+    let r = daec(&[
+        "simulate",
+        path.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+        "--vars",
+        "n,big",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("big"), "no `big` in the plot");
+}
