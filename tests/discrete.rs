@@ -360,3 +360,95 @@ fn vars_selects_discrete_columns() {
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("big"), "no `big` in the plot");
 }
+
+const SAMPLED: &str = "model Sampled
+  parameter Real Ts = 0.1;
+  Real x(start = 1, fixed = true);
+  discrete Real u(start = 0);
+  Integer k(start = 0);
+  Integer i0(start = 5);
+equation
+  der(x) = u;
+  when sample(0, Ts) then
+    u = -2*x;
+    k = pre(k) + 1;
+  end when;
+  when initial() then
+    i0 = 7;
+  end when;
+  annotation(experiment(StopTime = 0.95));
+end Sampled;
+";
+
+/// A sampled controller: `sample(0, Ts)` fires at the start and at every
+/// multiple of `Ts`, where `u` holds `−2x`; between samples `ẋ = u`, so
+/// `x(kTs) = 0.8^k` exactly. `when initial()` fires once, at the start.
+#[test]
+fn sample_fires_at_its_times_and_initial_at_the_start() {
+    let path = model("sampled", "dae", SAMPLED);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(csv.header, ["time", "x", "u", "k", "i0"]);
+    // the first row is after the start's events
+    assert_eq!(csv.value(0, "k"), 1.0);
+    assert_eq!(csv.value(0, "u"), -2.0);
+    assert_eq!(csv.value(0, "i0"), 7.0);
+    let k = changes(&csv, "k");
+    assert_eq!(k.len(), 9, "{k:?}");
+    for (i, (t, v)) in k.iter().enumerate() {
+        let step = (i + 1) as f64;
+        assert!(close(*t, 0.1 * step, 1e-12), "sample {i} at {t}");
+        assert_eq!(*v, step + 1.0);
+    }
+    let x = csv.col("x");
+    for (i, &(t, _)) in k.iter().enumerate() {
+        let row = csv.rows.iter().find(|r| r[0] == t).unwrap();
+        let want = 0.8f64.powi(i as i32 + 1);
+        assert!(
+            close(row[x], want, 1e-9),
+            "x({t}) = {}, expected {want}",
+            row[x]
+        );
+    }
+    assert!(changes(&csv, "i0").is_empty());
+}
+
+/// `sample` outside a `when` condition is refused with its location.
+#[test]
+fn sample_outside_when_is_an_error() {
+    let path = model(
+        "sample_outside",
+        "dae",
+        "model S\n  Real x(start = 0, fixed = true);\nequation\n  der(x) = if sample(0, 1) then 1 else 0;\nend S;\n",
+    );
+    let r = daec(&["simulate", path.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("`sample` is supported in `when` conditions only"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("sample_outside.dae:4:"), "{}", r.stderr);
+}
+
+/// `flatten` writes a `sample` as its next-time variable and reads it
+/// back to the same text.
+#[test]
+fn flatten_of_sample_and_initial_is_idempotent() {
+    let path = model("sampled_flat", "dae", SAMPLED);
+    let once = daec(&["flatten", path.to_str().unwrap()]);
+    assert_eq!(once.code, 0, "{}", once.stderr);
+    assert!(
+        once.stdout.contains("  when initial() then"),
+        "{}",
+        once.stdout
+    );
+    let again_path = model("sampled_flat2", "dae", &once.stdout);
+    let twice = daec(&["flatten", again_path.to_str().unwrap()]);
+    assert_eq!(twice.code, 0, "{}", twice.stderr);
+    assert_eq!(once.stdout, twice.stdout);
+    let (code, csv, err) = simulate(&again_path, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(changes(&csv, "k").len(), 9);
+}

@@ -23,6 +23,9 @@ impl Names for FlatNames<'_> {
             .map_or_else(|| format!("z{j}"), Unknown::source_name)
     }
     fn param(&self, p: ParamId) -> String {
+        if self.0.initial == Some(p.0) {
+            return "initial()".to_string();
+        }
         if let Some((d, true)) = self.0.discrete_of(p.0) {
             return format!("pre({})", self.param(ParamId(d.param)));
         }
@@ -167,7 +170,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
         }
         let group = &dae.parameters[i..j];
         let p = &group[0];
-        if dae.discrete_of(i as u32).is_some() {
+        if dae.discrete_of(i as u32).is_some() || dae.initial == Some(i as u32) {
             i = j;
             continue;
         }

@@ -226,6 +226,10 @@ pub struct Dae {
     /// The discrete-time variables, in declaration order (their values
     /// and `pre` values are parameters).
     pub discrete: Vec<Discrete>,
+    /// The Boolean parameter that `initial()` reads (MLS 3.6 §3.7.5):
+    /// false, but true while the simulation fires the `when` clauses at
+    /// the start.
+    pub initial: Option<u32>,
     /// Simulation settings.
     pub experiment: Experiment,
     /// Where each part came from.
@@ -291,6 +295,15 @@ impl Dae {
                 None
             }
         })
+    }
+
+    /// The parameters of the discrete variables the results show (those
+    /// of the model; not the next times of `sample`, `$sample<k>`).
+    pub fn shown_discrete(&self) -> impl Iterator<Item = &Parameter> {
+        self.discrete
+            .iter()
+            .filter_map(|d| self.parameters.get(d.param as usize))
+            .filter(|p| !p.name.starts_with('$'))
     }
 
     /// Index of the unknown with this flat name.

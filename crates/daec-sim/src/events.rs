@@ -134,6 +134,11 @@ pub struct WhenEvents {
     clause: Vec<usize>,
     /// The discrete variables: `(value parameter, pre parameter)`.
     discrete: Vec<(usize, usize)>,
+    /// Whether each condition reads `initial()` or a `sample`: such a
+    /// clause fires at the start if its condition holds there.
+    at_start: Vec<bool>,
+    /// The parameter of `initial()`.
+    initial: Option<usize>,
 }
 
 /// The values an assignment of a discrete variable reads: the unknowns at
@@ -183,6 +188,24 @@ pub fn event_function(pool: &mut ExprPool, cond: ExprId) -> (ExprId, bool) {
 
 fn unknown_inputs(pool: &mut ExprPool, n: usize, order: u32) -> Vec<ExprId> {
     (0..n as u32).map(|j| pool.var(j, order)).collect()
+}
+
+/// Whether condition `c` reads `initial()` or a `sample`'s next time (a
+/// parameter `$sample<k>`): clauses that fire at the start.
+fn starts(dae: &Dae, c: ExprId) -> bool {
+    dae.pool
+        .leaves(c)
+        .into_iter()
+        .any(|l| match dae.pool.as_leaf(l) {
+            Some(Leaf::Param(p)) => {
+                Some(p.0) == dae.initial
+                    || dae
+                        .parameters
+                        .get(p.0 as usize)
+                        .is_some_and(|q| q.name.starts_with("$sample"))
+            }
+            _ => false,
+        })
 }
 
 /// The unknowns (order 0) `e` depends on.
@@ -279,6 +302,12 @@ impl WhenEvents {
                 .map(|e| e.assigns.iter().map(|&(p, v)| (p as usize, v)).collect())
                 .collect(),
             clause: dae.events.iter().map(|e| e.clause as usize).collect(),
+            at_start: dae
+                .events
+                .iter()
+                .map(|e| starts(dae, e.condition))
+                .collect(),
+            initial: dae.initial.map(|p| p as usize),
             discrete: dae
                 .discrete
                 .iter()
@@ -840,6 +869,49 @@ impl EventTracker {
         events.start_round(dae);
         events.set_params(&dae.parameter_values());
         Ok(count)
+    }
+
+    /// Fires at the start `(t0, z)` the clauses of `initial()` and of the
+    /// `sample`s due then (MLS 3.6 §8.6: `initial()` is true during the
+    /// initialisation, and `sample(t0, …)` fires there), with
+    /// `initial()` true for that event iteration. Returns the number of
+    /// events.
+    pub(crate) fn fire_at_start(
+        &mut self,
+        dae: &mut Dae,
+        events: &mut WhenEvents,
+        t0: f64,
+        z: &mut Vec<f64>,
+        n_orig: usize,
+        project: &mut Projection<'_>,
+    ) -> Result<usize, SimError> {
+        if !events.at_start.iter().any(|&a| a) {
+            return Ok(0);
+        }
+        let set_initial = |dae: &mut Dae, events: &mut WhenEvents, v: f64| {
+            if let Some(p) = events.initial {
+                dae.parameters[p].value = v;
+                events.set_params(&dae.parameter_values());
+            }
+        };
+        set_initial(dae, events, 1.0);
+        let mut phi = vec![0.0; events.len()];
+        events.eval(t0, z, &mut phi);
+        let due: Vec<usize> = (0..events.len())
+            .filter(|&k| events.at_start[k] && events.holds(k, phi[k]))
+            .collect();
+        let fired = if due.is_empty() {
+            Ok(0)
+        } else {
+            let edge = RisingEdge { t: t0, events: due };
+            self.fire(dae, events, &edge, t0, z, n_orig, project)
+        };
+        set_initial(dae, events, 0.0);
+        events.eval(t0, z, &mut phi);
+        for k in 0..events.len() {
+            self.pre[k] = events.holds(k, phi[k]);
+        }
+        fired
     }
 
     /// Counts `k` state events of relations at `t` against `--max-events`

@@ -82,7 +82,12 @@ impl Outputs {
     /// No output equations: the results' columns are the unknowns of
     /// `dae`.
     pub fn none(dae: &Dae) -> Outputs {
-        let discrete: Vec<usize> = dae.discrete.iter().map(|d| d.param as usize).collect();
+        let discrete: Vec<usize> = dae
+            .discrete
+            .iter()
+            .map(|d| d.param as usize)
+            .filter(|&p| !dae.parameters[p].name.starts_with('$'))
+            .collect();
         let mut names: Vec<String> = dae.unknowns.iter().map(|u| u.name.clone()).collect();
         names.extend(discrete.iter().map(|&p| dae.parameters[p].name.clone()));
         Outputs {

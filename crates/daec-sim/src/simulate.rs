@@ -954,6 +954,23 @@ pub fn integrate_with_progress(
     let zdot0 = (!init.zdot0.is_empty()).then(|| init.zdot0.clone());
     let (mut t, mut z, mut zdot) = (t0, init.z0.clone(), zdot0);
     let mut failure = bounds.failure();
+    let mut project =
+        |dae: &mut Dae, zz: &[f64], held: &[bool]| reinitialize(dae, form0, t0, zz, held);
+    match tracker.fire_at_start(dae, events, t0, &mut z, n_orig, &mut project) {
+        Ok(0) => {}
+        Ok(k) => {
+            stats.events += k;
+            zdot = None;
+            let p = dae.parameter_values();
+            (
+                modes.set_params(&p),
+                outputs.set_params(&p),
+                problem0.set_params(&p),
+            );
+            results.z[0] = outputs.row(t0, &z[..n_orig]);
+        }
+        Err(e) => failure = Some(e),
+    }
     let mut brk = 0usize;
     while t < t_end && failure.is_none() {
         let (form, problem): (&SimForm, &FormProblem) = match (active, ste.as_ref()) {

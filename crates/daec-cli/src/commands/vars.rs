@@ -47,11 +47,7 @@ pub(crate) fn plot_columns(
         .unknowns
         .iter()
         .map(|u| u.name.as_str())
-        .chain(
-            dae.discrete
-                .iter()
-                .filter_map(|d| Some(dae.parameters.get(d.param as usize)?.name.as_str())),
-        )
+        .chain(dae.shown_discrete().map(|p| p.name.as_str()))
         .collect();
     if vars.is_empty() {
         return Ok((0..names.len()).collect());

@@ -257,10 +257,12 @@ impl<'a> Lowerer<'a> {
         span: Span,
         mode: Mode,
     ) -> Option<R<Val>> {
-        if !matches!(fname, "pre" | "edge" | "change") {
-            return None;
+        match fname {
+            "pre" | "edge" | "change" => Some(self.event_operator(fname, args, span, mode)),
+            "initial" => Some(self.initial_call(args, span)),
+            "sample" => Some(self.sample_call(args, span)),
+            _ => None,
         }
-        Some(self.event_operator(fname, args, span, mode))
     }
 
     fn event_operator(
@@ -310,6 +312,118 @@ impl<'a> Lowerer<'a> {
             BaseType::Boolean
         };
         Ok(Val::from_parts(ty, v.shape().to_vec(), out))
+    }
+
+    /// `initial()`: the Boolean parameter [`crate::Dae::initial`].
+    fn initial_call(&mut self, args: &[ast::Expr], span: Span) -> R<Val> {
+        if !args.is_empty() {
+            return Err(self.error(
+                Diagnostic::error(codes::ARITY, "`initial` takes no arguments")
+                    .with_primary(span, "write `initial()`"),
+            ));
+        }
+        let p = match self.initial {
+            Some(p) => p,
+            None => {
+                let p = self.hidden_parameter("initial()", BaseType::Boolean, 0.0, span);
+                self.initial = Some(p);
+                p
+            }
+        };
+        Ok(Val::Scalar(BaseType::Boolean, self.pool.param(ParamId(p))))
+    }
+
+    /// A parameter of the simulation's own (`initial()`, the next time of
+    /// a `sample`), declared at `span`.
+    fn hidden_parameter(&mut self, name: &str, ty: BaseType, value: f64, span: Span) -> u32 {
+        let p = self.parameters.len() as u32;
+        self.parameters.push(Parameter {
+            name: name.to_string(),
+            base: name.to_string(),
+            subscripts: Vec::new(),
+            ty,
+            constant: false,
+            value,
+            symbolic: true,
+            start: None,
+            fixed: None,
+            nominal: None,
+            min: None,
+            max: None,
+            unit: None,
+            display_unit: None,
+            quantity: None,
+            type_name: "Real".to_string(),
+            description: None,
+        });
+        self.param_values.push(value);
+        self.spans.parameters.push(span);
+        p
+    }
+
+    /// `sample(start, interval)` in a `when` condition (MLS 3.6 §16.5.1,
+    /// time events at `start + k·interval`): `time >= next`, with `next` a
+    /// discrete variable of its own (named `$sample<k>`, start value
+    /// `start`) that the clause advances by `interval` when it fires at or
+    /// after `next`.
+    fn sample_call(&mut self, args: &[ast::Expr], span: Span) -> R<Val> {
+        if !self.in_when_condition {
+            return Err(self.error(
+                Diagnostic::error(
+                    codes::UNSUPPORTED,
+                    "`sample` is supported in `when` conditions only",
+                )
+                .with_primary(span, "outside a `when` condition"),
+            ));
+        }
+        if args.len() != 2 {
+            return Err(self.error(
+                Diagnostic::error(
+                    codes::ARITY,
+                    format!("`sample` takes 2 arguments, but {} were given", args.len()),
+                )
+                .with_primary(span, "write `sample(start, interval)`"),
+            ));
+        }
+        let mut values = [0.0; 2];
+        for (x, a) in values.iter_mut().zip(args) {
+            let v = self.lower_expr(a, Mode::Const)?;
+            *x = match v {
+                Val::Scalar(t, e) if t != BaseType::Boolean => {
+                    self.const_value(e).unwrap_or(f64::NAN)
+                }
+                _ => f64::NAN,
+            };
+        }
+        let [start, interval] = values;
+        if !start.is_finite() || !interval.is_finite() || interval <= 0.0 {
+            return Err(self.error(
+                Diagnostic::error(
+                    codes::PARAMETER_VALUE,
+                    "`sample(start, interval)` needs a finite start and a positive interval",
+                )
+                .with_primary(span, format!("start {start}, interval {interval}")),
+            ));
+        }
+        let k = self.discrete.len() + 1;
+        let name = format!("$sample{k}");
+        let param = self.hidden_parameter(&name, BaseType::Real, start, span);
+        let pre = self.hidden_parameter(&format!("pre({name})"), BaseType::Real, start, span);
+        self.discrete.push(Discrete { param, pre });
+        let time = self.pool.time();
+        let next = self.pool.param(ParamId(param));
+        let before = self.pool.param(ParamId(pre));
+        let step = self.pool.constant(interval);
+        let advanced = self.pool.add(before, step);
+        let due = self.pool.cmp(CmpOp::Ge, time, before);
+        let value = self.pool.select(due, advanced, before);
+        self.sample_assigns.push((param, value));
+        self.assigned_by
+            .insert(param, (self.events.len() as u32, span));
+        Ok(Val::Scalar(
+            BaseType::Boolean,
+            self.pool.cmp(CmpOp::Ge, time, next),
+        ))
     }
 
     /// `pre(e)` of a variable: the `pre` parameter of a discrete one, the
@@ -407,8 +521,14 @@ impl<'a> Lowerer<'a> {
         let mut k = 0;
         while k < self.events.len() {
             let clause = self.events[k].clause;
+            let params = &self.parameters;
             let set = |e: &crate::Event| {
-                let mut v: Vec<u32> = e.assigns.iter().map(|a| a.0).collect();
+                let mut v: Vec<u32> = e
+                    .assigns
+                    .iter()
+                    .map(|a| a.0)
+                    .filter(|&p| !params[p as usize].name.starts_with('$'))
+                    .collect();
                 v.sort_unstable();
                 v.dedup();
                 v

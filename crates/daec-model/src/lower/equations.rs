@@ -215,12 +215,20 @@ impl<'a> Lowerer<'a> {
                 let mut ok = true;
                 let clause = self.events.len() as u32;
                 for (cond, body) in branches {
-                    let Ok(conditions) = self.when_conditions(cond) else {
+                    self.in_when_condition = true;
+                    let conditions = self.when_conditions(cond);
+                    self.in_when_condition = false;
+                    let samples = std::mem::take(&mut self.sample_assigns);
+                    let Ok(conditions) = conditions else {
                         ok = false;
                         continue;
                     };
                     self.in_when = true;
                     let mut body_out = WhenBody::default();
+                    for (p, v) in samples {
+                        body_out.assigns.push((p, v));
+                        body_out.assign_spans.push(cond.span);
+                    }
                     for e in body {
                         ok &= self.when_body(e, clause, &mut body_out).is_ok();
                     }

@@ -224,6 +224,12 @@ struct Lowerer<'a> {
     assigned_by: FxHashMap<u32, (u32, Span)>,
     /// Discrete symbols whose binding is being inlined (cycle guard).
     defining: Vec<usize>,
+    /// The parameter of `initial()`, once used.
+    initial: Option<u32>,
+    /// Whether a `when` condition is being lowered (where `sample` is
+    /// allowed), and the assignments its `sample`s add to the branch.
+    in_when_condition: bool,
+    sample_assigns: Vec<(u32, ExprId)>,
     spans: SourceSpans,
     experiment: Experiment,
     in_when: bool,
@@ -266,6 +272,9 @@ impl<'a> Lowerer<'a> {
             when_assigned: discrete::when_assigned(model),
             assigned_by: FxHashMap::default(),
             defining: Vec::new(),
+            initial: None,
+            in_when_condition: false,
+            sample_assigns: Vec::new(),
             spans: SourceSpans::default(),
             experiment: Experiment::default(),
             in_when: false,
@@ -306,6 +315,7 @@ impl<'a> Lowerer<'a> {
             invariants: self.invariants,
             events: self.events,
             discrete: self.discrete,
+            initial: self.initial,
             experiment: self.experiment,
             spans: self.spans,
             aliases: Vec::new(),
