@@ -452,3 +452,48 @@ fn flatten_of_sample_and_initial_is_idempotent() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(changes(&csv, "k").len(), 9);
 }
+
+/// `terminate(message)` in a `when` clause ends the run successfully at
+/// its event (x = t reaches 1.5): exit 0, the message and the time on
+/// stderr, the CSV ends there with the clause's assignment.
+#[test]
+fn terminate_ends_the_run_at_its_event() {
+    let text = "model Term
+  Real x(start = 0, fixed = true);
+  Integer n(start = 0);
+equation
+  der(x) = 1;
+  when x > 1.5 then
+    n = 1;
+    terminate(\"x passed 1.5\");
+  end when;
+  annotation(experiment(StopTime = 3));
+end Term;
+";
+    let path = model("term", "dae", text);
+    let r = daec(&["simulate", path.to_str().unwrap(), "--grid", "steps"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the model terminated the run at t = 1.5"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains(": x passed 1.5"), "{}", r.stderr);
+    let csv = Csv::parse(&r.stdout);
+    let last = csv.rows.last().unwrap();
+    assert!(close(last[0], 1.5, 1e-9), "{last:?}");
+    assert_eq!(last[csv.col("n")], 1.0);
+    let outside = model(
+        "term_outside",
+        "dae",
+        "model T\n  Real x(start = 0, fixed = true);\nequation\n  der(x) = 1;\n  terminate(\"no\");\nend T;\n",
+    );
+    let r = daec(&["simulate", outside.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("`terminate` is only allowed inside `when`"),
+        "{}",
+        r.stderr
+    );
+}

@@ -324,6 +324,9 @@ pub fn to_dae_text(dae: &Dae) -> String {
             };
             let _ = writeln!(out, "    {} = {value};", names.param(ParamId(p)));
         }
+        if let Some(m) = &ev.terminate {
+            let _ = writeln!(out, "    terminate({});", quoted(m));
+        }
         // (the next event opens a statement of its own, or there is none)
         if dae
             .events

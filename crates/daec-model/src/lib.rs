@@ -146,6 +146,9 @@ pub struct Event {
     /// the branches of one statement whose conditions rise at the same
     /// instant only the first fires (MLS 3.6 §8.3.5).
     pub clause: u32,
+    /// `terminate(message)` in the branch: the run ends successfully
+    /// when it fires (MLS 3.6 §8.3.8).
+    pub terminate: Option<String>,
 }
 
 /// A discrete-time variable (MLS 3.6 §3.8.3, §4.5): a `discrete Real`, an

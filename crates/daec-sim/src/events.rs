@@ -139,6 +139,8 @@ pub struct WhenEvents {
     at_start: Vec<bool>,
     /// The parameter of `initial()`.
     initial: Option<usize>,
+    /// The `terminate` message of each event.
+    terminate: Vec<Option<String>>,
 }
 
 /// The values an assignment of a discrete variable reads: the unknowns at
@@ -308,6 +310,7 @@ impl WhenEvents {
                 .map(|e| starts(dae, e.condition))
                 .collect(),
             initial: dae.initial.map(|p| p as usize),
+            terminate: dae.events.iter().map(|e| e.terminate.clone()).collect(),
             discrete: dae
                 .discrete
                 .iter()
@@ -612,6 +615,8 @@ pub(crate) struct EventTracker {
     /// The run's interval, for [`stall_resolution`].
     span: (f64, f64),
     phi: Vec<f64>,
+    /// `terminate(message)` fired: the time and the message.
+    pub(crate) terminated: Option<(f64, String)>,
 }
 
 impl EventTracker {
@@ -639,6 +644,7 @@ impl EventTracker {
             stall_events: vec![0; m],
             span: (t0, t_end),
             phi,
+            terminated: None,
         }
     }
 
@@ -810,6 +816,9 @@ impl EventTracker {
             events.start_round(dae);
             for &k in &fire {
                 events.assign(dae, k, t, z);
+                if let Some(m) = events.terminate.get(k).cloned().flatten() {
+                    self.terminated.get_or_insert((t, m));
+                }
             }
             changed = events.changed(dae);
             if !changed.is_empty() {

@@ -372,6 +372,7 @@ pub fn integrate_second_order(
         init: init.clone(),
         failure,
         end: None,
+        terminated: None,
     })
 }
 

@@ -470,6 +470,9 @@ pub struct Simulation {
     /// failure): what [`Prepared::restart_at`] continues from. `None` from
     /// the second-order methods.
     pub end: Option<EndPoint>,
+    /// The time and message of a `terminate(message)` that ended the run
+    /// (successfully, before the end time; MLS 3.6 §8.3.8).
+    pub terminated: Option<(f64, String)>,
 }
 
 /// A point of a run: the time, the unknowns of the formulation variant
@@ -1097,6 +1100,9 @@ pub fn integrate_with_progress(
                 });
                 // the derivative after a reinit: the integrator's own
                 zdot = None;
+                if tracker.terminated.is_some() {
+                    break;
+                }
                 "events"
             }
             Some(Stop::Switch(variant)) => {
@@ -1198,6 +1204,7 @@ pub fn integrate_with_progress(
         init: init.clone(),
         failure,
         end,
+        terminated: tracker.terminated.take(),
     })
 }
 

@@ -404,6 +404,13 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     crate::commands::analyze::warn_limits(ctx, &sim.stats.limits);
     error_control_warning(ctx, &dae, &args.vars, &columns, &sim.stats.error_control);
     let _ = ctx.io.stderr.write_all(sim.stats.summary().as_bytes());
+    if let Some((t, message)) = &sim.terminated {
+        let _ = writeln!(
+            ctx.io.stderr,
+            "the model terminated the run at t = {}: {message}",
+            t
+        );
+    }
     if let Some(f) = &sim.failure {
         located_error(ctx, &map, f, Some(last));
         return Err(EXIT_NUMERIC);

@@ -241,6 +241,7 @@ impl<'a> Lowerer<'a> {
                             reinits: body_out.reinits.clone(),
                             assigns: body_out.assigns.clone(),
                             clause,
+                            terminate: body_out.terminate.clone(),
                         });
                         self.spans.events.push(eq.span);
                         self.spans.reinits.push(body_out.reinit_spans.clone());
@@ -250,11 +251,15 @@ impl<'a> Lowerer<'a> {
                 if ok { Ok(()) } else { Err(Reported) }
             }
             EquationKind::Call { name, args } => {
-                if name.name == "reinit" {
+                if name.name == "reinit" || name.name == "terminate" {
+                    let what = &name.name;
                     return Err(self.error(
-                        Diagnostic::error(codes::WHEN, "`reinit` is only allowed inside `when`")
-                            .with_primary(eq.span, "outside `when`")
-                            .with_help("write `when condition then reinit(x, value); end when;`"),
+                        Diagnostic::error(
+                            codes::WHEN,
+                            format!("`{what}` is only allowed inside `when`"),
+                        )
+                        .with_primary(eq.span, "outside `when`")
+                        .with_help("write `when condition then reinit(x, value); end when;`"),
                     ));
                 }
                 if name.name == "assert" {
@@ -290,6 +295,7 @@ struct WhenBody {
     reinit_spans: Vec<Span>,
     assigns: Vec<(u32, ExprId)>,
     assign_spans: Vec<Span>,
+    terminate: Option<String>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -301,6 +307,23 @@ impl<'a> Lowerer<'a> {
                 clause,
                 (&mut out.assigns, &mut out.assign_spans),
             ),
+            EquationKind::Call { name, args } if name.name == "terminate" => {
+                let message = match args.as_slice() {
+                    [a] => match &a.kind {
+                        ast::ExprKind::String(text) => Some(text.clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let Some(message) = message else {
+                    return Err(self.error(
+                        Diagnostic::error(codes::ARITY, "`terminate` takes one string")
+                            .with_primary(e.span, "write `terminate(\"why\")`"),
+                    ));
+                };
+                out.terminate = Some(message);
+                Ok(())
+            }
             EquationKind::Call { name, args } if name.name == "reinit" => {
                 if args.len() != 2 {
                     return Err(self.error(
