@@ -497,3 +497,62 @@ end Term;
         r.stderr
     );
 }
+
+/// `assert` is checked after every accepted step: an error is exit 3 with
+/// its message, the time and its line; `AssertionLevel.warning` warns
+/// once and the run goes on.
+#[test]
+fn assert_is_checked_during_the_run() {
+    let text = "model As
+  Real x(start = 0, fixed = true);
+equation
+  der(x) = 1;
+  assert(x < 0.5, \"x is at least 0.5\", AssertionLevel.warning);
+  assert(x < 1.2, \"x is too large\");
+  annotation(experiment(StopTime = 3));
+end As;
+";
+    let path = model("asserts", "dae", text);
+    let r = daec(&["simulate", path.to_str().unwrap(), "--max-step", "0.01"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert_eq!(
+        r.stderr
+            .matches("warning: assertion failed at t = ")
+            .count(),
+        1,
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains(": x is at least 0.5"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("assertion failed at t = 1.2"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains(": x is too large"), "{}", r.stderr);
+    assert!(r.stderr.contains("asserts.dae:6:3"), "{}", r.stderr);
+    let t: f64 = r
+        .stderr
+        .split("warning: assertion failed at t = ")
+        .nth(1)
+        .and_then(|x| x.split(':').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap();
+    assert!((0.5..0.52).contains(&t), "the warning at {t}");
+    // only the warning: the run ends normally
+    let warn_only = model("assert_warning", "dae", &text.replace("x < 1.2", "x < 10"));
+    let r = daec(&["simulate", warn_only.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("warning: assertion failed"),
+        "{}",
+        r.stderr
+    );
+    let flat = daec(&["flatten", path.to_str().unwrap()]);
+    assert!(
+        flat.stdout
+            .contains("  assert(x < 0.5, \"x is at least 0.5\", AssertionLevel.warning);"),
+        "{}",
+        flat.stdout
+    );
+}

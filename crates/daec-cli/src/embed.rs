@@ -326,6 +326,7 @@ fn cause_name(cause: &FailureCause) -> &'static str {
         FailureCause::EventAccumulation { .. } => "event-accumulation",
         FailureCause::NoProgress { .. } => "no-progress",
         FailureCause::Bound { .. } => "bound",
+        FailureCause::Assertion { .. } => "assertion",
         FailureCause::StateSelection { .. } => "state-selection",
     }
 }

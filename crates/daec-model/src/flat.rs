@@ -296,6 +296,19 @@ pub fn to_dae_text(dae: &Dae) -> String {
         &dae.invariants,
         " annotation(__daec(invariant = true))",
     );
+    for a in &dae.asserts {
+        let level = if a.warning {
+            ", AssertionLevel.warning"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  assert({}, {}{level});",
+            to_modelica(&dae.pool, a.condition, &names),
+            quoted(&a.message)
+        );
+    }
     for (k, ev) in dae.events.iter().enumerate() {
         let first = ev.clause as usize == k;
         let _ = writeln!(

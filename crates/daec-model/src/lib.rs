@@ -151,6 +151,18 @@ pub struct Event {
     pub terminate: Option<String>,
 }
 
+/// `assert(condition, message, level)` (MLS 3.6 §8.3.7): checked along
+/// the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assertion {
+    /// The condition that must hold.
+    pub condition: ExprId,
+    /// The message reported when it does not.
+    pub message: String,
+    /// `AssertionLevel.warning`: a warning, once, instead of an error.
+    pub warning: bool,
+}
+
 /// A discrete-time variable (MLS 3.6 §3.8.3, §4.5): a `discrete Real`, an
 /// `Integer` or `Boolean` variable, or a `Real` assigned in a `when`
 /// clause. Its value is piecewise constant, changing at events only, so
@@ -200,6 +212,8 @@ pub struct SourceSpans {
     /// Each event's assignments of discrete variables, in the order of
     /// [`Event::assigns`].
     pub assigns: Vec<Vec<Span>>,
+    /// Each assertion's `assert(…)`.
+    pub asserts: Vec<Span>,
 }
 
 /// A flat scalar DAE: `residual_i(t, z, ż, …) = 0` for each equation.
@@ -229,6 +243,8 @@ pub struct Dae {
     /// The discrete-time variables, in declaration order (their values
     /// and `pre` values are parameters).
     pub discrete: Vec<Discrete>,
+    /// The assertions, checked after every accepted step and event.
+    pub asserts: Vec<Assertion>,
     /// The Boolean parameter that `initial()` reads (MLS 3.6 §3.7.5):
     /// false, but true while the simulation fires the `when` clauses at
     /// the start.

@@ -221,6 +221,11 @@ pub enum FailureCause {
         /// The variable's value.
         value: f64,
     },
+    /// An `assert` of the model failed.
+    Assertion {
+        /// Its message.
+        message: String,
+    },
     /// A variant of dynamic state selection (StE, DD) could not be built.
     StateSelection {
         /// The form.

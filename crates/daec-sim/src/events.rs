@@ -141,6 +141,17 @@ pub struct WhenEvents {
     initial: Option<usize>,
     /// The `terminate` message of each event.
     terminate: Vec<Option<String>>,
+    /// The assertions' conditions (inputs `z`, 1 where they hold) and
+    /// their frame; `None` without assertions.
+    asserts: Option<(Tape, TapeFrame)>,
+    /// Whether each assertion is a warning, and whether it has warned.
+    assert_warning: Vec<bool>,
+    /// Each assertion's message and `assert(…)`.
+    assert_messages: Vec<String>,
+    assert_spans: Vec<daec_diag::Span>,
+    warned: Vec<bool>,
+    /// The warnings of the failed `AssertionLevel.warning` assertions.
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The values an assignment of a discrete variable reads: the unknowns at
@@ -285,7 +296,21 @@ impl WhenEvents {
         rate_inputs.extend(unknown_inputs(&mut dae.pool, n, 1));
         let rates = Tape::compile(&dae.pool, &rate_roots, &rate_inputs).map_err(err)?;
         let params = dae.parameter_values();
+        let conds: Vec<ExprId> = dae.asserts.iter().map(|a| a.condition).collect();
+        let asserts = if conds.is_empty() {
+            None
+        } else {
+            let tape = Tape::compile(&dae.pool, &conds, &inputs).map_err(err)?;
+            let frame = tape.frame(&params);
+            Some((tape, frame))
+        };
         Ok(Self {
+            asserts,
+            assert_warning: dae.asserts.iter().map(|a| a.warning).collect(),
+            assert_messages: dae.asserts.iter().map(|a| a.message.clone()).collect(),
+            assert_spans: dae.spans.asserts.clone(),
+            warned: vec![false; dae.asserts.len()],
+            warnings: Vec::new(),
             phi_frame: phi.frame(&params),
             phi,
             rates_frame: rates.frame(&params),
@@ -326,8 +351,38 @@ impl WhenEvents {
             return;
         }
         self.params = params.to_vec();
+        if let Some((tape, frame)) = &mut self.asserts {
+            *frame = tape.frame(params);
+        }
         self.phi_frame = self.phi.frame(params);
         self.rates_frame = self.rates.frame(params);
+    }
+
+    /// Checks the assertions at `(t, z)` (MLS 3.6 §8.3.7): a failed one is
+    /// an error at its `assert`, or, at `AssertionLevel.warning`, a warning
+    /// the first time.
+    pub(crate) fn check_asserts(&mut self, t: f64, z: &[f64]) -> Result<(), SimError> {
+        let Some((tape, frame)) = &mut self.asserts else {
+            return Ok(());
+        };
+        let n = self.names.len().min(z.len());
+        let mut out = vec![0.0; self.assert_warning.len()];
+        tape.eval_frame(frame, t, &[&z[..n]], &mut out);
+        for (k, &holds) in out.iter().enumerate() {
+            if holds != 0.0 {
+                continue;
+            }
+            let message = self.assert_messages[k].as_str();
+            if !self.assert_warning[k] {
+                let span = self.assert_spans.get(k);
+                return Err(crate::places::assertion_failure(message, span, t));
+            }
+            if !std::mem::replace(&mut self.warned[k], true) {
+                self.warnings
+                    .push(format!("assertion failed at t = {}: {message}", show(t)));
+            }
+        }
+        Ok(())
     }
 
     /// Whether the model has discrete variables.

@@ -152,6 +152,22 @@ pub(crate) fn reinit_label(
     label(real(span), message, true)
 }
 
+/// The failure of an assertion at `t`: its message, the time and a label
+/// at the `assert` (its `span`).
+pub(crate) fn assertion_failure(message: &str, span: Option<&Span>, t: f64) -> crate::SimError {
+    let shown = daec_solve::readable_number(t);
+    let label = label(real(span), format!("fails at t = {shown}"), true);
+    let cause = crate::FailureCause::Assertion {
+        message: message.to_string(),
+    };
+    crate::SimError::numerical(
+        t,
+        cause,
+        format!("assertion failed at t = {shown}: {message}"),
+    )
+    .with_labels(label.into_iter().collect())
+}
+
 /// Refuses `reinit` values (`values[k] = (unknown, value)` of event
 /// `event` at `t`) that are not finite: a numerical failure at the
 /// `reinit`.

@@ -373,6 +373,7 @@ pub fn integrate_second_order(
         failure,
         end: None,
         terminated: None,
+        warnings: Vec::new(),
     })
 }
 

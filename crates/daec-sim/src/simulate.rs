@@ -473,6 +473,8 @@ pub struct Simulation {
     /// The time and message of a `terminate(message)` that ended the run
     /// (successfully, before the end time; MLS 3.6 §8.3.8).
     pub terminated: Option<(f64, String)>,
+    /// The failed assertions of `AssertionLevel.warning`, each once.
+    pub warnings: Vec<String>,
 }
 
 /// A point of a run: the time, the unknowns of the formulation variant
@@ -974,6 +976,11 @@ pub fn integrate_with_progress(
         }
         Err(e) => failure = Some(e),
     }
+    if failure.is_none()
+        && let Err(e) = events.check_asserts(t0, &z[..n_orig])
+    {
+        failure = Some(e);
+    }
     let mut brk = 0usize;
     while t < t_end && failure.is_none() {
         let (form, problem): (&SimForm, &FormProblem) = match (active, ste.as_ref()) {
@@ -1100,6 +1107,10 @@ pub fn integrate_with_progress(
                 });
                 // the derivative after a reinit: the integrator's own
                 zdot = None;
+                if let Err(e) = events.check_asserts(t, &z[..n_orig]) {
+                    failure = Some(e);
+                    break;
+                }
                 if tracker.terminated.is_some() {
                     break;
                 }
@@ -1205,6 +1216,7 @@ pub fn integrate_with_progress(
         failure,
         end,
         terminated: tracker.terminated.take(),
+        warnings: std::mem::take(&mut events.warnings),
     })
 }
 
@@ -1442,7 +1454,8 @@ impl Segment<'_> {
         }
         let checked = self
             .tracker
-            .after_step(self.events, step, t_stop, last_z, edge.as_ref());
+            .after_step(self.events, step, t_stop, last_z, edge.as_ref())
+            .and_then(|()| self.events.check_asserts(t_stop, &last_z[..self.n_orig]));
         if let Err(e) = checked {
             self.failure = Some(e);
             return StepControl::Stop;

@@ -404,6 +404,9 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     crate::commands::analyze::warn_limits(ctx, &sim.stats.limits);
     error_control_warning(ctx, &dae, &args.vars, &columns, &sim.stats.error_control);
     let _ = ctx.io.stderr.write_all(sim.stats.summary().as_bytes());
+    for w in &sim.warnings {
+        let _ = writeln!(ctx.io.stderr, "warning: {w}");
+    }
     if let Some((t, message)) = &sim.terminated {
         let _ = writeln!(
             ctx.io.stderr,

@@ -22,7 +22,7 @@
 use super::declarations::Attr;
 use super::{Lowerer, Mode, R, Val, subscript_text, type_source, unravel};
 use crate::budget::elements;
-use crate::{BaseType, Discrete, Parameter};
+use crate::{Assertion, BaseType, Discrete, Parameter};
 use daec_diag::{Diagnostic, Span, codes};
 use daec_expr::{CmpOp, ExprId, Leaf, ParamId};
 use daec_syntax::ast::{self, EquationKind, ExprKind};
@@ -424,6 +424,48 @@ impl<'a> Lowerer<'a> {
             BaseType::Boolean,
             self.pool.cmp(CmpOp::Ge, time, next),
         ))
+    }
+
+    /// `assert(condition, message)` or `assert(condition, message, level)`
+    /// with `level` `AssertionLevel.error` (the default) or
+    /// `AssertionLevel.warning` (MLS 3.6 §8.3.7); the message is a string
+    /// literal.
+    pub(super) fn assertion(&mut self, eq: &'a ast::Equation, args: &'a [ast::Expr]) -> R<()> {
+        let usage = |this: &mut Self, span: Span| {
+            this.error(
+                Diagnostic::error(codes::ARITY, "`assert` takes a condition, a message string and an optional level")
+                    .with_primary(span, "write `assert(condition, \"message\")` or `assert(condition, \"message\", AssertionLevel.warning)`"),
+            )
+        };
+        let (cond, message, level) = match args {
+            [c, m] => (c, m, None),
+            [c, m, l] => (c, m, Some(l)),
+            _ => return Err(usage(self, eq.span)),
+        };
+        let ExprKind::String(text) = &message.kind else {
+            return Err(usage(self, message.span));
+        };
+        let warning = match level.map(|l| &l.kind) {
+            None => false,
+            Some(ExprKind::Name(parts))
+                if parts.len() == 2 && parts[0].name == "AssertionLevel" =>
+            {
+                match parts[1].name.as_str() {
+                    "warning" => true,
+                    "error" => false,
+                    _ => return Err(usage(self, level.map_or(eq.span, |l| l.span))),
+                }
+            }
+            Some(_) => return Err(usage(self, level.map_or(eq.span, |l| l.span))),
+        };
+        let condition = self.condition(cond, Mode::Equation, "the condition of `assert`")?;
+        self.asserts.push(Assertion {
+            condition,
+            message: text.clone(),
+            warning,
+        });
+        self.spans.asserts.push(eq.span);
+        Ok(())
     }
 
     /// `pre(e)` of a variable: the `pre` parameter of a discrete one, the

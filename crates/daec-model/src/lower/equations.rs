@@ -263,14 +263,7 @@ impl<'a> Lowerer<'a> {
                     ));
                 }
                 if name.name == "assert" {
-                    self.diags.push(
-                        Diagnostic::warning(
-                            codes::UNSUPPORTED,
-                            "`assert` is not checked by daec; it is ignored",
-                        )
-                        .with_primary(eq.span, "ignored"),
-                    );
-                    return Ok(());
+                    return self.assertion(eq, args);
                 }
                 let _ = args;
                 Err(self.error(

@@ -22,7 +22,8 @@ pub(crate) use parameters::push_children;
 
 use crate::budget::MemoryBudget;
 use crate::{
-    BaseType, Dae, Discrete, Equation, Event, Experiment, Parameter, SourceSpans, Unknown,
+    Assertion, BaseType, Dae, Discrete, Equation, Event, Experiment, Parameter, SourceSpans,
+    Unknown,
 };
 use daec_diag::{Diagnostic, Span};
 use daec_expr::{ExprId, ExprPool, ParamId};
@@ -226,6 +227,8 @@ struct Lowerer<'a> {
     defining: Vec<usize>,
     /// The parameter of `initial()`, once used.
     initial: Option<u32>,
+    /// The `assert(…)` equations.
+    asserts: Vec<Assertion>,
     /// Whether a `when` condition is being lowered (where `sample` is
     /// allowed), and the assignments its `sample`s add to the branch.
     in_when_condition: bool,
@@ -273,6 +276,7 @@ impl<'a> Lowerer<'a> {
             assigned_by: FxHashMap::default(),
             defining: Vec::new(),
             initial: None,
+            asserts: Vec::new(),
             in_when_condition: false,
             sample_assigns: Vec::new(),
             spans: SourceSpans::default(),
@@ -316,6 +320,7 @@ impl<'a> Lowerer<'a> {
             events: self.events,
             discrete: self.discrete,
             initial: self.initial,
+            asserts: self.asserts,
             experiment: self.experiment,
             spans: self.spans,
             aliases: Vec::new(),
