@@ -8,7 +8,7 @@
 mod common;
 
 use common::{Csv, daec};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Writes a model (`ext`: `dae` or `mo`) into the temporary directory.
 fn model(name: &str, ext: &str, text: &str) -> PathBuf {
@@ -20,7 +20,7 @@ fn model(name: &str, ext: &str, text: &str) -> PathBuf {
 }
 
 /// `daec simulate` on every accepted step and both sides of each event.
-fn simulate(path: &PathBuf, extra: &[&str]) -> (i32, Csv, String) {
+fn simulate(path: &Path, extra: &[&str]) -> (i32, Csv, String) {
     let mut args = vec![
         "simulate",
         path.to_str().unwrap(),

@@ -932,6 +932,7 @@ impl EventTracker {
         // between events `pre(v)` is `v`
         events.start_round(dae);
         events.set_params(&dae.parameter_values());
+        events.check_asserts(t, &z[..n_orig.min(z.len())])?;
         Ok(count)
     }
 
@@ -972,8 +973,8 @@ impl EventTracker {
         };
         set_initial(dae, events, 0.0);
         events.eval(t0, z, &mut phi);
-        for k in 0..events.len() {
-            self.pre[k] = events.holds(k, phi[k]);
+        for (k, &x) in phi.iter().enumerate() {
+            self.pre[k] = events.holds(k, x);
         }
         fired
     }

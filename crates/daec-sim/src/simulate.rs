@@ -904,11 +904,7 @@ pub fn integrate_with_progress(
     // A run starts from the modes of the consistent initial point, also
     // when an earlier run on the same `prepared` left them switched.
     if modes.set_from(dae, init.t0, &init.z0) {
-        let p = dae.parameter_values();
-        problem0.set_params(&p);
-        for (_, built) in ste.iter_mut().flat_map(|v| v.built.iter_mut()) {
-            built.set_params(&p);
-        }
+        reload_params(dae, problem0, ste);
     }
     problem0.set_projection(matches!(
         ro.method,
@@ -959,27 +955,15 @@ pub fn integrate_with_progress(
     let zdot0 = (!init.zdot0.is_empty()).then(|| init.zdot0.clone());
     let (mut t, mut z, mut zdot) = (t0, init.z0.clone(), zdot0);
     let mut failure = bounds.failure();
-    let mut project =
-        |dae: &mut Dae, zz: &[f64], held: &[bool]| reinitialize(dae, form0, t0, zz, held);
-    match tracker.fire_at_start(dae, events, t0, &mut z, n_orig, &mut project) {
+    match start_events(dae, events, &mut tracker, form0, t0, &mut z, n_orig) {
         Ok(0) => {}
         Ok(k) => {
-            stats.events += k;
-            zdot = None;
-            let p = dae.parameter_values();
-            (
-                modes.set_params(&p),
-                outputs.set_params(&p),
-                problem0.set_params(&p),
-            );
+            (stats.events, zdot) = (stats.events + k, None);
+            reload_params(dae, problem0, ste);
+            set_discrete(dae, events, modes, outputs);
             results.z[0] = outputs.row(t0, &z[..n_orig]);
         }
         Err(e) => failure = Some(e),
-    }
-    if failure.is_none()
-        && let Err(e) = events.check_asserts(t0, &z[..n_orig])
-    {
-        failure = Some(e);
     }
     let mut brk = 0usize;
     while t < t_end && failure.is_none() {
@@ -1083,12 +1067,7 @@ pub fn integrate_with_progress(
                         }
                     }
                 }
-                if events.has_discrete() {
-                    // the discrete variables' new values
-                    let p = dae.parameter_values();
-                    modes.set_params(&p);
-                    outputs.set_params(&p);
-                }
+                set_discrete(dae, events, modes, outputs);
                 // the relations, evaluated again after every event
                 match settle(dae, (form, problem), modes, &mut tracker, t, &mut z) {
                     Ok(k) => {
@@ -1107,10 +1086,6 @@ pub fn integrate_with_progress(
                 });
                 // the derivative after a reinit: the integrator's own
                 zdot = None;
-                if let Err(e) = events.check_asserts(t, &z[..n_orig]) {
-                    failure = Some(e);
-                    break;
-                }
                 if tracker.terminated.is_some() {
                     break;
                 }
@@ -1170,14 +1145,6 @@ pub fn integrate_with_progress(
                 }
             }
         }
-        if why == "events" && events.has_discrete() {
-            // the formulation reads the discrete variables' new values
-            let p = dae.parameter_values();
-            problem0.set_params(&p);
-            for (_, built) in ste.iter_mut().flat_map(|v| v.built.iter_mut()) {
-                built.set_params(&p);
-            }
-        }
         let why = if flipped.is_empty() {
             why.to_string()
         } else {
@@ -1187,16 +1154,13 @@ pub fn integrate_with_progress(
                 let turned = right_limits(dae, form0, problem0, modes, t, &mut z, span);
                 stats.events += turned.len();
             }
-            let p = dae.parameter_values();
-            problem0.set_params(&p);
-            for (_, built) in ste.iter_mut().flat_map(|v| v.built.iter_mut()) {
-                built.set_params(&p);
-            }
             format!(
                 "state events of the relation {}; a relation that changes at every restart chatters: the dynamics on either side drive the state back across it, which events cannot follow — write the motion along the switching surface into the model, or wrap the relation in `noEvent` to evaluate it continuously",
                 modes.describe(&flipped)
             )
         };
+        // (the new modes and discrete values)
+        reload_params(dae, problem0, ste);
         if let Err(e) = tracker.restart(events, t, &z, &why) {
             failure = Some(e);
         }
@@ -1218,6 +1182,45 @@ pub fn integrate_with_progress(
         terminated: tracker.terminated.take(),
         warnings: std::mem::take(&mut events.warnings),
     })
+}
+
+/// Loads the parameters of `dae` (the modes, the discrete variables) into
+/// the formulation and its StE/DD variants.
+fn reload_params(dae: &Dae, problem0: &mut FormProblem, ste: &mut Option<SteVariants>) {
+    let p = dae.parameter_values();
+    problem0.set_params(&p);
+    for (_, built) in ste.iter_mut().flat_map(|v| v.built.iter_mut()) {
+        built.set_params(&p);
+    }
+}
+
+/// Loads the discrete variables' values (after an event) into the
+/// relations' crossing functions and the output.
+fn set_discrete(dae: &Dae, events: &WhenEvents, modes: &mut Modes, outputs: &mut Outputs) {
+    if events.has_discrete() {
+        let p = dae.parameter_values();
+        modes.set_params(&p);
+        outputs.set_params(&p);
+    }
+}
+
+/// At the start `(t0, z)`: fires the clauses of `initial()` and of the
+/// samples due ([`EventTracker::fire_at_start`]) and checks the
+/// assertions. Returns the number of events.
+fn start_events(
+    dae: &mut Dae,
+    events: &mut WhenEvents,
+    tracker: &mut EventTracker,
+    form0: &SimForm,
+    t0: f64,
+    z: &mut Vec<f64>,
+    n_orig: usize,
+) -> Result<usize, SimError> {
+    let mut project =
+        |dae: &mut Dae, zz: &[f64], held: &[bool]| reinitialize(dae, form0, t0, zz, held);
+    let k = tracker.fire_at_start(dae, events, t0, z, n_orig, &mut project)?;
+    events.check_asserts(t0, &z[..n_orig])?;
+    Ok(k)
 }
 
 /// After an event or a discontinuity at `t`: `z` made consistent where

@@ -82,10 +82,10 @@ impl<'a> Lowerer<'a> {
                 .collect();
             return Ok(Val::from_parts(BaseType::Real, dims, elems));
         }
-        if kind == SymKind::Discrete {
-            if let Some(v) = self.discrete_name(s, span, mode) {
-                return v;
-            }
+        if kind == SymKind::Discrete
+            && let Some(v) = self.discrete_name(s, span, mode)
+        {
+            return v;
         }
         self.evaluate_parameter(s)?;
         let sym = &self.symbols[s];
