@@ -281,6 +281,30 @@ impl Unknown {
 }
 
 impl Parameter {
+    /// A symbolic parameter without attributes that the simulation sets
+    /// (a mode, `initial()`, the next time of a `sample`).
+    pub fn hidden(name: &str, ty: BaseType, value: f64) -> Parameter {
+        Parameter {
+            name: name.to_string(),
+            base: name.to_string(),
+            subscripts: Vec::new(),
+            ty,
+            constant: false,
+            value,
+            symbolic: true,
+            start: None,
+            fixed: None,
+            nominal: None,
+            min: None,
+            max: None,
+            unit: None,
+            display_unit: None,
+            quantity: None,
+            type_name: "Real".to_string(),
+            description: None,
+        }
+    }
+
     /// The flat name as `.dae` source, as [`Unknown::source_name`].
     pub fn source_name(&self) -> String {
         source_name(&self.name, &self.base, &self.subscripts)

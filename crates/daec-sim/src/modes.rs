@@ -503,22 +503,7 @@ pub(crate) fn right_limits(
 /// to 0 or 1).
 fn mode_parameter(name: String) -> Parameter {
     Parameter {
-        base: name.clone(),
-        name,
-        subscripts: Vec::new(),
-        ty: BaseType::Real,
-        constant: false,
-        value: 0.0,
-        symbolic: true,
-        start: None,
-        fixed: None,
-        nominal: None,
-        min: None,
-        max: None,
-        unit: None,
-        display_unit: None,
-        quantity: None,
-        type_name: "Real".into(),
         description: Some("the value of a relation between events".into()),
+        ..Parameter::hidden(&name, BaseType::Real, 0.0)
     }
 }

@@ -337,25 +337,7 @@ impl<'a> Lowerer<'a> {
     /// a `sample`), declared at `span`.
     fn hidden_parameter(&mut self, name: &str, ty: BaseType, value: f64, span: Span) -> u32 {
         let p = self.parameters.len() as u32;
-        self.parameters.push(Parameter {
-            name: name.to_string(),
-            base: name.to_string(),
-            subscripts: Vec::new(),
-            ty,
-            constant: false,
-            value,
-            symbolic: true,
-            start: None,
-            fixed: None,
-            nominal: None,
-            min: None,
-            max: None,
-            unit: None,
-            display_unit: None,
-            quantity: None,
-            type_name: "Real".to_string(),
-            description: None,
-        });
+        self.parameters.push(Parameter::hidden(name, ty, value));
         self.param_values.push(value);
         self.spans.parameters.push(span);
         p
