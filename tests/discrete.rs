@@ -556,3 +556,46 @@ end As;
         flat.stdout
     );
 }
+
+/// An array of discrete variables: assigned as a whole in a `when`
+/// clause, one CSV column per element, flattened as one declaration that
+/// reads back to the same text.
+#[test]
+fn arrays_of_discrete_variables_are_assigned_and_flattened() {
+    let text = "model Arr
+  Real x(start = 0, fixed = true);
+  Integer n[2](start = {1, 2});
+equation
+  der(x) = n[1] + n[2];
+  when x > 1 then
+    n = {pre(n[1]) + 1, 5};
+  end when;
+  annotation(experiment(StopTime = 2));
+end Arr;
+";
+    let path = model("arr", "dae", text);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(csv.header, ["time", "x", "n[1]", "n[2]"]);
+    // ẋ = 3 until x = 1 (t = 1/3), then 7
+    let n1 = changes(&csv, "n[1]");
+    assert_eq!(n1.len(), 1, "{n1:?}");
+    assert!(close(n1[0].0, 1.0 / 3.0, 1e-7) && n1[0].1 == 2.0, "{n1:?}");
+    let last = csv.rows.last().unwrap();
+    assert_eq!(last[csv.col("n[2]")], 5.0);
+    assert!(
+        close(last[1], 1.0 + 7.0 * (2.0 - 1.0 / 3.0), 1e-6),
+        "{last:?}"
+    );
+    let once = daec(&["flatten", path.to_str().unwrap()]);
+    assert_eq!(once.code, 0, "{}", once.stderr);
+    assert!(
+        once.stdout.contains("  Integer n[2](start = {1, 2});"),
+        "{}",
+        once.stdout
+    );
+    let again = model("arr2", "dae", &once.stdout);
+    let twice = daec(&["flatten", again.to_str().unwrap()]);
+    assert_eq!(twice.code, 0, "{}", twice.stderr);
+    assert_eq!(once.stdout, twice.stdout);
+}

@@ -131,26 +131,51 @@ fn modification<const N: usize>(attrs: [Option<String>; N]) -> String {
     }
 }
 
-/// The declarations of the discrete variables: `discrete Real y(start =
-/// 1.0);`, `Integer n(start = 2);`, `Boolean b(start = true);`, one per
-/// scalar.
+/// The declarations of the discrete variables, an array as one
+/// (`Integer n[2](start = {1, 2});`): `discrete Real y(start = 1.0);`,
+/// `Integer n(start = 2);`, `Boolean b(start = true);`.
 fn discrete_declarations(dae: &Dae, out: &mut String) {
-    for d in &dae.discrete {
-        let Some(p) = dae.parameters.get(d.param as usize) else {
-            continue;
+    let params: Vec<&Parameter> = dae
+        .discrete
+        .iter()
+        .filter_map(|d| dae.parameters.get(d.param as usize))
+        .collect();
+    let mut i = 0;
+    while i < params.len() {
+        let mut j = i + 1;
+        while j < params.len()
+            && params[j].base == params[i].base
+            && !params[j].subscripts.is_empty()
+        {
+            j += 1;
+        }
+        let group = &params[i..j];
+        let p = group[0];
+        let value = |x: f64| match p.ty {
+            BaseType::Integer => format!("{}", x as i64),
+            BaseType::Boolean => (x != 0.0).to_string(),
+            BaseType::Real => number(x),
         };
-        let (ty, start) = match p.ty {
-            BaseType::Integer => ("Integer".to_string(), format!("{}", p.value as i64)),
-            BaseType::Boolean => ("Boolean".to_string(), (p.value != 0.0).to_string()),
-            BaseType::Real => (format!("discrete {}", p.type_name), number(p.value)),
+        let ty = match p.ty {
+            BaseType::Integer => "Integer".to_string(),
+            BaseType::Boolean => "Boolean".to_string(),
+            BaseType::Real => format!("discrete {}", p.type_name),
         };
-        let fixed = p.fixed.map_or(String::new(), |f| format!(", fixed = {f}"));
+        let subs: Vec<Vec<usize>> = group.iter().map(|q| q.subscripts.clone()).collect();
+        let dims = dims_of(&subs);
+        let attrs = [
+            attribute(group, &dims, "start", |q| Some(value(q.value))),
+            attribute(group, &dims, "fixed", |q| q.fixed.map(|f| f.to_string())),
+        ];
         let _ = writeln!(
             out,
-            "  {ty} {}(start = {start}{fixed}){};",
-            ident_source(&p.name),
+            "  {ty} {}{}{}{};",
+            ident_source(&p.base),
+            dims_text(&dims),
+            modification(attrs),
             description(&p.description)
         );
+        i = j;
     }
 }
 
