@@ -391,6 +391,9 @@ impl Dae {
             && self.initial_equations == other.initial_equations
             && self.invariants == other.invariants
             && self.events == other.events
+            && self.discrete == other.discrete
+            && self.asserts == other.asserts
+            && self.initial == other.initial
             && self.experiment == other.experiment
             && self.aliases == other.aliases
             && self.pool.same_nodes(&other.pool)

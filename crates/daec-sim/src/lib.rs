@@ -36,6 +36,7 @@ mod bounds;
 mod error;
 mod error_control;
 mod events;
+mod failure;
 mod first_order;
 mod formulation;
 mod init;

@@ -12,6 +12,7 @@ use crate::events::{
     DEFAULT_MAX_EVENTS, EventTracker, MAX_EVENT_ITERATIONS, WhenEvents, discontinuities,
     reinit_diagnostics, time_conditions,
 };
+use crate::failure::explain_failure;
 use crate::formulation::{SimForm, sim_form};
 use crate::init::{INIT_TOL, InitReport, initialize, reinitialize, reinitialize_switch};
 use crate::invariants::{check_at_start, invariant_rows, projection_form, with_invariant_rows};
@@ -31,7 +32,7 @@ use daec_regularize::{
 };
 use daec_regularize::{Form, UnknownKind};
 use daec_solve::readable_number as show; // `x` for a message
-use daec_solve::{ErrorControl, Options, RisingEdge, SolveError, Step, StepControl};
+use daec_solve::{ErrorControl, Options, RisingEdge, Step, StepControl};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -494,106 +495,6 @@ pub struct EndPoint {
     pub variant: usize,
 }
 
-/// Up to three unknowns changing fastest relative to the tolerance at the
-/// last good step — the likely culprits of a failed step.
-fn fastest(names: &[String], z: &[f64], zdot: &[f64], rtol: f64, atol: f64) -> String {
-    let mut v: Vec<(f64, usize)> = z
-        .iter()
-        .zip(zdot)
-        .enumerate()
-        .map(|(j, (x, d))| {
-            let r = d.abs() / (atol + rtol * x.abs());
-            (if r.is_nan() { f64::INFINITY } else { r }, j)
-        })
-        .collect();
-    v.sort_by(|a, b| b.0.total_cmp(&a.0));
-    v.iter()
-        .take(3)
-        .map(|&(_, j)| {
-            let name = names.get(j).map_or("?", |s| s.as_str());
-            format!("`{name}` = {:.6e}", z[j])
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The failure `err` of the integrator whose last good point is
-/// `(t, z, ż)`, in the words of the model (`names` of its unknowns).
-fn describe_failure(
-    names: &[String],
-    err: &SolveError,
-    (t, z, zdot): (f64, &[f64], &[f64]),
-    ro: &ResolvedOptions,
-) -> SimError {
-    let name = |j: usize| names.get(j).map_or("?", |s| s.as_str());
-    let msg = match err {
-        SolveError::SingularMatrix { t, h, variable } => format!(
-            "singular iteration matrix at t = {} (h = {h:e}): the pivot of `{}` vanished; check the equations that determine `{}`",
-            show(*t),
-            name(*variable),
-            name(*variable)
-        ),
-        SolveError::RankDeficient { t, rank, n } => format!(
-            "the equations lost rank at t = {} ({rank} < {n} unknowns); fastest-changing unknowns: {}",
-            show(*t),
-            fastest(names, z, zdot, ro.rtol, ro.atol)
-        ),
-        SolveError::StepSizeTooSmall { t, h } => format!(
-            "step size too small at t = {} (h = {h:e}), the solution may blow up or be discontinuous; fastest-changing unknowns: {}",
-            show(*t),
-            fastest(names, z, zdot, ro.rtol, ro.atol)
-        ),
-        SolveError::NewtonDivergence { t, h, failures } => format!(
-            "the Newton iteration diverged {failures} times in a row at t = {} (h = {h:e}); fastest-changing unknowns: {}",
-            show(*t),
-            fastest(names, z, zdot, ro.rtol, ro.atol)
-        ),
-        SolveError::TooManySteps { t, .. } => format!(
-            "the run reached its limit of {} step attempts (--max-steps) at t = {} (accepted and rejected steps and Newton failures, as the statistics count them); fastest-changing unknowns: {}",
-            ro.max_steps,
-            show(*t),
-            fastest(names, z, zdot, ro.rtol, ro.atol)
-        ),
-        other => other.to_string(),
-    };
-    let time = err.time().unwrap_or(t);
-    let cause = match *err {
-        // the integrator of a segment counts against what is left of the
-        // run's limit; the run's limit is the one the user set
-        SolveError::TooManySteps { t, .. } => SolveError::TooManySteps {
-            t,
-            max_steps: ro.max_steps,
-        },
-        ref other => other.clone(),
-    };
-    SimError::numerical(time, FailureCause::Solver(cause), msg)
-}
-
-/// The failure `err` of a segment of `form` whose last good point is
-/// `last = (t, z, ż)`: [`describe_failure`], and why when the model's
-/// Σ-Jacobian (`sigma`) has become nearly singular there compared with
-/// the start `init` (with labels on the equations involved).
-fn explain_failure(
-    dae: &Dae,
-    form: &SimForm,
-    (sigma, init): (Option<&SigmaJacobian>, &InitReport),
-    err: &SolveError,
-    (t, z, zdot): (f64, &[f64], &[f64]),
-    ro: &ResolvedOptions,
-) -> SimError {
-    let names: Vec<String> = form.unknowns.iter().map(|u| u.name.clone()).collect();
-    let mut f = describe_failure(&names, err, (t, z, zdot), ro);
-    let why = sigma.and_then(|s| s.explain(dae, init.t0, &init.z0, &init.zdot0, t, z, zdot));
-    if let Some((why, labels)) = why {
-        if let Some(failure) = f.failure_mut() {
-            failure.message.push_str("; ");
-            failure.message.push_str(&why);
-        }
-        f = f.with_labels(labels);
-    }
-    f
-}
-
 /// The formulation `method` integrates when none is given: the index-3
 /// formulation for projected Radau IIA, HiC otherwise.
 pub fn default_form(method: Method) -> Form {
@@ -926,28 +827,17 @@ pub fn integrate_with_progress(
     };
     let mut bounds = BoundsMonitor::new(outputs.bounded(), ro.rtol, ro.atol, ro.bounds);
     bounds.check(t0, &results.z[0]);
-    // (the levels of the model's constraints, not of the invariant rows)
-    let own = &form0.constraints[..form0.constraints.len() - form0.invariants];
-    let levels = own.iter().map(|c| c.level as usize + 1).max().unwrap_or(0);
-    let mut stats = SimStats {
-        unknowns: form0.n,
-        differential_equations: form0.diff.len(),
-        constraints: own.len(),
-        max_constraint_residual_by_level: vec![0.0; levels],
-        invariants: problem0.n_invariants(),
-        invariant_enforcement: problem0.invariant_enforcement(),
-        native_code: problem0.is_native(),
-        error_control: error_control_report(form0, problem0, ro.error_control),
-        limits: limits.clone(),
-        ..SimStats::default()
-    };
+    let mut stats = start_stats(
+        form0,
+        problem0,
+        ste.as_ref(),
+        active,
+        limits,
+        ro,
+        t0,
+        &init.z0,
+    );
     let tol = (ro.rtol, ro.atol);
-    match (active, ste.as_ref()) {
-        (0, _) | (_, None) => problem0.record_constraint_residuals(&mut stats, t0, &init.z0, tol),
-        (k, Some(v)) => v.built[k - 1]
-            .1
-            .record_constraint_residuals(&mut stats, t0, &init.z0, tol),
-    }
     let mut tracker = EventTracker::new(events, t0, &init.z0, t_end, ro.max_events);
     // ż at the segment's start where known (after an event the integrator
     // computes it from the DAE)
@@ -1182,6 +1072,45 @@ pub fn integrate_with_progress(
         terminated: tracker.terminated.take(),
         warnings: std::mem::take(&mut events.warnings),
     })
+}
+
+/// The statistics of a run before its first step: the sizes of the
+/// formulation, its error control and limits, and the constraint
+/// residuals at the start point `z0` in the active variant.
+#[allow(clippy::too_many_arguments)]
+fn start_stats(
+    form0: &SimForm,
+    problem0: &FormProblem,
+    ste: Option<&SteVariants>,
+    active: usize,
+    limits: &[Limit],
+    ro: &ResolvedOptions,
+    t0: f64,
+    z0: &[f64],
+) -> SimStats {
+    // (the levels of the model's constraints, not of the invariant rows)
+    let own = &form0.constraints[..form0.constraints.len() - form0.invariants];
+    let levels = own.iter().map(|c| c.level as usize + 1).max().unwrap_or(0);
+    let mut stats = SimStats {
+        unknowns: form0.n,
+        differential_equations: form0.diff.len(),
+        constraints: own.len(),
+        max_constraint_residual_by_level: vec![0.0; levels],
+        invariants: problem0.n_invariants(),
+        invariant_enforcement: problem0.invariant_enforcement(),
+        native_code: problem0.is_native(),
+        error_control: error_control_report(form0, problem0, ro.error_control),
+        limits: limits.to_vec(),
+        ..SimStats::default()
+    };
+    let tol = (ro.rtol, ro.atol);
+    match (active, ste) {
+        (0, _) | (_, None) => problem0.record_constraint_residuals(&mut stats, t0, z0, tol),
+        (k, Some(v)) => v.built[k - 1]
+            .1
+            .record_constraint_residuals(&mut stats, t0, z0, tol),
+    }
+    stats
 }
 
 /// Loads the parameters of `dae` (the modes, the discrete variables) into
