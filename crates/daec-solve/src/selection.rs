@@ -66,6 +66,8 @@ const RANK_TOL: f64 = 1e-10;
 /// accelerations, and Newton stalled at every step size below 10⁻⁷.
 const PREFER_FLOOR: f64 = 1e-14;
 
+mod matched;
+
 /// Selects `n` rows from the dense row-major `e` (`n_d × n`) and `g`
 /// (`n_g × n`): first a maximal independent set of constraint rows, then
 /// differential rows completing the rank. Returns `Err(rank)` if
@@ -121,12 +123,15 @@ pub fn select_equations(
 /// preference.
 ///
 /// The large sparse path ([`select_equations_ordered`]) takes no
-/// preference: it selects rows by their order, and which rows it keeps
-/// does not depend on the pivot columns (a row is kept iff it is
-/// independent of those kept before it). With the differential rows in
-/// the order of the unknowns (positions before velocities) it already
-/// keeps a kinematic row `ṗᵢ = vᵢ` before the dynamic rows, the choice the
-/// preference makes here.
+/// preference. Its structural pass matches a constraint to its algebraic
+/// columns first (those no differential row holds) and to large entries
+/// before small ones, so the differential unknowns stay states; its
+/// fallback selects rows by their order, and which rows it keeps does
+/// not depend on the pivot columns (a row is kept iff it is independent of
+/// those kept before it). With the differential rows in the order of the
+/// unknowns (positions before velocities) both keep a kinematic row
+/// `ṗᵢ = vᵢ` before the dynamic rows, the choice the preference makes
+/// here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PivotPreference {
     /// The constraint rows of each level, by ascending level.
@@ -644,8 +649,17 @@ fn sparsest_pivot(
     chosen.2
 }
 
-/// The equation selection for large sparse systems with limited fill:
-/// rows are taken *in their order* (the constraints, then the differential
+/// The equation selection for large sparse systems with limited fill.
+///
+/// First structurally: a maximum transversal of the rows of `[G; E]`,
+/// constraint rows first, each row trying its large entries first and a
+/// constraint its algebraic columns first; the matched rows are kept if
+/// the sparse LU of their square system (COLAMD column ordering) finds it
+/// regular with no pivot below a floor (the `matched` module). Its fill is
+/// that of the iteration matrix, linear in a chain's length.
+///
+/// Otherwise (a pattern with no perfect matching, numerically dependent
+/// rows other than repeated ones, a small pivot) rows are taken *in their order* (the constraints, then the differential
 /// rows), each reduced against the pivot rows chosen so far (sparse
 /// accumulator, pivots applied in the order they were created) and kept
 /// as a new pivot row when its largest remaining entry is above the rank
@@ -670,11 +684,32 @@ pub fn select_equations_ordered(
     g_values: &[f64],
     n_g: usize,
 ) -> Result<EquationSelection, usize> {
-    select_ordered(n, e_pattern, e_values, n_d, g_pattern, g_values, n_g).0
+    select_ordered_fill(n, e_pattern, e_values, n_d, g_pattern, g_values, n_g).0
 }
 
-/// [`select_equations_ordered`] and the number of entries of its pivot
-/// rows (the fill, which bounds its cost).
+/// [`select_equations_ordered`] and its fill: the entries of the LU
+/// factors on the structural path, of the pivot rows on the elimination in
+/// the written order.
+fn select_ordered_fill(
+    n: usize,
+    e_pattern: &[(usize, usize)],
+    e_values: &[f64],
+    n_d: usize,
+    g_pattern: &[(usize, usize)],
+    g_values: &[f64],
+    n_g: usize,
+) -> (Result<EquationSelection, usize>, usize) {
+    let e = (e_pattern, e_values, n_d);
+    let g = (g_pattern, g_values, n_g);
+    if let Some((sel, fill)) = matched::select_matched(n, e, g) {
+        return (Ok(sel), fill);
+    }
+    select_ordered(n, e_pattern, e_values, n_d, g_pattern, g_values, n_g)
+}
+
+/// The elimination in the written order of [`select_equations_ordered`]
+/// and the number of entries of its pivot rows (the fill, which bounds its
+/// cost).
 fn select_ordered(
     n: usize,
     e_pattern: &[(usize, usize)],
@@ -1063,6 +1098,119 @@ mod tests {
         let sel = sel.expect("regular");
         assert_eq!(sel.constraint_rows, (0..n).collect::<Vec<_>>());
         assert!(fill <= 2 * n, "pivot rows hold {fill} entries");
+    }
+
+    /// `E` and `∂g/∂z` (patterns and values, in that order) of the HiC
+    /// form of `models/scale/pendulum_chain.dae` with `links` links at
+    /// rest, every link at 0.5 rad from the vertical: unknowns
+    /// `x, y, v, w, dx, dy, λ` (`links` each); differential rows
+    /// `ẋ = v`, `ẏ = w`, `m v̇ = …`, `m ẇ = …`; constraint rows the link
+    /// equations `dx_k = x_k − x_{k−1}` (and of `y`), the rigid links
+    /// `dx_k² + dy_k² = 1`, both repeated, and the rigid links' first and
+    /// second derivatives (velocities and multipliers).
+    #[allow(clippy::type_complexity)]
+    fn pendulum_chain_hic(
+        links: usize,
+    ) -> (Vec<(usize, usize)>, Vec<f64>, Vec<(usize, usize)>, Vec<f64>) {
+        let k = links;
+        let [x, y, v, w, dx, dy, lam] = [0, 1, 2, 3, 4, 5, 6].map(|b| b * k);
+        let (sx, sy) = (0.5f64.sin(), -0.5f64.cos());
+        let mut e = (Vec::new(), Vec::new());
+        for (r, col) in [x, y, v, w].iter().flat_map(|&b| b..b + k).enumerate() {
+            e.0.push((r, col));
+            e.1.push(1.0);
+        }
+        let mut g = (Vec::new(), Vec::new());
+        let mut row = 0;
+        let mut push = |entries: &[(usize, f64)], row: &mut usize| {
+            for &(c, val) in entries {
+                g.0.push((*row, c));
+                g.1.push(val);
+            }
+            *row += 1;
+        };
+        for _repeat in 0..2 {
+            for (p, d) in [(x, dx), (y, dy)] {
+                for i in 0..k {
+                    let mut entries = vec![(d + i, 1.0), (p + i, -1.0)];
+                    if i > 0 {
+                        entries.push((p + i - 1, 1.0));
+                    }
+                    push(&entries, &mut row);
+                }
+            }
+            for i in 0..k {
+                push(&[(dx + i, 2.0 * sx), (dy + i, 2.0 * sy)], &mut row);
+            }
+        }
+        for i in 0..k {
+            let mut entries = vec![(v + i, 2.0 * sx), (w + i, 2.0 * sy)];
+            if i > 0 {
+                entries.extend([(v + i - 1, -2.0 * sx), (w + i - 1, -2.0 * sy)]);
+            }
+            push(&entries, &mut row);
+        }
+        for i in 0..k {
+            let mut entries = vec![(lam + i, 8.0), (dx + i, sx), (dy + i, sy)];
+            if i > 0 {
+                entries.push((lam + i - 1, -4.0));
+            }
+            if i + 1 < k {
+                entries.push((lam + i + 1, -4.0));
+            }
+            push(&entries, &mut row);
+        }
+        (e.0, e.1, g.0, g.1)
+    }
+
+    #[test]
+    fn the_pendulum_chain_is_selected_with_fill_linear_in_its_length() {
+        // the link equations pivoted on the positions, in their written
+        // order, carry every earlier link into each pivot row: the
+        // elimination in the written order fills in as the square of the
+        // chain's length; the matched rows' LU as the chain's length
+        let k = 300;
+        let n = 7 * k;
+        let (ep, ev, gp, gv) = pendulum_chain_hic(k);
+        let n_g = 8 * k;
+        let (sel, fill) = select_ordered_fill(n, &ep, &ev, 4 * k, &gp, &gv, n_g);
+        let sel = sel.expect("regular");
+        assert!(fill <= 20 * n, "LU factors hold {fill} entries");
+        let (old, old_fill) = select_ordered(n, &ep, &ev, 4 * k, &gp, &gv, n_g);
+        assert!(old_fill > k * k / 2, "written order: {old_fill} entries");
+        // the same constraints: the first copy of the link and rigid-link
+        // rows and their derivatives, not the repeats
+        let mut kept: Vec<usize> = (0..3 * k).collect();
+        kept.extend(6 * k..8 * k);
+        assert_eq!(sel.constraint_rows, kept);
+        assert_eq!(old.expect("regular").constraint_rows, kept);
+        // the links hang nearer the vertical: the rigid links are solved
+        // for the vertical coordinates, the horizontal positions and
+        // velocities stay states (rows ẋ = v and m v̇ = …)
+        let states: Vec<usize> = (0..k).chain(2 * k..3 * k).collect();
+        assert_eq!(sel.diff_rows, states);
+    }
+
+    #[test]
+    fn a_numerically_singular_match_falls_back_to_the_elimination() {
+        // rows x + y, y + z, x + 2y + z (their sum, structurally
+        // independent) and x: the matching takes the first three, whose
+        // LU is singular, so the elimination in the written order decides
+        // and keeps x + y, y + z and x
+        let g = [
+            (0, 0),
+            (0, 1),
+            (1, 1),
+            (1, 2),
+            (2, 0),
+            (2, 1),
+            (2, 2),
+            (3, 0),
+        ];
+        let gv = [1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0];
+        assert!(matched::select_matched(3, (&[], &[], 0), (&g, &gv, 4)).is_none());
+        let sel = select_equations_ordered(3, &[], &[], 0, &g, &gv, 4).expect("regular");
+        assert_eq!(sel.constraint_rows, vec![0, 1, 3]);
     }
 
     #[test]

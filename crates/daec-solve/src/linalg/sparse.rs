@@ -211,6 +211,31 @@ impl SparseRealLu {
             .factor(pattern, values, |d| *d == 0.0 || !d.is_finite())
     }
 
+    /// Factorises like [`factor`](Self::factor), but reports a pivot of
+    /// magnitude at most `floor` as singular too: with the rows of the
+    /// matrix scaled to a largest entry of 1, a small pivot of the
+    /// partial-pivoting LU marks a numerically nearly singular matrix.
+    pub fn factor_with_pivot_floor(
+        &mut self,
+        pattern: &SparsePattern,
+        values: &[f64],
+        floor: f64,
+    ) -> Result<(), Singular> {
+        self.num
+            .factor(pattern, values, |d| d.abs() <= floor || !d.is_finite())
+    }
+
+    /// Number of entries of the factors `L` and `U` of the last successful
+    /// factorisation (the fill, which bounds the cost of a solve).
+    pub fn factor_nnz(&self) -> usize {
+        if !self.num.factored {
+            return 0;
+        }
+        let l = self.num.lu.l_factor_unsorted();
+        let u = self.num.lu.u_factor_unsorted();
+        l.symbolic().compute_nnz() + u.symbolic().compute_nnz()
+    }
+
     /// Solves `A x = b` in place (`b` becomes `x`).
     ///
     /// # Panics
