@@ -8,15 +8,17 @@ use daec_model::MemoryBudget;
 /// measured on `models/scale/pendulum_chain.dae` (7 unknowns per link, a
 /// few operations per equation) and rounded up: `flatten` 0.9 kB at
 /// 700 000 unknowns, `analyze` 2.5 kB at 70 000, `regularize` 7.7 kB at
-/// 7 000, `simulate` 16 kB at 7 000 and above 40 kB at 70 000 (it grows
-/// faster than the model).
+/// 7 000, `simulate` 10 kB at 70 000 (preparation and integration grow
+/// linearly with the model since the structural equation selection,
+/// `daec_solve::select_equations_ordered`; the spring chain needs 4.3 kB
+/// at 51 000).
 pub(crate) const FLATTEN: u64 = 1_200;
 /// See [`FLATTEN`].
 pub(crate) const ANALYZE: u64 = 4_000;
 /// See [`FLATTEN`].
 pub(crate) const REGULARIZE: u64 = 8_000;
 /// See [`FLATTEN`].
-pub(crate) const SIMULATE: u64 = 48_000;
+pub(crate) const SIMULATE: u64 = 16_000;
 
 /// The budget of a command whose scalar unknowns cost `bytes_per_unknown`,
 /// `None` where the available memory cannot be read (not Linux).

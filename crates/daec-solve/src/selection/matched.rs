@@ -262,7 +262,9 @@ impl Search {
 /// With the matching on the diagonal, row `row_of_col[c]` depends on the
 /// columns it holds besides `c`; the strongly connected components of these
 /// dependencies are the irreducible diagonal blocks of a block triangular
-/// form (Duff, Erisman & Reid, §6.3; `daec_structure::btf` for the Σ-matrix),
+/// form (Duff, Erisman & Reid, §6.3; Tarjan's algorithm, as
+/// `daec_structure::strongly_connected_components` finds the blocks of
+/// the Σ-matrix — repeated here, as `daec-solve` depends on no daec crate),
 /// and the system is regular iff every diagonal block is. A block of one
 /// row is its matched entry; a larger one is factorised by the sparse LU
 /// (COLAMD), its columns scaled to a largest entry of 1. The fill counts
@@ -277,7 +279,7 @@ fn check_regular(n: usize, rows: &[Vec<(usize, f64)>], row_of_col: &[usize]) -> 
         adj.extend(rows[r].iter().filter(|e| e.0 != c).map(|e| e.0 as u32));
         adj_ptr.push(adj.len());
     }
-    let blocks = daec_structure::strongly_connected_components(n, &adj_ptr, &adj);
+    let blocks = strong_components(n, &adj_ptr, &adj);
     let mut fill = 0;
     let mut local = vec![usize::MAX; n];
     for block in &blocks {
@@ -330,4 +332,57 @@ fn block_lu_fill(m: usize, entries: &[(usize, usize)], values: &[f64]) -> Option
     lu.factor_with_pivot_floor(&pattern, &scaled, PIVOT_FLOOR)
         .ok()?;
     Some(lu.factor_nnz())
+}
+
+/// The strongly connected components of the graph whose node `v` has the
+/// edges `adj[adj_ptr[v]..adj_ptr[v + 1]]`, by Tarjan's algorithm (Tarjan,
+/// "Depth-first search and linear graph algorithms", SIAM J. Comput. 1(2),
+/// 1972), iterative so that a chain of a million nodes does not overflow
+/// the stack.
+fn strong_components(n: usize, adj_ptr: &[usize], adj: &[u32]) -> Vec<Vec<usize>> {
+    const NEW: usize = usize::MAX;
+    let (mut index, mut low) = (vec![NEW; n], vec![0usize; n]);
+    let mut on_stack = vec![false; n];
+    let (mut stack, mut call, mut comps) = (Vec::new(), Vec::new(), Vec::new());
+    let mut next = 0;
+    for root in 0..n {
+        if index[root] != NEW {
+            continue;
+        }
+        call.push((root, adj_ptr[root]));
+        (index[root], low[root], on_stack[root]) = (next, next, true);
+        stack.push(root);
+        next += 1;
+        while let Some(&mut (v, ref mut pos)) = call.last_mut() {
+            if *pos < adj_ptr[v + 1] {
+                let w = adj[*pos] as usize;
+                *pos += 1;
+                if index[w] == NEW {
+                    (index[w], low[w], on_stack[w]) = (next, next, true);
+                    stack.push(w);
+                    next += 1;
+                    call.push((w, adj_ptr[w]));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            call.pop();
+            if let Some(&(p, _)) = call.last() {
+                low[p] = low[p].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut comp = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    comp.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                comps.push(comp);
+            }
+        }
+    }
+    comps
 }
