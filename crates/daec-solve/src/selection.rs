@@ -707,13 +707,12 @@ fn select_ordered_fill(
     let limit = FILL_PER_ENTRY
         .saturating_mul(entries)
         .saturating_add(FILL_PER_UNKNOWN.saturating_mul(n));
-    let ordered =
-        |limit| select_ordered(n, e_pattern, e_values, n_d, g_pattern, g_values, n_g, limit);
+    let e = (e_pattern, e_values, n_d);
+    let g = (g_pattern, g_values, n_g);
+    let ordered = |limit| select_ordered(n, e, g, limit);
     if let Some(done) = ordered(limit) {
         return done;
     }
-    let e = (e_pattern, e_values, n_d);
-    let g = (g_pattern, g_values, n_g);
     if let Some((sel, fill)) = matched::select_matched(n, e, g) {
         return (Ok(sel), fill);
     }
@@ -737,18 +736,15 @@ const FILL_PER_UNKNOWN: usize = 50;
 /// cost); `None` once the fill exceeds `fill_limit`.
 fn select_ordered(
     n: usize,
-    e_pattern: &[(usize, usize)],
-    e_values: &[f64],
-    n_d: usize,
-    g_pattern: &[(usize, usize)],
-    g_values: &[f64],
-    n_g: usize,
+    e: SparseRows<'_>,
+    g: SparseRows<'_>,
     fill_limit: usize,
 ) -> Option<(Result<EquationSelection, usize>, usize)> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
+    let (n_d, n_g) = (e.2, g.2);
     let rows = n_g + n_d;
-    let w = stacked_rows(n, (e_pattern, e_values, n_d), (g_pattern, g_values, n_g));
+    let w = stacked_rows(n, e, g);
     // pivot k: its column, its value and its (reduced, normalised) row
     let mut pivot_of_col: Vec<usize> = vec![usize::MAX; n];
     let mut pivots: Vec<PivotRow> = Vec::new();
@@ -1125,7 +1121,7 @@ mod tests {
             values.push(1.0);
         }
         let (sel, fill) =
-            select_ordered(n, &[], &[], 0, &pattern, &values, n, usize::MAX).expect("no limit");
+            select_ordered(n, (&[], &[], 0), (&pattern, &values, n), usize::MAX).expect("no limit");
         let sel = sel.expect("regular");
         assert_eq!(sel.constraint_rows, (0..n).collect::<Vec<_>>());
         assert!(fill <= 2 * n, "pivot rows hold {fill} entries");
@@ -1204,7 +1200,7 @@ mod tests {
         let (n, n_d, n_g) = (7 * k, 4 * k, 8 * k);
         let (ep, ev, gp, gv) = pendulum_chain_hic(k);
         let (old, old_fill) =
-            select_ordered(n, &ep, &ev, n_d, &gp, &gv, n_g, usize::MAX).expect("no limit");
+            select_ordered(n, (&ep, &ev, n_d), (&gp, &gv, n_g), usize::MAX).expect("no limit");
         assert!(old_fill > k * k / 2, "written order: {old_fill} entries");
         // the first copy of the link and rigid-link rows and their
         // derivatives, not the repeats
