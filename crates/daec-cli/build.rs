@@ -1,5 +1,5 @@
-//! Embeds the `Modelica` library shipped with daec (`library/` at the
-//! top of the repository) in the binary: writes `$OUT_DIR/library.rs`,
+//! Embeds the packages shipped with daec (`library/` at the top of the
+//! repository: `Modelica`, `PlanarMechanics`) in the binary: writes `$OUT_DIR/library.rs`,
 //! the list of its `.mo` files (paths relative to `library/`) with their
 //! text by `include_str!`, in the order in which a library directory is
 //! read (`modelica.rs`: each package's `package.mo` first, then the

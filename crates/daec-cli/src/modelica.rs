@@ -1,7 +1,8 @@
 //! `.mo` input: the model file and the library directories (`--lib`,
-//! `MODELICAPATH`) are parsed, then the `Modelica` library shipped with
-//! daec (embedded in the binary, see `build.rs`) unless a library
-//! directory or the file provides a `Modelica` of its own; the class is
+//! `MODELICAPATH`) are parsed, then each package shipped with daec
+//! (`Modelica`, `PlanarMechanics`; embedded in the binary, see
+//! `build.rs`) that the input mentions, unless a library directory or
+//! the file provides a package of that name of its own; the class is
 //! chosen (`--model`, or the only model of the file) and instantiated
 //! into a flat model.
 
@@ -45,7 +46,7 @@ pub(crate) fn instantiate(
         return Err(EXIT_MODEL);
     };
     let name = choose(ctx, args, &main)?;
-    let mut mentioned = map.source(file).contains("Modelica");
+    let mut mentioned = vec![map.source(file).to_owned()];
     let mut files = vec![main];
     let mut dirs = args.libs.clone();
     if let Some(path) = std::env::var_os("MODELICAPATH") {
@@ -91,7 +92,7 @@ pub(crate) fn instantiate(
         let Ok(text) = std::fs::read_to_string(&path) else {
             return Err(ctx.usage_error(&format!("cannot read `{}`", path.display())));
         };
-        mentioned |= text.contains("Modelica");
+        mentioned.push(text.clone());
         let id = map.add(path.display().to_string(), text);
         let parsed = daec_syntax::parse_stored(id, map.source(id));
         diags.extend(parsed.diagnostics);
@@ -111,14 +112,7 @@ pub(crate) fn instantiate(
         }
         files.push(stored);
     }
-    if mentioned && !defines_modelica(&files) {
-        for &(path, text) in shipped::LIBRARY {
-            let id = map.add(format!("{SHIPPED_DIR}/{path}"), text);
-            let parsed = daec_syntax::parse_stored(id, map.source(id));
-            diags.extend(parsed.diagnostics);
-            files.extend(parsed.stored);
-        }
-    }
+    load_shipped(map, &mut files, &mut diags, &mentioned);
     for order in orders {
         diags.extend(order.warnings(map));
     }
@@ -137,15 +131,55 @@ pub(crate) fn instantiate(
     }
 }
 
-/// Whether one of `files` defines a top-level class `Modelica`: then
-/// the shipped library is not read (a user's `Modelica` on `--lib` or
-/// `MODELICAPATH` shadows the shipped one as a whole). The shipped
-/// library is also not read when neither the model file nor a library
-/// mentions `Modelica`, so that such a model does not pay for parsing it.
-fn defines_modelica(files: &[StoredDefinition]) -> bool {
+/// Parses the packages of the shipped library (each top-level package
+/// directory or file under `library/`: `Modelica`, `PlanarMechanics`)
+/// into `files`. A package is read when the model file, a library file
+/// (`texts`) or a shipped package already read mentions its name, and
+/// not when one of `files` defines a top-level class of that name: a
+/// user's package on `--lib` or `MODELICAPATH` shadows the shipped one
+/// of the same name as a whole, and a model that names no shipped
+/// package does not pay for parsing one.
+fn load_shipped(
+    map: &mut SourceMap,
+    files: &mut Vec<StoredDefinition>,
+    diags: &mut Vec<Diagnostic>,
+    texts: &[String],
+) {
+    let mut packages: Vec<(&str, Vec<(&str, &str)>)> = Vec::new();
+    for &(path, text) in shipped::LIBRARY {
+        let top = path.split('/').next().unwrap_or(path);
+        let top = top.strip_suffix(".mo").unwrap_or(top);
+        match packages.iter_mut().find(|(name, _)| *name == top) {
+            Some((_, members)) => members.push((path, text)),
+            None => packages.push((top, vec![(path, text)])),
+        }
+    }
+    let mut read = vec![false; packages.len()];
+    // A shipped package may mention another: repeat until no more is read.
+    loop {
+        let next = packages.iter().enumerate().position(|(k, (name, _))| {
+            !read[k]
+                && !defines(files, name)
+                && (texts.iter().any(|t| t.contains(name))
+                    || packages.iter().enumerate().any(|(j, (_, other))| {
+                        read[j] && other.iter().any(|(_, t)| t.contains(name))
+                    }))
+        });
+        let Some(k) = next else { break };
+        read[k] = true;
+        for &(path, text) in &packages[k].1 {
+            let id = map.add(format!("{SHIPPED_DIR}/{path}"), text.to_owned());
+            let parsed = daec_syntax::parse_stored(id, map.source(id));
+            diags.extend(parsed.diagnostics);
+            files.extend(parsed.stored);
+        }
+    }
+}
+
+/// Whether one of `files` defines a top-level class `name`.
+fn defines(files: &[StoredDefinition], name: &str) -> bool {
     files.iter().any(|f| {
-        f.within.as_ref().is_none_or(Vec::is_empty)
-            && f.classes.iter().any(|c| c.name.name == "Modelica")
+        f.within.as_ref().is_none_or(Vec::is_empty) && f.classes.iter().any(|c| c.name.name == name)
     })
 }
 
