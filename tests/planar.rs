@@ -1,0 +1,152 @@
+//! The shipped `PlanarMechanics` package (`library/PlanarMechanics/`,
+//! docs/planar.md): the examples of `models/planar/` against the same
+//! systems written by hand in `tests/planar/` (structural index, degrees
+//! of freedom, positions and angles at the output times), the pendulum
+//! against energy conservation, and the shadowing of the package by a
+//! user's own.
+
+mod common;
+
+use common::{Csv, daec};
+
+/// Simulates `model` (with `extra` arguments) at a tight tolerance (the
+/// component model and the hand-written one are different DAEs, whose
+/// errors differ within it).
+fn simulate(model: &str, extra: &[&str]) -> Csv {
+    let mut args = vec!["simulate", model, "--rtol", "1e-10", "--atol", "1e-10"];
+    args.extend_from_slice(extra);
+    let r = daec(&args);
+    assert_eq!(r.code, 0, "{model}:\n{}", r.stderr);
+    Csv::parse(&r.stdout)
+}
+
+/// The structural index and the degrees of freedom `daec analyze`
+/// reports for `model`.
+fn index_and_dof(model: &str) -> (String, String) {
+    let r = daec(&["analyze", model]);
+    assert_eq!(r.code, 0, "{model}:\n{}", r.stderr);
+    let find = |key: &str| {
+        r.stdout
+            .lines()
+            .find_map(|l| l.split_once(key).map(|(_, v)| v.trim().to_owned()))
+            .unwrap_or_else(|| panic!("{model}: no `{key}` in\n{}", r.stdout))
+    };
+    (find("Structural index ν_Σ ="), find("Val(Σ) = Σd − Σc ="))
+}
+
+/// The component pendulums integrate with dummy derivatives: the default
+/// `hic` formulation keeps the states it selects at the start, and the
+/// body's `r[1]` stops determining the joint angle where the pendulum
+/// hangs straight down (the equations lose rank there, exit 3).
+const DD: &[&str] = &["--form", "dd"];
+
+/// The columns `pairs` (component model name, hand-written name) agree
+/// at every output time within `tol` (absolute: positions in m, angles
+/// in rad, of order 1).
+fn assert_same(component: &Csv, flat: &Csv, pairs: &[(&str, &str)], tol: f64) {
+    assert_eq!(component.rows.len(), flat.rows.len(), "output times differ");
+    for &(a, b) in pairs {
+        let (ca, cb) = (component.col(a), flat.col(b));
+        for (ra, rb) in component.rows.iter().zip(&flat.rows) {
+            assert_eq!(ra[0], rb[0], "output times differ");
+            let err = (ra[ca] - rb[cb]).abs();
+            assert!(
+                err <= tol,
+                "{a} = {} but {b} = {} at t = {} (error {err:.2e})",
+                ra[ca],
+                rb[cb],
+                ra[0]
+            );
+        }
+    }
+}
+
+#[test]
+fn pendulum_is_index_three_and_matches_the_hand_written_one() {
+    let (index, dof) = index_and_dof("models/planar/pendulum.mo");
+    assert_eq!(index, "3");
+    assert_eq!(index_and_dof("tests/planar/pendulum.dae"), (index, dof));
+    let component = simulate("models/planar/pendulum.mo", DD);
+    let flat = simulate("tests/planar/pendulum.dae", &[]);
+    assert_same(
+        &component,
+        &flat,
+        &[
+            ("revolute.phi", "phi"),
+            ("body.r[1]", "x"),
+            ("body.r[2]", "y"),
+        ],
+        1e-6,
+    );
+    // Energy conservation: kinetic plus potential energy stays at its
+    // initial value 0 (at rest at y = 0), and the body swings down.
+    let mut lowest: f64 = 0.0;
+    for row in 0..component.rows.len() {
+        let v = |n: &str| component.value(row, n);
+        let energy = 0.5 * (v("body.v[1]").powi(2) + v("body.v[2]").powi(2))
+            + 0.5 * 0.1 * v("body.w").powi(2)
+            + 9.81 * v("body.r[2]");
+        assert!(energy.abs() <= 1e-5, "energy {energy} at row {row}");
+        lowest = lowest.min(v("body.r[2]"));
+    }
+    assert!(lowest < -0.99, "the body reaches y = {lowest}");
+}
+
+#[test]
+fn double_pendulum_is_index_three_and_matches_the_hand_written_one() {
+    let (index, dof) = index_and_dof("models/planar/double_pendulum.mo");
+    assert_eq!(index, "3");
+    assert_eq!(
+        index_and_dof("tests/planar/double_pendulum.dae"),
+        (index, dof)
+    );
+    let component = simulate("models/planar/double_pendulum.mo", DD);
+    let flat = simulate("tests/planar/double_pendulum.dae", &[]);
+    assert_same(
+        &component,
+        &flat,
+        &[
+            ("revolute1.phi", "phi1"),
+            ("revolute2.phi", "phi2"),
+            ("body1.r[1]", "x1"),
+            ("body2.r[1]", "x2"),
+            ("body2.r[2]", "y2"),
+        ],
+        1e-5,
+    );
+}
+
+/// A user's `PlanarMechanics` on a library directory shadows the shipped
+/// one as a whole, and only that package: the shipped `Modelica` is
+/// still read.
+#[test]
+fn a_users_planar_mechanics_shadows_only_the_shipped_package() {
+    let lib = "tests/planar/shadow";
+    let r = daec(&["simulate", "tests/planar/shadow/uses_both.mo", "--lib", lib]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let csv = Csv::parse(&r.stdout);
+    let last = csv.rows.len() - 1;
+    let (t, x) = (csv.rows[last][0], csv.value(last, "d.x"));
+    assert!((x - (-3.0 * t).exp()).abs() <= 1e-5, "d.x = {x} at t = {t}");
+    let r = daec(&[
+        "flatten",
+        "tests/planar/shadow/uses_shipped.mo",
+        "--lib",
+        lib,
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("error[E0130]: cannot find class `PlanarMechanics.Parts.Fixed`"),
+        "{}",
+        r.stderr
+    );
+    // Without the directory, the shipped class is found.
+    let r = daec(&["flatten", "tests/planar/shadow/uses_shipped.mo"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("'fixed.frame.phi' = 'fixed.phi';"),
+        "{}",
+        r.stdout
+    );
+}
