@@ -20,7 +20,7 @@ package Joints "Ideal joints without a drive flange"
     parameter Real r[2] = {1, 0} "direction of the motion in frame_a (a unit vector)";
     Real s "position of frame_b along r (m)";
     Real v "velocity (m/s)";
-    Real e0[2] "the direction in world coordinates";
+    Real e0[2](start = r) "the direction in world coordinates (starts at r: a zero guess would zero the Jacobian's entries for s)";
   equation
     v = der(s);
     e0[1] = cos(frame_a.phi)*r[1] - sin(frame_a.phi)*r[2];

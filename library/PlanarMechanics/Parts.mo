@@ -33,7 +33,7 @@ package Parts "Rigid parts and force elements"
   model FixedTranslation "A massless rod: frame_b at r (resolved in frame_a) from frame_a"
     extends Interfaces.PartialTwoFrames;
     parameter Real r[2] = {1, 0} "frame_b from frame_a, resolved in frame_a (m)";
-    Real r0[2] "frame_b from frame_a, in world coordinates (m)";
+    Real r0[2](start = r) "frame_b from frame_a, in world coordinates (m)";
   equation
     r0[1] = cos(frame_a.phi)*r[1] - sin(frame_a.phi)*r[2];
     r0[2] = sin(frame_a.phi)*r[1] + cos(frame_a.phi)*r[2];
