@@ -148,6 +148,23 @@ def test_model_exchange_reproduces_daec_simulate(tmp_path, model, t_end, dt, kin
         assert_matches(result, ref)
 
 
+def test_model_exchange_of_an_index_1_formulation(tmp_path):
+    """`--kind me --form di1` exports the pendulum's DI1 formulation (index
+    1): the importer integrates it as `daec simulate --form di1` does."""
+    model, t_end = "models/steinbrecher/pendulum.dae", 1.0
+    fmu = build_fmu(tmp_path, model, ["--kind", "me", "--form", "di1"])
+    assert validate_fmu(str(fmu)) == []
+    md = read_model_description(str(fmu))
+    assert md.modelExchange is not None and md.coSimulation is None
+    assert md.modelName == "Pendulum_di1"
+    assert len(md.derivatives) == 4
+    result = simulate_fmu(
+        str(fmu), stop_time=t_end, output_interval=0.01, fmi_type="ModelExchange",
+        solver="CVode", relative_tolerance=RTOL,
+    )
+    assert_matches(result, reference(model, t_end, ["--form", "di1"]))
+
+
 def test_model_exchange_is_refused_for_the_index_3_pendulum(tmp_path):
     run = daec(
         "fmu", ROOT / "models/steinbrecher/pendulum.dae", "--kind", "me",

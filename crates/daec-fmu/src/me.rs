@@ -124,7 +124,7 @@ fn check_structure(
     {
         let index = analysis.index().unwrap_or(ci + 1);
         return Err(format!(
-            "the model is of index {index}: the Σ-method differentiates {} {ci} time{} to find its hidden constraints, which tie the states together; a Model Exchange FMU hands the importer an ODE in fixed states, so it needs a model of index ≤ 1 (every equation solved as written for the derivatives and the algebraic unknowns), and daec selects no static dummy derivatives for it; {cs} (its formulations regularize any index, with dynamic state selection by StE or DD)",
+            "the model is of index {index}: the Σ-method differentiates {} {ci} time{} to find its hidden constraints, which tie the states together; a Model Exchange FMU hands the importer an ODE in fixed states, so it needs a model of index ≤ 1 (every equation solved as written for the derivatives and the algebraic unknowns), and the model as written is not one; export an index-1 formulation of it instead with --form di1 (the constraints' highest derivatives: the lower-level constraints drift) or --form dd (dummy derivatives selected at the start, valid while their pivots stay regular), or {cs} (its formulations regularize any index, with dynamic state selection by StE or DD)",
             equation_text(dae, i),
             if ci == 1 { "" } else { "s" }
         ));

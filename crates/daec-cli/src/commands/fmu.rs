@@ -8,6 +8,8 @@ use crate::files::{check_outputs, write_output};
 use crate::{Ctx, EXIT_MODEL, ModelArgs, load};
 use clap::Args;
 use daec_fmu::{FmuIdentity, FmuKind, FmuLayout, FmuOptions};
+use daec_model::Dae;
+use daec_regularize::{AnalyzeOptions, Form, RegularizeOptions, analyze, regularize};
 use std::path::{Path, PathBuf};
 
 /// The file name of the runtime library cargo builds.
@@ -31,7 +33,9 @@ pub(crate) struct FmuArgs {
     #[arg(long, value_name = "cs|me|both", default_value = "cs")]
     kind: String,
     /// The formulation `fmi2DoStep` integrates (as `daec simulate
-    /// --form`; default hic, index3 for --method radau5-projected).
+    /// --form`; default hic, index3 for --method radau5-projected); with
+    /// --kind me, a square form (di1, dd, ste, ggl) is the model the FMU
+    /// carries.
     #[arg(long)]
     form: Option<String>,
     /// The integrator (as `daec simulate --method`; the second-order
@@ -138,7 +142,16 @@ pub(crate) fn fmu(ctx: &mut Ctx<'_, '_>, args: &FmuArgs) -> Result<(), i32> {
     }
     check_outputs(ctx, &args.model.model, &[("-o", args.output.as_deref())])?;
     let loaded = load(ctx, &args.model)?;
-    let text = daec_model::to_dae_text(&loaded.dae);
+    // Model Exchange of a square `--form`: the FMU carries that
+    // formulation as its model (integrated as written), whose index the
+    // layout below checks.
+    let (text, form) = match args.form.as_deref().and_then(|f| Form::parse(f.trim())) {
+        Some(f) if kind == FmuKind::Me && f.is_square() => (
+            formulated_text(ctx, loaded.dae, f)?,
+            daec_sim::default_form(method).name().to_string(),
+        ),
+        _ => (daec_model::to_dae_text(&loaded.dae), form),
+    };
     let mut options = FmuOptions {
         guid: String::new(),
         form,
@@ -222,4 +235,21 @@ pub(crate) fn fmu(ctx: &mut Ctx<'_, '_>, args: &FmuArgs) -> Result<(), i32> {
         method
     );
     Ok(())
+}
+
+/// The square formulation `form` of `dae` as a flat model (what `daec
+/// regularize --form F --emit modelica` prints): DI1 gives an index-1
+/// model from a model of any index, DD one with the dummy derivatives
+/// selected at the start (a static selection, valid while its pivots stay
+/// regular), so a Model Exchange FMU can carry them.
+fn formulated_text(ctx: &mut Ctx<'_, '_>, mut dae: Dae, form: Form) -> Result<String, i32> {
+    daec_sim::reduce_to_first_order(&mut dae);
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    match regularize(&mut dae, &analysis, form, &RegularizeOptions::default()) {
+        Ok(f) => Ok(daec_model::to_dae_text(&f.to_dae(&dae))),
+        Err(e) => {
+            let _ = writeln!(ctx.io.stderr, "error: --form {}: {e}", form.name());
+            Err(EXIT_MODEL)
+        }
+    }
 }
