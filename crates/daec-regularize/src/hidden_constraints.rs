@@ -147,6 +147,35 @@ fn usable_pivot(
     (magnitude > 0.0).then_some((coef, rest))
 }
 
+/// Singleton tier ([`hidden_constraints`]): a row whose one pending
+/// derivative has a coefficient of constants and parameters only (or
+/// not yet examined).
+const CONSTANT: u8 = 0;
+/// Singleton tier: a coefficient that depends on the unknowns or `time`. Dividing by
+/// it puts the coefficient into the denominators of every row the value
+/// is substituted into, so the constraints derived from them are singular
+/// where it vanishes, although the DAE is regular there. On a planar
+/// pendulum built from components (`models/planar/pendulum.mo`) the rod's
+/// frame equations `r0 = R(φ)·r` give, differentiated, singletons in `φ̇`
+/// with coefficients `sin φ` and `cos φ`: solving the `y` row for `φ̇`
+/// (`cos φ ≠ 0` at the start, `φ = 0`) made the other hidden constraints
+/// divide by `cos φ`, and the run lost rank as the rod passed the vertical.
+/// The joint chain `φ̇_b = φ̇_rod = ω` of the same stage gives `φ̇` with
+/// constant coefficients, so constant pivots go first and the frame rows
+/// stay constraints without a denominator.
+const STATE_DEPENDENT: u8 = 1;
+/// Whether `coef` holds an unknown or `time` (a coefficient of constants
+/// and parameters only is constant along the solution).
+fn depends_on_state(pool: &ExprPool, coef: ExprId) -> bool {
+    pool.leaves(coef)
+        .into_iter()
+        .any(|l| !matches!(pool.as_leaf(l), Some(Leaf::Param(_)) | None))
+}
+
+/// Singleton tier: a coefficient that vanishes in some branch of an `if`
+/// ([`vanishes_in_some_branch`]).
+const DEFERRED: u8 = 2;
+
 /// Relative size below which a coefficient's value at the reference point
 /// counts as zero: the share of the scale it was computed at
 /// ([`ExprPool::eval_with_scale`]) that is left after cancellation. The
@@ -311,20 +340,23 @@ pub fn hidden_constraints(
         // constant or numerically largest coefficient at the reference);
         // in both, coefficients that vanish in some branch of an `if` are
         // taken last.
-        // Heap entries `(deferred, k, eq, row)`: a singleton whose
-        // coefficient vanishes in some branch of an `if` is put back as
-        // deferred, behind the other singletons.
-        let mut heap: BinaryHeap<Reverse<(bool, u32, usize, usize)>> = rows
+        // Heap entries `(tier, k, eq, row)`: a singleton whose coefficient
+        // depends on the state is put back in tier `STATE_DEPENDENT`, behind
+        // the singletons with constant coefficients, and one whose
+        // coefficient vanishes in some branch of an `if` in tier
+        // `DEFERRED`, behind all other singletons.
+        let mut heap: BinaryHeap<Reverse<(u8, u32, usize, usize)>> = rows
             .iter()
             .enumerate()
             .filter(|(_, r)| r.pending.len() == 1)
-            .map(|(idx, r)| Reverse((false, r.k, r.eq, idx)))
+            .map(|(idx, r)| Reverse((CONSTANT, r.k, r.eq, idx)))
             .collect();
         let mut solved_order: Vec<ExprId> = Vec::new();
         let mut stage_values: FxHashMap<ExprId, ExprId> = FxHashMap::default();
         loop {
             let pivot = match heap.pop() {
-                Some(Reverse((deferred, k, eq, idx))) => {
+                Some(Reverse((tier, k, eq, idx))) => {
+                    let deferred = tier == DEFERRED;
                     if !rows[idx].active || rows[idx].pending.len() != 1 {
                         continue;
                     }
@@ -333,12 +365,16 @@ pub fn hidden_constraints(
                     {
                         // A row with a pivot that vanishes in no branch
                         // goes first; the deferred singleton waits.
-                        heap.push(Reverse((true, k, eq, idx)));
+                        heap.push(Reverse((DEFERRED, k, eq, idx)));
                         Some(pivot)
                     } else {
                         match usable_pivot(pool, rows[idx].expr, delta, reference) {
                             Some((coef, _)) if !deferred && vanishes_in_some_branch(pool, coef) => {
-                                heap.push(Reverse((true, k, eq, idx)));
+                                heap.push(Reverse((DEFERRED, k, eq, idx)));
+                                continue;
+                            }
+                            Some((coef, _)) if tier == CONSTANT && depends_on_state(pool, coef) => {
+                                heap.push(Reverse((STATE_DEPENDENT, k, eq, idx)));
                                 continue;
                             }
                             Some((coef, rest)) => Some((idx, delta, coef, rest)),
@@ -358,7 +394,7 @@ pub fn hidden_constraints(
                             row.pending.retain(|l| present.binary_search(l).is_ok());
                             if row.pending.len() < before && row.pending.len() <= 1 {
                                 found_singleton |= row.pending.len() == 1;
-                                heap.push(Reverse((false, row.k, row.eq, r)));
+                                heap.push(Reverse((CONSTANT, row.k, row.eq, r)));
                             }
                         }
                     }
@@ -400,7 +436,7 @@ pub fn hidden_constraints(
                     }
                 }
                 if rows[r].pending.len() == 1 {
-                    heap.push(Reverse((false, rows[r].k, rows[r].eq, r)));
+                    heap.push(Reverse((CONSTANT, rows[r].k, rows[r].eq, r)));
                 }
             }
         }
