@@ -553,3 +553,70 @@ fn lc_conversion_applies_to_a_constant_null_vector_of_state_dependent_rows() {
 fn load_with_text_override(text: &str, from: &str, to: &str) -> Dae {
     load_text(&text.replace(from, to))
 }
+
+/// A pendulum whose rod angle `a` is an alias of the joint angle `phi`,
+/// the rod's rows written before the alias (as a component model flattens
+/// them): differentiated, the `y` row is a singleton in `ȧ` with the
+/// coefficient `L cos a`, non-zero at the start (`a = 0`), and the alias
+/// row one with the constant coefficient 1. Solving the `y` row for `ȧ`
+/// made `cos a` a denominator of the hidden constraints, singular where
+/// the rod hangs straight down; the constant pivot goes first, and no
+/// constraint divides by a state-dependent expression.
+#[test]
+fn hidden_constraints_pivot_on_a_constant_coefficient_first() {
+    let mut dae = load_text(
+        "model AliasedPendulum
+  parameter Real m = 1;
+  parameter Real L = 1;
+  parameter Real g = 9.81;
+  Real phi(start = 0, fixed = true);
+  Real w(start = 0, fixed = true);
+  Real a;
+  Real x;
+  Real y;
+  Real vx;
+  Real vy;
+  Real fx;
+  Real fy;
+equation
+  x = L*cos(a);
+  y = L*sin(a);
+  a = phi;
+  der(x) = vx;
+  der(y) = vy;
+  der(phi) = w;
+  m*der(vx) = fx;
+  m*der(vy) = fy - m*g;
+  m*L*L*der(w) = x*fy - y*fx;
+end AliasedPendulum;",
+    );
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    let f = form(&mut dae, &a, Form::Hic);
+    let texts = texts(&dae, &f);
+    // 9 equations, the repeated 3 position rows, 2 at each hidden level.
+    assert!(texts.len() > 9, "no hidden constraint in {texts:#?}");
+    for t in &texts {
+        for (i, _) in t.match_indices("/ ") {
+            let d = divisor(&t[i + 2..]);
+            assert!(
+                !d.contains("cos") && !d.contains("sin"),
+                "the divisor {d} in {t}"
+            );
+        }
+    }
+}
+
+/// The operand that starts `s`: a parenthesised group or a name.
+fn divisor(s: &str) -> &str {
+    let mut depth = 0;
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' if depth == 1 => return &s[..=i],
+            ')' => depth -= 1,
+            ' ' if depth == 0 => return &s[..i],
+            _ => {}
+        }
+    }
+    s
+}
