@@ -165,6 +165,17 @@ fn aliases_keep_their_columns_and_names() {
         tmp.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    // Each alias is drawn under its own name (its column, negated for a
+    // flow alias), not under the name of the unknown it names.
+    let svg = std::fs::read_to_string(&tmp).unwrap();
+    let _ = std::fs::remove_file(&tmp);
+    let legend = |name: &str| svg.lines().any(|l| l.trim() == name);
+    for label in ["R1.p.v", "R1.p.i", "C1.p.i", "C1.v"] {
+        assert!(legend(label), "no legend {label}");
+    }
+    for label in ["source.p.v", "source.p.i", "L1.n.i"] {
+        assert!(!legend(label), "legend {label}");
+    }
 }
 
 #[test]

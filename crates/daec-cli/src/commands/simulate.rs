@@ -368,6 +368,13 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     sim.stats.compile_seconds += compile;
     sim.stats.native_seconds += native_seconds;
     let last = sim.results.t.last().copied().unwrap_or(ro.t0);
+    // (drawn before the results are handed on; the columns index the
+    // results with their alias columns, so an alias is drawn under its own
+    // name with its own sign)
+    let plot = args
+        .plot
+        .as_ref()
+        .map(|_| to_svg(&sim.results.with_aliases(&dae.aliases), &columns, &dae.name));
     match ctx.capture.as_deref_mut() {
         // (an embedding front end takes the values, not the CSV)
         Some(capture) => capture.take_simulation(&mut sim, &dae.aliases),
@@ -377,9 +384,8 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             emit(ctx, args.output.as_deref(), &to_csv(&results))?
         }
     }
-    if let Some(path) = &args.plot {
-        let plot = to_svg(&sim.results, &columns, &dae.name)
-            .map_err(|e| ctx.usage_error(&format!("cannot draw the plot: {e}")))?;
+    if let (Some(path), Some(plot)) = (&args.plot, plot) {
+        let plot = plot.map_err(|e| ctx.usage_error(&format!("cannot draw the plot: {e}")))?;
         if plot.series < columns.len() {
             let _ = writeln!(
                 ctx.io.stderr,
@@ -473,10 +479,15 @@ fn error_control_warning(
     if vars.is_empty() {
         return;
     }
+    // (an alias is as accurate as the unknown it names)
+    let (names, _) = super::vars::column_names(dae);
     let chosen: Vec<&str> = columns
         .iter()
-        .filter_map(|&j| dae.unknowns.get(j).map(|u| u.name.as_str()))
-        .filter(|name| report.affects(name))
+        .filter_map(|&j| names.get(j).copied())
+        .filter(|&name| {
+            let of = dae.aliases.iter().find(|a| a.name == name);
+            report.affects(of.map_or(name, |a| a.of.as_str()))
+        })
         .collect();
     if chosen.is_empty() {
         return;

@@ -33,48 +33,52 @@ pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
     p[i..].iter().all(|&c| c == '*')
 }
 
-/// The columns (unknowns) `--vars` names, in the order given; a pattern
-/// (with `*` or `?`) adds the variables it matches in the model's order.
-/// An entry that is neither a variable nor a pattern matching one is a
-/// usage error naming it. Empty: every variable.
-pub(crate) fn plot_columns(
-    ctx: &mut Ctx<'_, '_>,
-    dae: &Dae,
-    vars: &[String],
-) -> Result<Vec<usize>, i32> {
-    // (the columns: the unknowns, then the discrete variables)
-    let names: Vec<&str> = dae
+/// The names of the result columns, in the order of
+/// [`daec_sim::Results::with_aliases`]: the unknowns, the discrete
+/// variables, then each alias of one of them (its column holds the alias's
+/// own values, negated for a negated alias). The second value is how many
+/// come before the aliases.
+pub(crate) fn column_names(dae: &Dae) -> (Vec<&str>, usize) {
+    let mut names: Vec<&str> = dae
         .unknowns
         .iter()
         .map(|u| u.name.as_str())
         .chain(dae.shown_discrete().map(|p| p.name.as_str()))
         .collect();
+    let base = names.len();
+    let aliases: Vec<&str> = dae
+        .aliases
+        .iter()
+        .filter(|a| names.contains(&a.of.as_str()))
+        .map(|a| a.name.as_str())
+        .collect();
+    names.extend(aliases);
+    (names, base)
+}
+
+/// The columns `--vars` names, in the order given, as indices into the
+/// results with their alias columns ([`column_names`]): an alias is shown
+/// under its own name with its own sign. A pattern (with `*` or `?`) adds
+/// the variables and aliases it matches in the model's order. An entry
+/// that is neither a variable nor a pattern matching one is a usage error
+/// naming it. Empty: every variable (not the aliases, which repeat them).
+pub(crate) fn plot_columns(
+    ctx: &mut Ctx<'_, '_>,
+    dae: &Dae,
+    vars: &[String],
+) -> Result<Vec<usize>, i32> {
+    let (names, base) = column_names(dae);
     if vars.is_empty() {
-        return Ok((0..names.len()).collect());
+        return Ok((0..base).collect());
     }
-    let index = |name: &str| names.iter().position(|&n| n == name);
     let mut columns = Vec::new();
     let mut taken = vec![false; names.len()];
     for v in vars {
         let v = v.trim();
-        // An alias (a connection's other name of an unknown) shows the
-        // unknown it names.
-        let alias_of = |name: &str| {
-            dae.aliases
-                .iter()
-                .find(|a| a.name == name)
-                .and_then(|a| index(&a.of))
-        };
-        let matched: Vec<usize> = match index(v).or_else(|| alias_of(v)) {
+        let matched: Vec<usize> = match names.iter().position(|&n| n == v) {
             Some(j) => vec![j],
             None if v.contains(['*', '?']) => (0..names.len())
                 .filter(|&j| glob_match(v, names[j]))
-                .chain(
-                    dae.aliases
-                        .iter()
-                        .filter(|a| glob_match(v, &a.name))
-                        .filter_map(|a| index(&a.of)),
-                )
                 .collect(),
             None => {
                 let hint = daec_model::did_you_mean(v, names.iter().copied())
