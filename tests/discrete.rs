@@ -453,6 +453,77 @@ fn flatten_of_sample_and_initial_is_idempotent() {
     assert_eq!(changes(&csv, "k").len(), 9);
 }
 
+const TERMINAL: &str = "model Terminal
+  Real x(start = 0, fixed = true);
+  discrete Real xEnd(start = -1);
+  Integer n(start = 0);
+equation
+  der(x) = 1;
+  when terminal() then
+    xEnd = x;
+    n = pre(n) + 1;
+  end when;
+  annotation(experiment(StopTime = 2));
+end Terminal;
+";
+
+/// `when terminal()` fires once, at the end of the run (MLS 3.6 §3.7.5):
+/// its assignments show in the last row only (x = t reaches 2 there), and
+/// `flatten` prints the condition back, and a `.mo` file takes it. With `terminate` at t = 1.5 the
+/// end is there.
+#[test]
+fn terminal_fires_once_at_the_end() {
+    let path = model("terminal", "dae", TERMINAL);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    let last = csv.rows.len() - 1;
+    assert!(last > 2, "{} rows", csv.rows.len());
+    assert_eq!(csv.value(last, "time"), 2.0);
+    assert!(
+        close(csv.value(last, "xEnd"), 2.0, 1e-9),
+        "{}",
+        csv.value(last, "xEnd")
+    );
+    assert_eq!(csv.value(last, "n"), 1.0);
+    for row in 0..last {
+        assert_eq!(csv.value(row, "xEnd"), -1.0, "row {row}");
+        assert_eq!(csv.value(row, "n"), 0.0, "row {row}");
+    }
+    let flat = daec(&["flatten", path.to_str().unwrap()]);
+    assert_eq!(flat.code, 0, "{}", flat.stderr);
+    assert!(
+        flat.stdout.contains("  when terminal() then"),
+        "{}",
+        flat.stdout
+    );
+    let again = model("terminal_flat", "dae", &flat.stdout);
+    let (code, csv2, err) = simulate(&again, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(csv2.value(csv2.rows.len() - 1, "n"), 1.0);
+    // the same model as Modelica
+    let mo = model("terminal_mo", "mo", TERMINAL);
+    let (code, csv3, err) = simulate(&mo, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(csv3.value(csv3.rows.len() - 1, "n"), 1.0);
+    assert_eq!(csv3.value(csv3.rows.len() - 2, "n"), 0.0);
+    let stopped = TERMINAL.replace(
+        "  when terminal() then",
+        "  when x > 1.5 then\n    terminate(\"done\");\n  end when;\n  when terminal() then",
+    );
+    let path = model("terminal_terminate", "dae", &stopped);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    let last = csv.rows.len() - 1;
+    assert!(close(csv.value(last, "time"), 1.5, 1e-9));
+    assert!(
+        close(csv.value(last, "xEnd"), 1.5, 1e-9),
+        "{}",
+        csv.value(last, "xEnd")
+    );
+    assert_eq!(csv.value(last, "n"), 1.0);
+    assert_eq!(csv.value(last - 1, "n"), 0.0);
+}
+
 /// `terminate(message)` in a `when` clause ends the run successfully at
 /// its event (x = t reaches 1.5): exit 0, the message and the time on
 /// stderr, the CSV ends there with the clause's assignment.

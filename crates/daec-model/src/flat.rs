@@ -26,6 +26,9 @@ impl Names for FlatNames<'_> {
         if self.0.initial == Some(p.0) {
             return "initial()".to_string();
         }
+        if self.0.terminal == Some(p.0) {
+            return "terminal()".to_string();
+        }
         if let Some((d, true)) = self.0.discrete_of(p.0) {
             return format!("pre({})", self.param(ParamId(d.param)));
         }
@@ -195,7 +198,10 @@ pub fn to_dae_text(dae: &Dae) -> String {
         }
         let group = &dae.parameters[i..j];
         let p = &group[0];
-        if dae.discrete_of(i as u32).is_some() || dae.initial == Some(i as u32) {
+        if dae.discrete_of(i as u32).is_some()
+            || dae.initial == Some(i as u32)
+            || dae.terminal == Some(i as u32)
+        {
             i = j;
             continue;
         }

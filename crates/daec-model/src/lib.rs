@@ -249,6 +249,10 @@ pub struct Dae {
     /// false, but true while the simulation fires the `when` clauses at
     /// the start.
     pub initial: Option<u32>,
+    /// The Boolean parameter that `terminal()` reads (MLS 3.6 §3.7.5):
+    /// false, but true while the simulation fires the `when` clauses at
+    /// the end of a successful run.
+    pub terminal: Option<u32>,
     /// Simulation settings.
     pub experiment: Experiment,
     /// Where each part came from.
@@ -394,6 +398,7 @@ impl Dae {
             && self.discrete == other.discrete
             && self.asserts == other.asserts
             && self.initial == other.initial
+            && self.terminal == other.terminal
             && self.experiment == other.experiment
             && self.aliases == other.aliases
             && self.pool.same_nodes(&other.pool)

@@ -139,6 +139,11 @@ pub struct WhenEvents {
     at_start: Vec<bool>,
     /// The parameter of `initial()`.
     initial: Option<usize>,
+    /// Whether each condition reads `terminal()`: such a clause fires at
+    /// the end of a successful run if its condition holds there.
+    at_end: Vec<bool>,
+    /// The parameter of `terminal()`.
+    terminal: Option<usize>,
     /// The `terminate` message of each event.
     terminate: Vec<Option<String>>,
     /// The assertions' conditions (inputs `z`, 1 where they hold) and
@@ -219,6 +224,16 @@ fn starts(dae: &Dae, c: ExprId) -> bool {
             }
             _ => false,
         })
+}
+
+/// Whether condition `c` reads the parameter `p` (`terminal()`).
+fn reads_param(dae: &Dae, c: ExprId, p: Option<u32>) -> bool {
+    p.is_some_and(|p| {
+        dae.pool
+            .leaves(c)
+            .into_iter()
+            .any(|l| matches!(dae.pool.as_leaf(l), Some(Leaf::Param(q)) if q.0 == p))
+    })
 }
 
 /// The unknowns (order 0) `e` depends on.
@@ -335,6 +350,12 @@ impl WhenEvents {
                 .map(|e| starts(dae, e.condition))
                 .collect(),
             initial: dae.initial.map(|p| p as usize),
+            at_end: dae
+                .events
+                .iter()
+                .map(|e| reads_param(dae, e.condition, dae.terminal))
+                .collect(),
+            terminal: dae.terminal.map(|p| p as usize),
             terminate: dae.events.iter().map(|e| e.terminate.clone()).collect(),
             discrete: dae
                 .discrete
@@ -950,11 +971,47 @@ impl EventTracker {
         n_orig: usize,
         project: &mut Projection<'_>,
     ) -> Result<usize, SimError> {
-        if !events.at_start.iter().any(|&a| a) {
+        let flag = (events.initial, events.at_start.clone());
+        self.fire_flagged(dae, events, flag, t0, z, n_orig, project)
+    }
+
+    /// Fires at the end `(t_end, z)` of a successful run (at `t_end` or at
+    /// a `terminate`) the clauses of
+    /// `terminal()` (MLS 3.6 §3.7.5: `terminal()` is true at the end of a
+    /// successful analysis), with `terminal()` true for that event
+    /// iteration. Returns the number of events.
+    pub(crate) fn fire_at_end(
+        &mut self,
+        dae: &mut Dae,
+        events: &mut WhenEvents,
+        t_end: f64,
+        z: &mut Vec<f64>,
+        n_orig: usize,
+        project: &mut Projection<'_>,
+    ) -> Result<usize, SimError> {
+        let flag = (events.terminal, events.at_end.clone());
+        self.fire_flagged(dae, events, flag, t_end, z, n_orig, project)
+    }
+
+    /// Fires at `t` the clauses marked in `which` whose condition holds
+    /// with the Boolean parameter `flag` (`initial()` or `terminal()`)
+    /// true, then sets it false again.
+    #[allow(clippy::too_many_arguments)]
+    fn fire_flagged(
+        &mut self,
+        dae: &mut Dae,
+        events: &mut WhenEvents,
+        (flag, which): (Option<usize>, Vec<bool>),
+        t0: f64,
+        z: &mut Vec<f64>,
+        n_orig: usize,
+        project: &mut Projection<'_>,
+    ) -> Result<usize, SimError> {
+        if !which.iter().any(|&a| a) {
             return Ok(0);
         }
         let set_initial = |dae: &mut Dae, events: &mut WhenEvents, v: f64| {
-            if let Some(p) = events.initial {
+            if let Some(p) = flag {
                 dae.parameters[p].value = v;
                 events.set_params(&dae.parameter_values());
             }
@@ -963,7 +1020,7 @@ impl EventTracker {
         let mut phi = vec![0.0; events.len()];
         events.eval(t0, z, &mut phi);
         let due: Vec<usize> = (0..events.len())
-            .filter(|&k| events.at_start[k] && events.holds(k, phi[k]))
+            .filter(|&k| which[k] && events.holds(k, phi[k]))
             .collect();
         let fired = if due.is_empty() {
             Ok(0)

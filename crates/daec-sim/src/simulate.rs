@@ -1055,6 +1055,24 @@ pub fn integrate_with_progress(
             failure = Some(e);
         }
     }
+    // (`terminate` ends a run successfully too, MLS 3.6 §8.3.7)
+    if failure.is_none() && (t >= t_end || tracker.terminated.is_some()) {
+        let form = match (active, ste.as_ref()) {
+            (0, _) | (_, None) => &*form0,
+            (k, Some(v)) => &v.built[k - 1].0,
+        };
+        match end_events(dae, events, &mut tracker, form, t, &mut z, n_orig) {
+            Ok(0) => {}
+            Ok(k) => {
+                stats.events += k;
+                set_discrete(dae, events, modes, outputs);
+                if let (Some(&last), Some(row)) = (results.t.last(), results.z.last_mut()) {
+                    *row = outputs.row(last, &z[..n_orig]);
+                }
+            }
+            Err(e) => failure = Some(e),
+        }
+    }
     stats.bound_violations = bounds.finish();
     stats.integrate_seconds = clock.elapsed().as_secs_f64() - stats.compile_seconds;
     let end = Some(EndPoint {
@@ -1149,6 +1167,27 @@ fn start_events(
         |dae: &mut Dae, zz: &[f64], held: &[bool]| reinitialize(dae, form0, t0, zz, held);
     let k = tracker.fire_at_start(dae, events, t0, z, n_orig, &mut project)?;
     events.check_asserts(t0, &z[..n_orig])?;
+    Ok(k)
+}
+
+/// At the end `(t_end, z)` of a successful run: fires the clauses of
+/// `terminal()` ([`EventTracker::fire_at_end`]) and checks the
+/// assertions. Returns the number of events.
+fn end_events(
+    dae: &mut Dae,
+    events: &mut WhenEvents,
+    tracker: &mut EventTracker,
+    form: &SimForm,
+    t_end: f64,
+    z: &mut Vec<f64>,
+    n_orig: usize,
+) -> Result<usize, SimError> {
+    let mut project =
+        |dae: &mut Dae, zz: &[f64], held: &[bool]| reinitialize(dae, form, t_end, zz, held);
+    let k = tracker.fire_at_end(dae, events, t_end, z, n_orig, &mut project)?;
+    if k > 0 {
+        events.check_asserts(t_end, &z[..n_orig])?;
+    }
     Ok(k)
 }
 

@@ -259,7 +259,7 @@ impl<'a> Lowerer<'a> {
     ) -> Option<R<Val>> {
         match fname {
             "pre" | "edge" | "change" => Some(self.event_operator(fname, args, span, mode)),
-            "initial" => Some(self.initial_call(args, span)),
+            "initial" | "terminal" => Some(self.flag_call(fname, args, span)),
             "sample" => Some(self.sample_call(args, span)),
             _ => None,
         }
@@ -314,19 +314,30 @@ impl<'a> Lowerer<'a> {
         Ok(Val::from_parts(ty, v.shape().to_vec(), out))
     }
 
-    /// `initial()`: the Boolean parameter [`crate::Dae::initial`].
-    fn initial_call(&mut self, args: &[ast::Expr], span: Span) -> R<Val> {
+    /// `initial()` and `terminal()`: the Boolean parameters
+    /// [`crate::Dae::initial`] and [`crate::Dae::terminal`].
+    fn flag_call(&mut self, fname: &str, args: &[ast::Expr], span: Span) -> R<Val> {
         if !args.is_empty() {
             return Err(self.error(
-                Diagnostic::error(codes::ARITY, "`initial` takes no arguments")
-                    .with_primary(span, "write `initial()`"),
+                Diagnostic::error(codes::ARITY, format!("`{fname}` takes no arguments"))
+                    .with_primary(span, format!("write `{fname}()`")),
             ));
         }
-        let p = match self.initial {
+        let flag = if fname == "terminal" {
+            self.terminal
+        } else {
+            self.initial
+        };
+        let p = match flag {
             Some(p) => p,
             None => {
-                let p = self.hidden_parameter("initial()", BaseType::Boolean, 0.0, span);
-                self.initial = Some(p);
+                let name = format!("{fname}()");
+                let p = self.hidden_parameter(&name, BaseType::Boolean, 0.0, span);
+                if fname == "terminal" {
+                    self.terminal = Some(p);
+                } else {
+                    self.initial = Some(p);
+                }
                 p
             }
         };

@@ -227,6 +227,8 @@ struct Lowerer<'a> {
     defining: Vec<usize>,
     /// The parameter of `initial()`, once used.
     initial: Option<u32>,
+    /// The parameter of `terminal()`, once used.
+    terminal: Option<u32>,
     /// The `assert(…)` equations.
     asserts: Vec<Assertion>,
     /// Whether a `when` condition is being lowered (where `sample` is
@@ -276,6 +278,7 @@ impl<'a> Lowerer<'a> {
             assigned_by: FxHashMap::default(),
             defining: Vec::new(),
             initial: None,
+            terminal: None,
             asserts: Vec::new(),
             in_when_condition: false,
             sample_assigns: Vec::new(),
@@ -320,6 +323,7 @@ impl<'a> Lowerer<'a> {
             events: self.events,
             discrete: self.discrete,
             initial: self.initial,
+            terminal: self.terminal,
             asserts: self.asserts,
             experiment: self.experiment,
             spans: self.spans,
