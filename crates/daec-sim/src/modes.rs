@@ -416,6 +416,15 @@ impl Modes {
         }
     }
 
+    /// Why a restart's relations changed again: the chattering they
+    /// suggest, naming the relations `flipped` ([`Modes::describe`]).
+    pub fn chatter_reason(&self, flipped: &[usize]) -> String {
+        format!(
+            "state events of the relation {}; a relation that changes at every restart chatters: the dynamics on either side drive the state back across it, which events cannot follow — write the motion along the switching surface into the model, or wrap the relation in `noEvent` to evaluate it continuously",
+            self.describe(flipped)
+        )
+    }
+
     /// `` `x > 1` `` (and the others, up to three) for messages.
     pub fn describe(&self, which: &[usize]) -> String {
         let mut names: Vec<String> = which

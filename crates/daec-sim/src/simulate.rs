@@ -993,11 +993,7 @@ pub fn integrate_with_progress(
                     });
                 match switched {
                     Ok((target, znew)) => {
-                        let n_to = znew.len();
-                        let mut zd = vec![0.0; n_to];
-                        if let Some(old) = &zdot {
-                            zd[..n_orig].copy_from_slice(&old[..n_orig]);
-                        }
+                        let zd = carried_derivative(zdot.as_deref(), znew.len(), n_orig);
                         (z, zdot, active) = (znew, Some(zd), target);
                         stats.ste_switches += 1;
                     }
@@ -1011,11 +1007,8 @@ pub fn integrate_with_progress(
                 }
                 continue;
             }
-            None if t < seg_end => {
-                // The solver returned early without an event: nothing
-                // to do.
-                break;
-            }
+            // (the solver returned early without an event: nothing to do)
+            None if t < seg_end => break,
             None => {
                 if let Some(right) = right_of_discontinuity(t, t_end) {
                     (t, zdot) = (right, None);
@@ -1044,10 +1037,7 @@ pub fn integrate_with_progress(
                 let turned = right_limits(dae, form0, problem0, modes, t, &mut z, span);
                 stats.events += turned.len();
             }
-            format!(
-                "state events of the relation {}; a relation that changes at every restart chatters: the dynamics on either side drive the state back across it, which events cannot follow — write the motion along the switching surface into the model, or wrap the relation in `noEvent` to evaluate it continuously",
-                modes.describe(&flipped)
-            )
+            modes.chatter_reason(&flipped)
         };
         // (the new modes and discrete values)
         reload_params(dae, problem0, ste);
@@ -1061,17 +1051,9 @@ pub fn integrate_with_progress(
             (0, _) | (_, None) => &*form0,
             (k, Some(v)) => &v.built[k - 1].0,
         };
-        match end_events(dae, events, &mut tracker, form, t, &mut z, n_orig) {
-            Ok(0) => {}
-            Ok(k) => {
-                stats.events += k;
-                set_discrete(dae, events, modes, outputs);
-                if let (Some(&last), Some(row)) = (results.t.last(), results.z.last_mut()) {
-                    *row = outputs.row(last, &z[..n_orig]);
-                }
-            }
-            Err(e) => failure = Some(e),
-        }
+        let run = (&mut *events, &mut *modes, &mut tracker);
+        let last = (&mut *outputs, &mut results, &mut stats);
+        failure = end_of_run(dae, run, form, (t, &mut z, n_orig), last);
     }
     stats.bound_violations = bounds.finish();
     stats.integrate_seconds = clock.elapsed().as_secs_f64() - stats.compile_seconds;
@@ -1090,6 +1072,41 @@ pub fn integrate_with_progress(
         terminated: tracker.terminated.take(),
         warnings: std::mem::take(&mut events.warnings),
     })
+}
+
+/// The derivative a run continues with after a state-selection switch to
+/// a variant of `n_to` unknowns: the model's own `n_orig` derivatives kept
+/// from `zdot`, the variant's others zero.
+fn carried_derivative(zdot: Option<&[f64]>, n_to: usize, n_orig: usize) -> Vec<f64> {
+    let mut zd = vec![0.0; n_to];
+    if let Some(old) = zdot {
+        zd[..n_orig].copy_from_slice(&old[..n_orig]);
+    }
+    zd
+}
+
+/// The end of a successful run at `t` (MLS 3.6 §3.7.5): the `when
+/// terminal()` clauses fire once ([`end_events`]); their discrete values
+/// replace the last output row. The failure they cause, if any.
+fn end_of_run(
+    dae: &mut Dae,
+    (events, modes, tracker): (&mut WhenEvents, &mut Modes, &mut EventTracker),
+    form: &SimForm,
+    (t, z, n_orig): (f64, &mut Vec<f64>, usize),
+    (outputs, results, stats): (&mut Outputs, &mut Results, &mut SimStats),
+) -> Option<SimError> {
+    match end_events(dae, events, tracker, form, t, z, n_orig) {
+        Ok(0) => None,
+        Ok(k) => {
+            stats.events += k;
+            set_discrete(dae, events, modes, outputs);
+            if let (Some(&last), Some(row)) = (results.t.last(), results.z.last_mut()) {
+                *row = outputs.row(last, &z[..n_orig]);
+            }
+            None
+        }
+        Err(e) => Some(e),
+    }
 }
 
 /// The statistics of a run before its first step: the sizes of the
