@@ -292,51 +292,6 @@ fn rename_names(e: &mut Expr, map: &HashMap<String, (String, bool)>) {
             }
             continue;
         }
-        match &mut e.kind {
-            ExprKind::Name(_) => {}
-            ExprKind::Index { base, indices } => {
-                stack.push(base);
-                stack.extend(indices.iter_mut());
-            }
-            ExprKind::Member { base, .. } => stack.push(base),
-            ExprKind::Tuple(items) => stack.extend(items.iter_mut()),
-            ExprKind::Call {
-                args, named_args, ..
-            } => {
-                stack.extend(args.iter_mut());
-                stack.extend(named_args.iter_mut().map(|(_, v)| v));
-            }
-            ExprKind::Binary { lhs, rhs, .. } => {
-                stack.push(lhs);
-                stack.push(rhs);
-            }
-            ExprKind::Unary { expr, .. } => stack.push(expr),
-            ExprKind::If {
-                branches,
-                else_value,
-            } => {
-                for (c, v) in branches {
-                    stack.push(c);
-                    stack.push(v);
-                }
-                stack.push(else_value);
-            }
-            ExprKind::Range { start, step, stop } => {
-                stack.push(start);
-                if let Some(s) = step {
-                    stack.push(s);
-                }
-                stack.push(stop);
-            }
-            ExprKind::Array(items) => stack.extend(items.iter_mut()),
-            ExprKind::Matrix(rows) => stack.extend(rows.iter_mut().flatten()),
-            ExprKind::Integer(_)
-            | ExprKind::Real(_)
-            | ExprKind::Bool(_)
-            | ExprKind::String(_)
-            | ExprKind::Colon
-            | ExprKind::End
-            | ExprKind::Error => {}
-        }
+        crate::lower::push_children_mut(e, &mut stack);
     }
 }

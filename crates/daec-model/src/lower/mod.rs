@@ -18,7 +18,7 @@ mod limits;
 mod names;
 mod parameters;
 
-pub(crate) use parameters::push_children;
+pub(crate) use parameters::{push_children, push_children_mut};
 
 use crate::budget::MemoryBudget;
 use crate::{

@@ -299,6 +299,53 @@ impl<'a> Lowerer<'a> {
     }
 }
 
+/// Pushes the direct subexpressions of `e` onto `stack`, mutably (as
+/// [`push_children`]).
+pub(crate) fn push_children_mut<'e>(e: &'e mut ast::Expr, stack: &mut Vec<&'e mut ast::Expr>) {
+    match &mut e.kind {
+        ExprKind::Index { base, indices } => {
+            stack.push(base);
+            stack.extend(indices.iter_mut());
+        }
+        ExprKind::Call {
+            args, named_args, ..
+        } => {
+            stack.extend(args.iter_mut());
+            stack.extend(named_args.iter_mut().map(|(_, v)| v));
+        }
+        ExprKind::Binary { lhs, rhs, .. } => {
+            stack.push(lhs);
+            stack.push(rhs);
+        }
+        ExprKind::Unary { expr, .. } | ExprKind::Member { base: expr, .. } => stack.push(expr),
+        ExprKind::If {
+            branches,
+            else_value,
+        } => {
+            for (c, v) in branches {
+                stack.push(c);
+                stack.push(v);
+            }
+            stack.push(else_value);
+        }
+        ExprKind::Range { start, step, stop } => {
+            stack.push(start);
+            stack.extend(step.as_deref_mut());
+            stack.push(stop);
+        }
+        ExprKind::Array(items) | ExprKind::Tuple(items) => stack.extend(items.iter_mut()),
+        ExprKind::Matrix(rows) => stack.extend(rows.iter_mut().flatten()),
+        ExprKind::Integer(_)
+        | ExprKind::Real(_)
+        | ExprKind::Bool(_)
+        | ExprKind::String(_)
+        | ExprKind::Name(_)
+        | ExprKind::Colon
+        | ExprKind::End
+        | ExprKind::Error => {}
+    }
+}
+
 /// Pushes the direct subexpressions of `e` onto `stack`.
 pub(crate) fn push_children<'e>(e: &'e ast::Expr, stack: &mut Vec<&'e ast::Expr>) {
     match &e.kind {
