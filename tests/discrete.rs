@@ -670,3 +670,100 @@ end Arr;
     assert_eq!(twice.code, 0, "{}", twice.stderr);
     assert_eq!(once.stdout, twice.stdout);
 }
+
+/// Discrete equations outside `when` (MLS 3.6 §8.3.5, §8.6) define their
+/// variables for all times: `k = integer(time)` jumps at the integers
+/// (time events), `s = if x > 1.5 then 1 else 0` where `x = t` crosses
+/// 1.5 (a state event), `on = x > 2.5` likewise. Closed forms at t = 3.5:
+/// `z = ∫k = 0 + 1 + 2 + 3·0.5 = 4.5`, `w = ∫s = 2`; `n` counts the rise
+/// of `on` once, at 2.5.
+#[test]
+fn discrete_equations_outside_when_define_their_variables() {
+    let text = "model Defined
+  Real x(start = 0, fixed = true);
+  Real z(start = 0, fixed = true);
+  Real w(start = 0, fixed = true);
+  Integer k;
+  Integer s;
+  Boolean on;
+  Integer n(start = 0);
+equation
+  der(x) = 1;
+  k = integer(time);
+  s = if x > 1.5 then 1 else 0;
+  on = x > 2.5;
+  der(z) = k;
+  der(w) = s;
+  when on then
+    n = pre(n) + 1;
+  end when;
+  annotation(experiment(StopTime = 3.5));
+end Defined;
+";
+    for ext in ["mo", "dae"] {
+        let path = model("defined", ext, text);
+        let (code, csv, err) = simulate(&path, &[]);
+        assert_eq!(code, 0, "{ext}: {err}");
+        let last = csv.rows.last().unwrap();
+        assert!(close(last[0], 3.5, 1e-12), "{last:?}");
+        assert!(close(last[csv.col("z")], 4.5, 1e-7), "{ext}: {last:?}");
+        assert!(close(last[csv.col("w")], 2.0, 1e-7), "{ext}: {last:?}");
+        assert_eq!(last[csv.col("n")], 1.0, "{ext}");
+        let n = changes(&csv, "n");
+        assert_eq!(n.len(), 1, "{ext}: {n:?}");
+        assert!(close(n[0].0, 2.5, 1e-7), "{ext}: {n:?}");
+        // z is piecewise linear with slope k: at t = 2.25, 0 + 1 + 2·0.25
+        let at = csv.row_at(2.25).map(|r| r[csv.col("z")]);
+        if let Some(z) = at {
+            assert!(close(z, 1.5, 1e-6), "{ext}: z(2.25) = {z}");
+        }
+    }
+}
+
+/// A discrete variable defined by an equation and also assigned in a
+/// `when` clause, or defined twice, is an error at the equation; a
+/// defined array is refused with the workaround.
+#[test]
+fn discrete_definitions_are_checked() {
+    let both = model(
+        "defined_both",
+        "dae",
+        "model B\n  Real x(start = 0, fixed = true);\n  Integer k(start = 0);\nequation\n  der(x) = k;\n  k = if x > 1 then 1 else 0;\n  when x > 2 then k = 2; end when;\nend B;\n",
+    );
+    let r = daec(&["simulate", both.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("E0114"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("`k` is defined by an equation and assigned in a `when` clause"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("defined_both.dae:6:3"), "{}", r.stderr);
+    let bound = model(
+        "defined_bound",
+        "mo",
+        "model D\n  Real x(start = 0, fixed = true);\n  Integer k = 1;\nequation\n  der(x) = k;\n  k = 2;\nend D;\n",
+    );
+    let r = daec(&["simulate", bound.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the discrete variable `k` has a binding and an equation"),
+        "{}",
+        r.stderr
+    );
+    let array = model(
+        "defined_array",
+        "dae",
+        "model A\n  Real x(start = 0, fixed = true);\n  Integer k[2];\nequation\n  der(x) = k[1];\n  k = {1, 2};\nend A;\n",
+    );
+    let r = daec(&["simulate", array.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("an array of discrete variables defined outside `when` is not supported"),
+        "{}",
+        r.stderr
+    );
+}

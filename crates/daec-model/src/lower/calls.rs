@@ -1,5 +1,6 @@
 //! Calls of the built-in functions: the elementary functions, `atan2`,
-//! `min`, `max`, `der`, `sum`, `size`, `noEvent`, `smooth`, `reinit`.
+//! `min`, `max`, `integer`, `der`, `sum`, `size`, `noEvent`, `smooth`,
+//! `reinit`.
 
 use super::{Lowerer, Mode, R, Reported, Val};
 use crate::BaseType;
@@ -27,6 +28,9 @@ const FUNCS1: &[(&str, Func)] = &[
     ("sign", Func::Sign),
     ("floor", Func::Floor),
     ("ceil", Func::Ceil),
+    // `integer(x)`: the largest Integer not greater than `x` (MLS 3.6
+    // §3.7.2), an event-generating `floor` with an Integer value
+    ("integer", Func::Floor),
 ];
 
 const FUNCS2: &[(&str, Func2)] = &[
@@ -38,8 +42,8 @@ const FUNCS2: &[(&str, Func2)] = &[
 /// Every function name the language knows (for suggestions).
 const ALL_FUNCS: &[&str] = &[
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log", "log10",
-    "sqrt", "abs", "sign", "floor", "ceil", "atan2", "min", "max", "der", "sum", "size", "noEvent",
-    "smooth", "reinit", "pre", "edge", "change",
+    "sqrt", "abs", "sign", "floor", "ceil", "integer", "atan2", "min", "max", "der", "sum", "size",
+    "noEvent", "smooth", "reinit", "pre", "edge", "change",
 ];
 
 impl<'a> Lowerer<'a> {
@@ -89,7 +93,8 @@ impl<'a> Lowerer<'a> {
             }
             let v = self.lower_expr(&args[0], mode)?;
             self.require_numeric(&v, args[0].span)?;
-            let int_result = matches!(f, Func::Abs | Func::Sign) && v.ty() == BaseType::Integer;
+            let int_result = fname == "integer"
+                || (matches!(f, Func::Abs | Func::Sign) && v.ty() == BaseType::Integer);
             let ty = if int_result {
                 BaseType::Integer
             } else {

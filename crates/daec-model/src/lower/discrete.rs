@@ -10,9 +10,12 @@
 //! equations `v = e` of the `when` clauses that assign it (one `when`
 //! statement per variable; every branch of a `when`/`elsewhen` statement
 //! assigns the same variables, MLS §8.3.5) or, as `Boolean off = s < 0;`,
-//! by a binding outside `when`, which is inlined where the variable is
-//! used: a relation in it is then a state event of the model like any
-//! other relation of the unknowns.
+//! by a binding or by one equation `off = s < 0;` outside `when` (a
+//! *definition*, MLS §8.3.5/§8.6: a discrete equation outside `when` holds
+//! at all times, so its variable is the value of its right side, which
+//! changes only where a relation in it changes — at events). A definition
+//! is inlined where the variable is used: a relation in it is then a state
+//! event of the model like any other relation of the unknowns.
 //!
 //! The event operators: `pre(v)` is the `pre` parameter of a discrete `v`
 //! and `v` itself for a continuous unknown (its left limit at an event is
@@ -20,13 +23,13 @@
 //! `v <> pre(v)` (MLS §3.7.5).
 
 use super::declarations::Attr;
-use super::{Lowerer, Mode, R, Val, subscript_text, type_source, unravel};
+use super::{Lowerer, Mode, R, SymKind, Val, subscript_text, type_source, unravel};
 use crate::budget::elements;
 use crate::{Assertion, BaseType, Discrete, Parameter};
 use daec_diag::{Diagnostic, Span, codes};
 use daec_expr::{CmpOp, ExprId, Leaf, ParamId};
 use daec_syntax::ast::{self, EquationKind, ExprKind};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The names of the variables on the left of an equation `v = e` or
 /// `v[i] = e` inside a `when` clause of `model` (they are discrete, MLS
@@ -76,22 +79,125 @@ pub(super) fn when_assigned(model: &ast::Model) -> FxHashSet<String> {
     out
 }
 
+/// The equations `v = e` of the `equation` sections, outside `when`,
+/// `for` and `if`, whose left side is a plain name: the candidate
+/// definitions of discrete variables, by name (the first of each name),
+/// with their right sides and spans. Whether `v` is discrete is decided
+/// when the equation is lowered ([`Lowerer::discrete_definition`]).
+pub(super) fn definitions(model: &ast::Model) -> FxHashMap<&str, (&ast::Expr, Span)> {
+    let mut out = FxHashMap::default();
+    for section in model.sections.iter().filter(|s| !s.initial) {
+        for eq in &section.equations {
+            if let EquationKind::Simple { lhs, rhs } = &eq.kind
+                && let ExprKind::Name(parts) = &lhs.kind
+                && let [id] = parts.as_slice()
+            {
+                out.entry(id.name.as_str()).or_insert((rhs, eq.span));
+            }
+        }
+    }
+    out
+}
+
 impl<'a> Lowerer<'a> {
+    /// The expression that defines discrete symbol `s` outside `when`:
+    /// its binding, or the right side of its defining equation (not for a
+    /// variable a `when` clause assigns: that equation is an error,
+    /// [`Self::discrete_definition`]).
+    fn definition_of(&self, s: usize) -> Option<&'a ast::Expr> {
+        let d = self.decl(s);
+        if let Some(b) = &d.binding {
+            return Some(b);
+        }
+        let name = d.name.name.as_str();
+        if self.when_assigned.contains(name) {
+            return None;
+        }
+        self.definitions.get(name).map(|&(rhs, _)| rhs)
+    }
+
+    /// An equation `v = e` outside `when` with a discrete `v` (MLS 3.6
+    /// §8.3.5, §8.6): the definition of `v` when it is its first such
+    /// equation at the top level of an `equation` section — lowered where
+    /// `v` is used, nothing to add here — otherwise an error naming what
+    /// to write instead. `None`: `lhs` is not a discrete variable.
+    pub(super) fn discrete_definition(
+        &mut self,
+        eq: &ast::Equation,
+        lhs: &ast::Expr,
+        initial: bool,
+    ) -> Option<R<()>> {
+        let ExprKind::Name(parts) = &lhs.kind else {
+            return None;
+        };
+        let [id] = parts.as_slice() else {
+            return None;
+        };
+        let name = id.name.as_str();
+        if initial || self.in_when || self.loop_vars.iter().any(|(v, _)| *v == name) {
+            return None;
+        }
+        let s = *self.by_name.get(name)?;
+        if self.symbols[s].kind != SymKind::Discrete {
+            return None;
+        }
+        let d = self.decl(s);
+        if let Some(b) = &d.binding {
+            return Some(Err(self.error(
+                Diagnostic::error(
+                    codes::COUNT_MISMATCH,
+                    format!("the discrete variable `{name}` has a binding and an equation"),
+                )
+                .with_primary(eq.span, "a second definition")
+                .with_secondary(b.span, "its binding")
+                .with_help("keep one of the two"),
+            )));
+        }
+        let first = self.definitions.get(name).map(|&(_, span)| span);
+        if self.when_assigned.contains(name) {
+            return Some(Err(self.error(
+                Diagnostic::error(
+                    codes::WHEN,
+                    format!("`{name}` is defined by an equation and assigned in a `when` clause"),
+                )
+                .with_primary(eq.span, "defined here for all times")
+                .with_note("a discrete variable has one definition: an equation outside `when` or a `when` statement (MLS 3.6 §8.3.5)")
+                .with_help(format!("move `{name} = …` into the `when` clause (an `elsewhen` branch for its own condition)")),
+            )));
+        }
+        if first == Some(eq.span) {
+            return Some(Ok(()));
+        }
+        let mut diag = Diagnostic::error(
+            codes::UNSUPPORTED,
+            format!("the discrete variable `{name}` is defined by more than one equation, or inside `for` or `if`"),
+        )
+        .with_primary(eq.span, "not its first top-level equation")
+        .with_note("daec inlines a discrete variable's definition outside `when` where the variable is used: it takes one equation `v = e` at the top level of an `equation` section")
+        .with_help(format!("write one equation `{name} = …` with an if-expression for the cases"));
+        if let Some(span) = first {
+            diag = diag.with_secondary(span, "its definition");
+        }
+        Some(Err(self.error(diag)))
+    }
+
     /// Creates the parameters of discrete symbol `s`: its value (the start
     /// value) and its `pre` value, per element. A discrete variable with a
-    /// binding gets none: its uses are its binding ([`Self::discrete_name`]).
+    /// definition (binding or equation) gets none: its uses are its
+    /// definition ([`Self::discrete_name`]).
     pub(super) fn create_discrete(&mut self, s: usize) -> R<()> {
         let d = self.decl(s);
         let dims = self.evaluate_dims(s)?;
-        if d.binding.is_some() {
+        if let Some(definition) = self.definition_of(s) {
             if !dims.is_empty() {
                 return Err(self.error(
                     Diagnostic::error(
                         codes::UNSUPPORTED,
-                        "an array of discrete variables with a binding is not supported",
+                        "an array of discrete variables defined outside `when` is not supported",
                     )
-                    .with_primary(d.span, "declared with `= …`")
-                    .with_help("declare the elements as scalars"),
+                    .with_primary(definition.span, "defined here")
+                    .with_secondary(d.span, "declared as an array")
+                    .with_help("declare the elements as scalars, each with its binding"),
                 ));
             }
             self.symbols[s].dims = dims;
@@ -162,8 +268,9 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    /// A use of discrete symbol `s` that is not its parameter: its binding
-    /// (inlined, `Boolean off = s < 0;`), or an error in `Const` mode.
+    /// A use of discrete symbol `s` that is not its parameter: its
+    /// definition (inlined, `Boolean off = s < 0;`), or an error in `Const`
+    /// mode.
     /// `None`: the parameter.
     pub(super) fn discrete_name(&mut self, s: usize, span: Span, mode: Mode) -> Option<R<Val>> {
         let d = self.decl(s);
@@ -178,7 +285,7 @@ impl<'a> Lowerer<'a> {
                 .with_note("sizes, parameter values and start values must be constant"),
             )));
         }
-        let binding = d.binding.as_ref()?;
+        let binding = self.definition_of(s)?;
         if self.defining.contains(&s) {
             return Some(Err(self.error(
                 Diagnostic::error(
@@ -548,7 +655,7 @@ impl<'a> Lowerer<'a> {
                 )
                 .with_primary(span, "assigned in no `when` clause")
                 .with_help(format!(
-                    "assign it in a `when` clause (`when c then {name} = …; end when;`), give it a binding, or declare it a `parameter`"
+                    "assign it in a `when` clause (`when c then {name} = …; end when;`), define it by an equation `{name} = …`, or declare it a `parameter`"
                 )),
             );
         }

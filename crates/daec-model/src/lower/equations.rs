@@ -158,6 +158,9 @@ impl<'a> Lowerer<'a> {
         match &eq.kind {
             EquationKind::Error => Err(Reported),
             EquationKind::Simple { lhs, rhs } => {
+                if let Some(r) = self.discrete_definition(eq, lhs, initial) {
+                    return r;
+                }
                 let l = self.lower_expr(lhs, Mode::Equation);
                 let r = self.lower_expr(rhs, Mode::Equation);
                 let (l, r) = (l?, r?);

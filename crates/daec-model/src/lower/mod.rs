@@ -220,6 +220,9 @@ struct Lowerer<'a> {
     /// Names of the `Real` variables assigned in a `when` clause (discrete
     /// by MLS 3.6 §3.8.3).
     when_assigned: rustc_hash::FxHashSet<String>,
+    /// The candidate definitions of discrete variables by equations
+    /// outside `when` (`discrete::definitions`).
+    definitions: FxHashMap<&'a str, (&'a ast::Expr, Span)>,
     /// Per discrete parameter, the `when` statement that assigns it (its
     /// first event) and where.
     assigned_by: FxHashMap<u32, (u32, Span)>,
@@ -275,6 +278,7 @@ impl<'a> Lowerer<'a> {
             events: Vec::new(),
             discrete: Vec::new(),
             when_assigned: discrete::when_assigned(model),
+            definitions: discrete::definitions(model),
             assigned_by: FxHashMap::default(),
             defining: Vec::new(),
             initial: None,
