@@ -221,3 +221,16 @@ end M;
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("y = 3 * time;"), "{}", r.stdout);
 }
+
+/// `annotation(derivative = …, Inline = false, LateInline = true)` is read
+/// and not used: `der(sq(t))` is the exact 2t although the annotation
+/// names a wrong derivative; a `for` with `break` over a known bound (the
+/// help of `E0140` for a `while` on run-time values) halves 10 + t four
+/// times for t < 6.
+#[test]
+fn derivative_annotations_are_not_needed_and_bounded_loops_inline() {
+    let csv = simulate("models/functions/annotations.mo");
+    assert_column(&csv, "x", 1e-12, |t| t * t);
+    assert_column(&csv, "v", 1e-8, |t| 2.0 * t);
+    assert!(assert_column(&csv, "h", 1e-12, |t| (10.0 + t) / 16.0) > 40);
+}

@@ -898,6 +898,17 @@ impl Inst<'_> {
                     .with_note(
                         "daec inlines every function call: a `while` loop must end after a \
                          number of iterations known from constants and parameters",
+                    )
+                    .with_note(
+                        "daec cannot call a function at run time (no compiled or external \
+                         functions), so neither a loop on run-time values nor a \
+                         `derivative` annotation can stand in for the inlined body",
+                    )
+                    .with_help(
+                        "write the result in closed form, or bound the loop by a small \
+                         known range: `for i in 1:n loop if … then break; end if; … \
+                         end for;` (each iteration on run-time values multiplies the \
+                         size of the result)",
                     );
                     self.error(d);
                     return Err(Reported);
