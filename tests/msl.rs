@@ -322,3 +322,48 @@ fn heat_ports_carry_the_loss_power() {
     let rc = simulate("models/msl/RC.mo", &[]);
     assert_closed_form(&rc, "resistor.T_heatPort", 1e-12, |_| 300.15);
 }
+
+/// `initType` of `Continuous.Integrator` and `FirstOrder`
+/// (`Modelica.Blocks.Types.Init`) selects the initial equations, and
+/// `Sources.Sine(continuous = true)` holds `amplitude*sin(phase)` before
+/// its start time (closed forms in `models/msl/BlockInit.mo`).
+#[test]
+fn block_init_types_and_the_continuous_sine() {
+    let csv = simulate("models/msl/BlockInit.mo", &[]);
+    assert_closed_form(&csv, "hold.y", 1e-8, |t| 2.0 + t);
+    assert_closed_form(&csv, "free.y", 1e-8, |t| 5.0 + t);
+    assert_closed_form(&csv, "steady.y", 1e-8, |_| 2.0);
+    assert_closed_form(&csv, "initOut.y", 1e-7, |t| 2.0 * (1.0 - (-2.0 * t).exp()));
+    let sine = |t: f64| 2.0 * (2.0 * PI * (t - 0.5) + 0.3).sin();
+    assert_closed_form(&csv, "smoothSine.y", 1e-12, |t| {
+        if t < 0.5 { 2.0 * 0.3f64.sin() } else { sine(t) }
+    });
+    assert_closed_form(&csv, "stepSine.y", 1e-12, |t| {
+        if t < 0.5 { 0.0 } else { sine(t) }
+    });
+}
+
+/// The conditional support flanges (`useSupport = true`): a constant
+/// force between two free masses, a torque between a rotor and a free
+/// housing, and a gear whose support is fixed (closed forms in
+/// `models/msl/SupportFlanges.mo`); without a support (`drive`) the
+/// reaction goes to the ground.
+#[test]
+fn sources_and_gears_act_on_their_support_flanges() {
+    let csv = simulate("models/msl/SupportFlanges.mo", &[]);
+    assert_closed_form(&csv, "m1.s", 1e-8, |t| 1.5 * t * t);
+    assert_closed_form(&csv, "m2.s", 1e-8, |t| -0.75 * t * t);
+    assert_closed_form(&csv, "force.s", 1e-8, |t| 2.25 * t * t);
+    assert_closed_form(&csv, "rotor.w", 1e-8, |t| 4.0 * t);
+    assert_closed_form(&csv, "housing.w", 1e-8, |t| -t);
+    assert_closed_form(&csv, "inertiaA.w", 1e-8, |t| 0.8 * t);
+    assert_closed_form(&csv, "inertiaB.w", 1e-8, |t| 0.4 * t);
+    // the gear's support takes -(flange_a.tau + flange_b.tau): the drive's
+    // 1 less J*a = 0.8 of inertiaA, flange_a.tau = 0.2, and
+    // flange_b.tau = -J*a = -0.4 of inertiaB
+    assert_closed_form(&csv, "gear.support.tau", 1e-8, |_| 0.2);
+    assert_closed_form(&csv, "drive.phi_support", 0.0, |_| 0.0);
+    let flat = daec(&["flatten", "models/msl/SupportFlanges.mo"]);
+    assert_eq!(flat.code, 0, "{}", flat.stderr);
+    assert!(!flat.stdout.contains("drive.support"), "{}", flat.stdout);
+}

@@ -41,15 +41,14 @@ package Components "Rotational components: fixed flange, inertia, spring, damper
     lossPower = tau*w_rel;
   end Damper;
 
-  model IdealGear "Ideal gear without inertia: flange_a.phi = ratio*flange_b.phi, 0 = ratio*flange_a.tau + flange_b.tau (no support flange)"
+  model IdealGear "Ideal gear without inertia: flange_a.phi - support.phi = ratio*(flange_b.phi - support.phi), 0 = ratio*flange_a.tau + flange_b.tau"
+    extends Interfaces.PartialElementaryTwoFlangesAndSupport2;
     parameter Real ratio(start = 1) "Transmission ratio (flange_a.phi/flange_b.phi)";
-    Interfaces.Flange_a flange_a "Flange of left shaft";
-    Interfaces.Flange_b flange_b "Flange of right shaft";
     SI.Angle phi_a "Angle between left shaft flange and support";
     SI.Angle phi_b "Angle between right shaft flange and support";
   equation
-    phi_a = flange_a.phi;
-    phi_b = flange_b.phi;
+    phi_a = flange_a.phi - phi_support;
+    phi_b = flange_b.phi - phi_support;
     phi_a = ratio*phi_b;
     0 = ratio*flange_a.tau + flange_b.tau;
   end IdealGear;

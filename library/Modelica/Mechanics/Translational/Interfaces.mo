@@ -12,6 +12,31 @@ package Interfaces "Connectors and partial models of translational components"
     flow SI.Force f "Cut force directed into flange";
   end Flange_b;
 
+  connector Support "Support/housing flange of a one-dimensional translational component"
+    SI.Position s "Absolute position of the support/housing";
+    flow SI.Force f "Reaction force in the support/housing";
+  end Support;
+
+  partial model PartialElementaryOneFlangeAndSupport2 "Partial model for a component with one translational flange and a conditional support (useSupport), implicitly grounded without it"
+    parameter Boolean useSupport = false "= true, if support flange enabled, otherwise implicitly grounded";
+    SI.Length s = flange.s - s_support "Distance between flange and support (= flange.s - support.s)";
+    Flange_b flange "Flange of component";
+    Support support(final s = s_support, final f = -flange.f) if useSupport "Support/housing of component";
+  protected
+    SI.Length s_support "Absolute position of support flange";
+  equation
+    if not useSupport then
+      s_support = 0;
+    end if;
+  end PartialElementaryOneFlangeAndSupport2;
+
+  partial model PartialForce "Partial model of a force acting at the flange (accelerates the flange)"
+    extends PartialElementaryOneFlangeAndSupport2;
+    SI.Force f "Accelerating force acting at flange (= flange.f)";
+  equation
+    f = flange.f;
+  end PartialForce;
+
   partial model PartialRigid "Rigid connection of two translational 1D flanges: flange_a.s = s - L/2, flange_b.s = s + L/2"
     SI.Position s "Absolute position of center of component (s = flange_a.s + L/2 = flange_b.s - L/2)";
     parameter SI.Length L = 0 "Length of component, from left flange to right flange (= flange_b.s - flange_a.s)";
