@@ -196,3 +196,33 @@ fn a_users_planar_mechanics_shadows_only_the_shipped_package() {
         r.stdout
     );
 }
+
+/// The force elements: bodies hanging on a `Spring` and a `Damper` in
+/// parallel and on a `SpringDamper` follow the damped oscillator's closed
+/// form `s = s_eq + (2 - s_eq)·e^(-at)·(cos wt + a/w·sin wt)` (the
+/// springs pulled the bodies away from their suspensions before the sign
+/// of `frame_b.f` was fixed), and stay on the vertical without turning.
+#[test]
+fn spring_and_damper_elements_follow_the_damped_oscillator() {
+    let csv = simulate("models/planar/spring_damper.mo", &[]);
+    let (a, w, s_eq) = (0.2_f64, (4.0_f64 - 0.04).sqrt(), 1.0 + 9.81 / 4.0);
+    assert!(csv.rows.len() > 90, "only {} rows", csv.rows.len());
+    for row in &csv.rows {
+        let t = row[0];
+        let s = s_eq + (2.0 - s_eq) * (-a * t).exp() * ((w * t).cos() + a / w * (w * t).sin());
+        for (col, want) in [
+            ("spring.s", s),
+            ("springDamper.s", s),
+            ("bodyA.r[2]", -s),
+            ("bodyA.r[1]", 0.0),
+            ("bodyB.r[1]", 5.0),
+            ("bodyB.phi", 0.0),
+        ] {
+            let got = row[csv.col(col)];
+            assert!(
+                (got - want).abs() <= 1e-6,
+                "{col} = {got} at t = {t}, the closed form gives {want}"
+            );
+        }
+    }
+}

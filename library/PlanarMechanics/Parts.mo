@@ -57,7 +57,7 @@ package Parts "Rigid parts and force elements"
     frame_a.t + frame_b.t = 0;
   end FixedRotation;
 
-  partial model PartialLineForce "A force along the line between the two origins"
+  partial model PartialLineForce "A force along the line between the two origins (give r0 and s start values near the initial geometry)"
     extends Interfaces.PartialTwoFrames;
     parameter Real s_small = 1e-10 "the least length divided by (m)";
     Real r0[2] "frame_b from frame_a, in world coordinates (m)";
@@ -67,8 +67,8 @@ package Parts "Rigid parts and force elements"
     r0[1] = frame_b.x - frame_a.x;
     r0[2] = frame_b.y - frame_a.y;
     s = sqrt(r0[1]^2 + r0[2]^2);
-    frame_b.fx = f*r0[1]/max(s, s_small);
-    frame_b.fy = f*r0[2]/max(s, s_small);
+    frame_b.fx = -f*r0[1]/max(s, s_small);
+    frame_b.fy = -f*r0[2]/max(s, s_small);
     frame_a.fx + frame_b.fx = 0;
     frame_a.fy + frame_b.fy = 0;
     frame_a.t = 0;
