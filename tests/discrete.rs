@@ -767,3 +767,72 @@ fn discrete_definitions_are_checked() {
         r.stderr
     );
 }
+
+/// `if`-equations inside `when` (MLS 3.6 §8.3.5): `k` counts samples of
+/// period 0.25 modulo 3 and `resets` its wraps (both branches assign
+/// both); an `elseif` with a `reinit` and no `else` resets `x = t` to 0
+/// at t = 1 and keeps it otherwise; a constant condition picks its
+/// branch (`m = 2`). Branches that assign different variables are
+/// `E0114`.
+#[test]
+fn if_equations_inside_when_select_their_branch() {
+    let text = "model WhenIf
+  parameter Boolean flag = false;
+  Real x(start = 0, fixed = true);
+  Integer k(start = 0);
+  Integer resets(start = 0);
+  Integer m(start = 0);
+equation
+  der(x) = 1;
+  when sample(0, 0.25) then
+    if pre(k) >= 2 then
+      k = 0;
+      resets = pre(resets) + 1;
+    else
+      k = pre(k) + 1;
+      resets = pre(resets);
+    end if;
+  end when;
+  when x > 1 then
+    if resets > 5 then
+      reinit(x, 0.5);
+    elseif resets > 0 then
+      reinit(x, 0);
+    end if;
+  end when;
+  when x > 0.5 then
+    if flag then
+      m = 1;
+    else
+      m = 2;
+    end if;
+  end when;
+  annotation(experiment(StopTime = 1.9));
+end WhenIf;
+";
+    let path = model("WhenIf", "mo", text);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    let k: Vec<f64> = changes(&csv, "k").iter().map(|c| c.1).collect();
+    assert_eq!(k, [2.0, 0.0, 1.0, 2.0, 0.0, 1.0, 2.0], "{k:?}");
+    let resets = changes(&csv, "resets");
+    assert_eq!(resets.len(), 2, "{resets:?}");
+    assert!(close(resets[0].0, 0.5, 1e-12) && close(resets[1].0, 1.25, 1e-12));
+    let last = csv.rows.last().unwrap();
+    assert!(close(last[csv.col("x")], 0.9, 1e-7), "{last:?}");
+    assert_eq!(last[csv.col("m")], 2.0);
+    let bad = model(
+        "WhenIfBad",
+        "mo",
+        "model B\n  Real x(start = 0, fixed = true);\n  Integer n(start = 0);\n  Integer j(start = 0);\nequation\n  der(x) = 1;\n  when x > 1 then\n    if x > 2 then\n      n = 1;\n    else\n      j = 1;\n    end if;\n  end when;\nend B;\n",
+    );
+    let r = daec(&["simulate", bad.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("E0114"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the branches of an `if` in `when` assign different variables"),
+        "{}",
+        r.stderr
+    );
+}

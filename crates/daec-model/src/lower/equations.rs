@@ -5,7 +5,7 @@
 use super::{EvalState, Lowerer, Mode, R, Reported, SymKind, Val, same_shape, shape_text, ty_name};
 use crate::{BaseType, Equation, Event};
 use daec_diag::{Diagnostic, Span, codes};
-use daec_expr::{ExprId, Leaf};
+use daec_expr::{ExprId, Leaf, ParamId};
 use daec_syntax::ast::{self, EquationKind, ExprKind};
 
 impl<'a> Lowerer<'a> {
@@ -376,14 +376,137 @@ impl<'a> Lowerer<'a> {
                 }
                 Ok(())
             }
+            EquationKind::If {
+                branches,
+                else_branch,
+            } => self.when_if(e, branches, else_branch, clause, out),
             _ => Err(self.error(
                 Diagnostic::error(
                     codes::WHEN,
-                    "only `reinit(…)` and assignments `v = e` are allowed inside `when`",
+                    "only `reinit(…)`, assignments `v = e`, `for` and `if` are allowed inside `when`",
                 )
                 .with_primary(e.span, "not a `reinit` or an assignment"),
             )),
         }
+    }
+
+    /// An if-equation inside `when` (MLS 3.6 §8.3.5: allowed when its
+    /// branches hold what a `when` may hold). A branch whose condition is
+    /// constant is chosen at compile time; otherwise every branch assigns
+    /// the same discrete variables, and each assignment becomes one whose
+    /// value is an if-expression over the branches' values. A `reinit`
+    /// missing from a branch keeps its unknown there.
+    fn when_if(
+        &mut self,
+        e: &'a ast::Equation,
+        branches: &'a [(ast::Expr, Vec<ast::Equation>)],
+        else_branch: &'a [ast::Equation],
+        clause: u32,
+        out: &mut WhenBody,
+    ) -> R<()> {
+        let mut arms: Vec<(Option<ExprId>, &'a [ast::Equation])> = Vec::new();
+        for (c, body) in branches {
+            let cond = self.condition(c, Mode::Equation, "an `if` condition")?;
+            match self.const_value(cond) {
+                Some(x) if x != 0.0 => {
+                    arms.push((None, body));
+                    break;
+                }
+                Some(_) => {}
+                None => arms.push((Some(cond), body)),
+            }
+        }
+        if arms.last().is_none_or(|a| a.0.is_some()) {
+            arms.push((None, else_branch));
+        }
+        if let [(None, body)] = arms.as_slice() {
+            for b in *body {
+                self.when_body(b, clause, out)?;
+            }
+            return Ok(());
+        }
+        let mut bodies = Vec::with_capacity(arms.len());
+        for (_, body) in &arms {
+            let mut sub = WhenBody::default();
+            for b in *body {
+                self.when_body(b, clause, &mut sub)?;
+            }
+            if sub.terminate.is_some() {
+                return Err(self.error(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED,
+                        "`terminate` inside an `if` in `when` is not supported",
+                    )
+                    .with_primary(e.span, "this `if`")
+                    .with_help("give `terminate` a `when` clause of its own with the condition"),
+                ));
+            }
+            bodies.push(sub);
+        }
+        let targets = |b: &WhenBody| {
+            let mut v: Vec<u32> = b.assigns.iter().map(|a| a.0).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let first = targets(&bodies[0]);
+        if bodies.iter().any(|b| targets(b) != first) {
+            return Err(self.error(
+                Diagnostic::error(
+                    codes::WHEN,
+                    "the branches of an `if` in `when` assign different variables",
+                )
+                .with_primary(e.span, "in this `if`")
+                .with_note("the equations of a `when` clause define its variables in every case (MLS 3.6 §8.3.5)")
+                .with_help("assign every variable in every branch (`v = pre(v)` keeps its value)"),
+            ));
+        }
+        let conds: Vec<Option<ExprId>> = arms.iter().map(|a| a.0).collect();
+        for &p in &first {
+            // (every branch assigns `p`; the variable's value is the
+            // fallback the check above excludes)
+            let merged = self.merge_arms(&conds, &bodies, |pool, b| {
+                let v = b.assigns.iter().rev().find(|a| a.0 == p).map(|a| a.1);
+                v.unwrap_or_else(|| pool.param(ParamId(p)))
+            });
+            out.assigns.push((p, merged));
+            out.assign_spans.push(e.span);
+        }
+        let mut unknowns: Vec<u32> = bodies
+            .iter()
+            .flat_map(|b| b.reinits.iter().map(|r| r.0))
+            .collect();
+        unknowns.sort_unstable();
+        unknowns.dedup();
+        for u in unknowns {
+            let merged = self.merge_arms(&conds, &bodies, |pool, b| {
+                let v = b.reinits.iter().rev().find(|r| r.0 == u).map(|r| r.1);
+                v.unwrap_or_else(|| pool.var(u, 0))
+            });
+            out.reinits.push((u, merged));
+            out.reinit_spans.push(e.span);
+        }
+        Ok(())
+    }
+
+    /// `if c1 then v1 elseif c2 then v2 … else vn` of the values `value`
+    /// gives in each arm (`conds[k]` `None` for the last, the `else`).
+    fn merge_arms(
+        &mut self,
+        conds: &[Option<ExprId>],
+        bodies: &[WhenBody],
+        value: impl Fn(&mut daec_expr::ExprPool, &WhenBody) -> ExprId,
+    ) -> ExprId {
+        let last = bodies.len() - 1;
+        let mut acc = value(&mut self.pool, &bodies[last]);
+        for k in (0..last).rev() {
+            let v = value(&mut self.pool, &bodies[k]);
+            acc = match conds[k] {
+                Some(c) => self.pool.select(c, v, acc),
+                None => v,
+            };
+        }
+        acc
     }
 
     /// Lowers a condition, which must be a Boolean scalar (`what` names it
