@@ -89,7 +89,8 @@ fn while_break_and_return_are_unrolled() {
 }
 
 /// Several outputs: `(a, b) = f(x)` equates each, a call in an expression
-/// is its first output, `(s, t) := f(x)` inside a function.
+/// is its first output, `(s, t) := f(x)` inside a function; an array
+/// output.
 #[test]
 fn several_outputs_as_equations_and_values() {
     let csv = simulate("models/functions/outputs.mo");
@@ -98,6 +99,10 @@ fn several_outputs_as_equations_and_values() {
     assert_column(&csv, "r2", 1e-12, |_| 10.0);
     assert_column(&csv, "s", 1e-12, |t| t + 1.0);
     assert_column(&csv, "d", 1e-12, |t| t - 1.0);
+    // an array output, its size from a default argument
+    assert_column(&csv, "q[1]", 1e-12, |t| t);
+    assert_column(&csv, "q[2]", 1e-12, |t| t * t);
+    assert_column(&csv, "q[3]", 1e-12, |t| t * t * t);
 }
 
 /// The pendulum with `squaredNorm(x, y) = L^2` is the flat pendulum: index

@@ -942,6 +942,9 @@ impl Inst<'_> {
                 };
             }
             ExprKind::Index { base, indices } => {
+                if let Some(element) = self.element_value(frame, env, base, indices)? {
+                    return Ok(element);
+                }
                 let base = self.sym(frame, env, base)?;
                 let indices = indices
                     .iter()
@@ -1111,6 +1114,57 @@ impl Inst<'_> {
     }
 
     /// The value of the variable `var` used at `name`.
+    /// `a[k]` of a local array `a` with a subscript `k` known at
+    /// instantiation: the element's value, assigned or not of the others
+    /// (`p[k] := p[k - 1]*x` in a loop that fills `p`). `None`: not such
+    /// an element.
+    fn element_value(
+        &mut self,
+        frame: &mut Frame,
+        env: &Env,
+        base: &Expr,
+        indices: &[Expr],
+    ) -> Result<Option<Expr>, Reported> {
+        let (ExprKind::Name(parts), [i]) = (&base.kind, indices) else {
+            return Ok(None);
+        };
+        let [id] = parts.as_slice() else {
+            return Ok(None);
+        };
+        let Some(Var {
+            slot: Slot::Array(items),
+            span: declared,
+            ..
+        }) = env.get(&id.name)
+        else {
+            return Ok(None);
+        };
+        let (items, declared) = (items.clone(), *declared);
+        let i = self.sym(frame, env, i)?;
+        let Some(k) = self.eval(&i, 0) else {
+            return Ok(None);
+        };
+        if k.fract() != 0.0 || k < 1.0 || k > items.len() as f64 {
+            return Ok(None);
+        }
+        match &items[k as usize - 1] {
+            Some(e) => Ok(Some(e.clone())),
+            None => {
+                let d = Diagnostic::error(
+                    codes::FUNCTION,
+                    format!(
+                        "`{}[{k}]` is used in `{}` before it is assigned",
+                        id.name, frame.name
+                    ),
+                )
+                .with_primary(base.span.to(i.span), "not assigned yet")
+                .with_secondary(declared, "declared here");
+                self.error(d);
+                Err(Reported)
+            }
+        }
+    }
+
     fn var_value(
         &mut self,
         frame: &Frame,
