@@ -836,3 +836,42 @@ end WhenIf;
         r.stderr
     );
 }
+
+/// `integer` of an unknown jumps without an event (MLS 3.6 §3.7.2 asks
+/// for one): a warning `W0117` at the call, once although the definition
+/// is used twice, with the `when` that counts the jumps; the run goes on.
+#[test]
+fn integer_of_the_unknowns_warns_that_it_makes_no_events() {
+    let text = "model F
+  Real x(start = 0, fixed = true);
+  Real z(start = 0, fixed = true);
+  Integer k;
+equation
+  der(x) = 1;
+  k = integer(x);
+  der(z) = k + k;
+  annotation(experiment(StopTime = 2.5));
+end F;
+";
+    let path = model("IntegerOfState", "mo", text);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches("warning[W0117]").count(), 1, "{err}");
+    assert!(
+        err.contains("`integer` of the unknowns jumps without an event"),
+        "{err}"
+    );
+    assert!(err.contains("IntegerOfState.mo:7:7"), "{err}");
+    // ∫ 2·floor(t) dt over [0, 2.5] = 2·(0 + 1 + 0.5·2) = 4
+    let last = csv.rows.last().unwrap();
+    assert!(close(last[csv.col("z")], 4.0, 1e-3), "{last:?}");
+    // a function of time makes time events, without a warning
+    let timed = model(
+        "IntegerOfTime",
+        "mo",
+        &text.replace("integer(x)", "integer(time)"),
+    );
+    let (code, _, err) = simulate(&timed, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("W0117"), "{err}");
+}

@@ -47,6 +47,33 @@ const ALL_FUNCS: &[&str] = &[
 ];
 
 impl<'a> Lowerer<'a> {
+    /// `floor`, `ceil` or `integer` of the unknowns: MLS 3.6 §3.7.2 makes
+    /// them event-generating, daec evaluates them continuously (only a
+    /// function of `time` is a time event): a warning, once per call
+    /// site, with the `when` that locates the jumps (`W0117`).
+    fn warn_jump_without_events(&mut self, fname: &str, v: &Val, span: Span) {
+        let reported = |d: &Diagnostic| {
+            d.code == codes::NO_EVENT_JUMP && d.labels.first().is_some_and(|l| l.span == span)
+        };
+        if self.no_event > 0
+            || v.elems()
+                .iter()
+                .all(|&e| self.pool.max_orders(e).is_empty())
+            || self.diags.iter().any(reported)
+        {
+            return;
+        }
+        self.diags.push(
+            Diagnostic::warning(
+                codes::NO_EVENT_JUMP,
+                format!("`{fname}` of the unknowns jumps without an event"),
+            )
+            .with_primary(span, "evaluated continuously")
+            .with_note("daec makes events of `floor`, `ceil` and `integer` of functions of `time` only; the step-size control steps over these jumps")
+            .with_help("to locate each jump, count it in a `when` clause: `when x > pre(k) + 1 then k = pre(k) + 1; end when;`"),
+        );
+    }
+
     pub(super) fn call(
         &mut self,
         func: &[ast::Ident],
@@ -93,6 +120,9 @@ impl<'a> Lowerer<'a> {
             }
             let v = self.lower_expr(&args[0], mode)?;
             self.require_numeric(&v, args[0].span)?;
+            if matches!(f, Func::Floor | Func::Ceil) {
+                self.warn_jump_without_events(&fname, &v, span);
+            }
             let int_result = fname == "integer"
                 || (matches!(f, Func::Abs | Func::Sign) && v.ty() == BaseType::Integer);
             let ty = if int_result {
