@@ -257,6 +257,14 @@ HEADER = """\
 //   current and bulk capacitance is written out as an `if` expression with the test
 //   set's branches. As published, DNOR's last charge is CBDBS(U(I+12) - U(I+4)) *
 //   (U(I+12) - U(I+14)) (not U(I+4) in the last factor); kept.
+// Stability: with the published charge the incremental capacitance of node 13,
+//   dg13/dx[13] = C(v) + C'(v)*(x[13] - x[15]) with v = x[13] - x[5], is negative while x[5]
+//   is low (from t = 5.02 on; benches/testset/twobit_modes.py): the DAE as written has a
+//   growing oscillation on x[13], eigenvalues 20 ... 530 +- 27150i (period 2.3e-4) over
+//   t = 5.02 ... 10.05; with x[5] in the last factor no finite eigenvalue has a positive real
+//   part. Steps with |h*lambda| >> 1 damp it (Radau IIA: |R(h*lambda)| < 1), as the reference's
+//   RADAU5 run at 1e-5 does; steps that resolve it (the input edges at tight tolerances) follow
+//   its growth, exp(530*dt), and the solution leaves the reference's.
 // Initial values of the test set: the node potentials U0 of twobinit (fixed; they
 //   determine the solution) and the charges y0 = g(U0), evaluated by the generator from
 //   the same expressions.
