@@ -545,3 +545,149 @@ fn a_step_bound_that_divides_the_span_reaches_the_end() {
     );
     assert!(out.stats.steps_accepted >= 100, "{:?}", out.stats);
 }
+
+/// The growing oscillation of the two-bit adding unit (`models/testset/`)
+/// after its input ramp at t = 10: λ = a ± iω with a = 530, ω = 27 150
+/// (`benches/testset/twobit_modes.py`), here on the charge-oriented linear
+/// DAE `q̇ = A·v`, `0 = q − v`, `A = [[a, −ω], [ω, a]]`. Steps near half
+/// its period 2π/ω sample the oscillation as an alternation from step to
+/// step that grows by `|R(hλ)|` per step (Radau IIA's stability function;
+/// above 1 for h < 1.15e-4, below 1 beyond, where the steps damp it): the
+/// exact solution followed as far as the steps resolve it, not an
+/// instability of the scheme.
+const UNSTABLE_MODE: [f64; 2] = [530.0, 27_150.0];
+
+fn unstable_mode_exact(t: f64) -> [f64; 2] {
+    let [a, w] = UNSTABLE_MODE;
+    let r = (a * t).exp();
+    [r * (w * t).cos(), r * (w * t).sin()]
+}
+
+fn unstable_mode_res(p: &[f64], _t: f64, z: &[f64], zd: &[f64], out: &mut [f64]) {
+    let (a, w) = (p[0], p[1]);
+    out[0] = zd[0] - (a * z[2] - w * z[3]);
+    out[1] = zd[1] - (w * z[2] + a * z[3]);
+}
+
+fn unstable_mode_con(_p: &[f64], _t: f64, z: &[f64], out: &mut [f64]) {
+    out[0] = z[0] - z[2];
+    out[1] = z[1] - z[3];
+}
+
+fn unstable_mode_mass(_p: &[f64], _t: f64, _z: &[f64], out: &mut [f64]) {
+    out[0] = 1.0;
+    out[4 + 1] = 1.0;
+}
+
+fn unstable_mode_jd(p: &[f64], _t: f64, _z: &[f64], _zd: &[f64], out: &mut [f64]) {
+    let (a, w) = (p[0], p[1]);
+    out[2..4].copy_from_slice(&[-a, w]);
+    out[4 + 2..4 + 4].copy_from_slice(&[-w, -a]);
+}
+
+fn unstable_mode_jg(_p: &[f64], _t: f64, _z: &[f64], out: &mut [f64]) {
+    out.copy_from_slice(&[1.0, 0.0, -1.0, 0.0, 0.0, 1.0, 0.0, -1.0]);
+}
+
+#[test]
+fn a_growing_oscillation_is_followed_at_its_exact_rate() {
+    let p = common::DenseDae {
+        n: 4,
+        n_d: 2,
+        n_g: 2,
+        p: UNSTABLE_MODE.to_vec(),
+        index: vec![1; 4],
+        res: unstable_mode_res,
+        con: unstable_mode_con,
+        mass: unstable_mode_mass,
+        jd: unstable_mode_jd,
+        jg: unstable_mode_jg,
+    };
+    let [v1, v2] = unstable_mode_exact(0.0);
+    let z0 = [v1, v2, v1, v2];
+    let t_end = 0.01;
+    let times: Vec<f64> = (1..=10).map(|k| k as f64 * 1e-3).collect();
+    let out = solve(&p, 0.0, &z0, t_end, &times, opts(1e-9)).unwrap();
+    assert_eq!(out.t.len(), 10);
+    for (t, z) in out.t.iter().zip(&out.z) {
+        let ex = unstable_mode_exact(*t);
+        let amplitude = (ex[0].hypot(ex[1])).max(1.0);
+        for i in 0..2 {
+            let err = (z[2 + i] - ex[i]).abs() / amplitude;
+            assert!(
+                err < 1e-6,
+                "t={t}: v{} = {} vs {} (rel {err:e})",
+                i + 1,
+                z[2 + i],
+                ex[i]
+            );
+        }
+    }
+    // the amplitude grew by e^{a·t_end} ≈ 200, as the exact solution
+    let last = &out.z[9];
+    let growth = last[2].hypot(last[3]);
+    assert!(
+        (growth / (UNSTABLE_MODE[0] * t_end).exp() - 1.0).abs() < 1e-5,
+        "{growth}"
+    );
+    // At an amplitude of 1e-7 the error test accepts steps of about half
+    // the period, h = 1e-4 (the adder's steps at t ≈ 10.0005): |hλ| ≈ 2.7,
+    // v1 changes sign at nearly every step, and every step multiplies
+    // w = v1 + i·v2 by the stability function R(hλ) of Radau IIA, of
+    // modulus 1.017 (e^{a·h} = 1.054 damped by the method): the growing
+    // alternation the adder shows.
+    let z0: Vec<f64> = z0.iter().map(|x| 1e-7 * x).collect();
+    let mut ends = vec![(0.0, [z0[2], z0[3]])];
+    let o = Options {
+        h_max: 1e-4,
+        ..opts(1e-9)
+    };
+    let mut solver = Radau5::new(&p, o).unwrap();
+    solver
+        .integrate(0.0, &z0, 2e-3, |s| {
+            ends.push((s.t, [s.z[2], s.z[3]]));
+            StepControl::Continue
+        })
+        .unwrap();
+    let steps = ends.len() - 1;
+    let flips = ends
+        .windows(2)
+        .filter(|w| w[0].1[0] * w[1].1[0] < 0.0)
+        .count();
+    assert!(
+        steps <= 30 && flips * 10 >= steps * 8,
+        "{steps} steps, {flips} sign changes"
+    );
+    let [a, w] = UNSTABLE_MODE;
+    for pair in ends.windows(2) {
+        let ((t0, w0), (t1, w1)) = (pair[0], pair[1]);
+        let h = t1 - t0;
+        let r = radau_iia_stability((a * h, w * h));
+        let want = (r.0 * w0[0] - r.1 * w0[1], r.0 * w0[1] + r.1 * w0[0]);
+        let err = (w1[0] - want.0).hypot(w1[1] - want.1) / w0[0].hypot(w0[1]);
+        assert!(
+            err < 1e-6,
+            "t = {t1}: step map differs from R(hλ) by {err:e}"
+        );
+        // below h ≈ 1.15e-4 the step map grows (|R| > 1) like the mode
+        assert!(r.0.hypot(r.1) > 1.0, "|R| = {} at h = {h}", r.0.hypot(r.1));
+    }
+}
+
+/// The stability function of the 3-stage Radau IIA method, the
+/// (2,3)-Padé approximation of e^z (Solving ODEs II, IV.5),
+/// `R(z) = (1 + 2z/5 + z²/20) / (1 − 3z/5 + 3z²/20 − z³/60)`, at the
+/// complex `z = (re, im)`.
+fn radau_iia_stability(z: (f64, f64)) -> (f64, f64) {
+    let mul = |a: (f64, f64), b: (f64, f64)| (a.0 * b.0 - a.1 * b.1, a.0 * b.1 + a.1 * b.0);
+    let z2 = mul(z, z);
+    let z3 = mul(z2, z);
+    let num = (1.0 + 0.4 * z.0 + z2.0 / 20.0, 0.4 * z.1 + z2.1 / 20.0);
+    let den = (
+        1.0 - 0.6 * z.0 + 0.15 * z2.0 - z3.0 / 60.0,
+        -0.6 * z.1 + 0.15 * z2.1 - z3.1 / 60.0,
+    );
+    let d = den.0 * den.0 + den.1 * den.1;
+    let q = mul(num, (den.0, -den.1));
+    (q.0 / d, q.1 / d)
+}
