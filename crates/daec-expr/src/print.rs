@@ -47,6 +47,8 @@ struct R {
     /// Rust only: the text is a float literal (possibly negative), which
     /// needs an `_f64` suffix to be a method receiver.
     literal: bool,
+    /// Rust only: the text names a `let` binding (a common subexpression).
+    bound: bool,
 }
 
 impl R {
@@ -57,6 +59,7 @@ impl R {
             neg: None,
             boolean: false,
             literal: false,
+            bound: false,
         }
     }
 }
@@ -436,6 +439,7 @@ pub fn to_rust(
             lets.push(format!("let {name} = {};", x.s));
             let mut b = R::new(name, R_POSTFIX);
             b.boolean = x.boolean;
+            b.bound = true;
             r.insert(id, b);
         } else {
             r.insert(id, x);
@@ -573,6 +577,7 @@ pub fn to_rust_chunked(
             });
             let mut b = R::new(format!("\u{1}{k}\u{2}"), R_POSTFIX);
             b.boolean = x.boolean;
+            b.bound = true;
             r.insert(id, b);
         } else {
             r.insert(id, x);
@@ -705,7 +710,10 @@ fn rust_node(pool: &ExprPool, id: ExprId, names: &dyn RustNames, r: &FxHashMap<E
             for f in fs.iter() {
                 match pool.node(*f) {
                     Node::Const(c) => coef *= c,
-                    Node::Powi(b, -1) => den.push(*b),
+                    // a shared reciprocal is computed once (its `let`)
+                    // and multiplied, as the tape does (`Recip`, `Mul`);
+                    // else the factor divides
+                    Node::Powi(b, -1) if !g(f).bound => den.push(*b),
                     _ => num.push(*f),
                 }
             }

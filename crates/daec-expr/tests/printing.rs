@@ -131,6 +131,32 @@ fn rust_emission_binds_shared_subexpressions() {
     );
 }
 
+#[test]
+fn rust_emission_computes_a_shared_reciprocal_once() {
+    // x/(a + b) and y/(a + b) share the node 1/(a + b): it is one `let`
+    // that both multiply (the tape's `Recip` and `Mul`), not the sum
+    // printed again under each division; an unshared one still divides.
+    let mut p = ExprPool::new();
+    let (a, b, x, y) = (p.var(0, 0), p.var(1, 0), p.var(2, 0), p.var(3, 0));
+    let sum = p.add(a, b);
+    let (u, v) = (p.div(x, sum), p.div(y, sum));
+    let (lets, roots) = to_rust(&p, &[u, v], &common::VecNames);
+    assert_eq!(lets, ["let s0 = 1.0 / (z[0] + z[1]);"]);
+    assert_eq!(roots, ["z[2] * s0", "z[3] * s0"]);
+    let chunks = to_rust_chunked(&p, &[u, v], &common::VecNames, 1 << 16);
+    assert_eq!(
+        chunks.chunks,
+        [[
+            "let s0: f64 = 1.0 / (z[0] + z[1]);",
+            "out[0] = z[2] * s0;",
+            "out[1] = z[3] * s0;"
+        ]]
+    );
+    let (lets, roots) = to_rust(&p, &[u], &common::VecNames);
+    assert!(lets.is_empty());
+    assert_eq!(roots, ["z[2] / (z[0] + z[1])"]);
+}
+
 /// `s` with `sK` renamed by `rename` (other identifiers kept).
 fn rename_lets(s: &str, rename: &dyn Fn(&str) -> String) -> String {
     let mut out = String::new();
