@@ -117,7 +117,21 @@ impl ExprPool {
                 }
             }
         }
-        out.sort_unstable();
+        match seen {
+            // the marked ids in increasing order, read off the bit set
+            // instead of sorted
+            Visited::Bits(bits) => {
+                out.clear();
+                for (w, &word) in bits.iter().enumerate() {
+                    let mut m = word;
+                    while m != 0 {
+                        out.push(ExprId((w * 64) as u32 + m.trailing_zeros()));
+                        m &= m - 1;
+                    }
+                }
+            }
+            Visited::Hash(..) => out.sort_unstable(),
+        }
         out
     }
 
@@ -131,8 +145,13 @@ impl ExprPool {
         let order = self.topo_order(roots);
         let mut out = Vec::with_capacity(order.len() * 12 + roots.len() * 4 + 8);
         let put = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
-        // (every child and root is in `order`, which is sorted)
-        let at = |c: ExprId| order.binary_search(&c).map_or(u32::MAX, |k| k as u32);
+        // the position of each node in `order` (every child and root is
+        // in it), by id
+        let mut position = IdMap::for_traversal(order.len(), self.len());
+        for (k, &id) in order.iter().enumerate() {
+            position.insert(id, k as u32);
+        }
+        let at = |c: ExprId| position.get(c).unwrap_or(u32::MAX);
         put(&mut out, order.len() as u32);
         for &id in &order {
             let node = self.node(id);
