@@ -774,3 +774,104 @@ fn a_run_continued_in_pieces_ends_where_one_run_ends() {
     };
     assert!(!prepared.restart_at(&shorter));
 }
+
+/// The parenthesised group that `text` starts with.
+fn balanced(text: &str) -> &str {
+    let mut depth = 0;
+    for (k, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 1 => return &text[..=k],
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    text
+}
+
+/// The bodies of the functions of a generated native source: name and
+/// statements (the lines between `fn name(…) {` and the closing `}`).
+fn native_functions(text: &str) -> Vec<(String, Vec<&str>)> {
+    let mut out: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        if let Some(at) = line.find("fn ").filter(|_| !line.starts_with(' ')) {
+            let name = &line[at + 3..line[at..].find('(').map_or(line.len(), |k| at + k)];
+            out.push((name.to_string(), Vec::new()));
+            open = true;
+        } else if line == "}" {
+            open = false;
+        } else if open && let Some(f) = out.last_mut() {
+            f.1.push(line.trim());
+        }
+    }
+    out
+}
+
+#[test]
+fn fekete_native_source_is_chunked_and_shares_its_subexpressions() {
+    // Fekete (160 unknowns, HiC): 3900 + 1620 Jacobian values. Its
+    // functions are printed in chunk functions of about CHUNK_BYTES each
+    // (rustc's time grows faster than linearly in a function's size),
+    // the residual is the differential rows' and the constraints'
+    // functions called in turn (not a third copy of their rows), and a
+    // reciprocal `1/(dx² + dy² + dz²)` that several terms read is one
+    // `let`, each of its uses a multiplication (as the tape computes it),
+    // not a division by the whole sum printed again.
+    use daec_sim::native::CHUNK_BYTES;
+    let mut dae = load("models/testset/fekete.dae");
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let form = hic_form(&mut dae, &analysis).unwrap();
+    let params = dae.parameter_values();
+    let problem = FormProblem::new(&mut dae.pool, &form, params).unwrap();
+    let text = problem.native_source(&dae.pool, "Fekete, HIC").text();
+    let functions = native_functions(&text);
+    let sizes: Vec<(&str, usize, usize)> = functions
+        .iter()
+        .map(|(name, body)| {
+            let bytes = body.iter().map(|s| s.len()).sum();
+            (name.as_str(), body.len(), bytes)
+        })
+        .collect();
+    // CHUNK_BYTES counts the expressions' text, not the names bound by
+    // `let` nor the unknowns read into locals
+    for &(name, _, bytes) in &sizes {
+        assert!(bytes <= 2 * CHUNK_BYTES, "{name}: {bytes} bytes: {sizes:?}");
+    }
+    let most = sizes.iter().map(|s| s.1).max().unwrap_or(0);
+    assert!(most <= 2500, "{most} statements in one function: {sizes:?}");
+    let chunks = sizes.iter().filter(|s| s.0.contains("jacobian_")).count();
+    assert!(chunks >= 6, "{chunks} Jacobian chunks: {sizes:?}");
+    let residual = functions
+        .iter()
+        .find(|(name, _)| name == "daec_residual")
+        .map(|f| f.1.clone())
+        .unwrap();
+    assert_eq!(
+        residual,
+        [
+            "unsafe {",
+            "daec_diff_residual(t, z, zdot, p, out);",
+            "daec_constraints(t, z, zdot, p, out.add(120));",
+            "}"
+        ]
+    );
+    // every sum of three squares is printed once per function
+    for (name, body) in &functions {
+        let mut seen = std::collections::HashSet::new();
+        for s in body {
+            for (at, _) in s.match_indices("(s") {
+                let group = balanced(&s[at..]);
+                // `(sA.powi(2) + sB.powi(2) + sC.powi(2))` exactly
+                let squares = group.matches(".powi(2)").count();
+                if squares == 3
+                    && group.matches('(').count() == 4
+                    && group.matches(" + ").count() == 2
+                {
+                    assert!(seen.insert(group), "{name}: {group} twice");
+                }
+            }
+        }
+    }
+    assert!(text.len() < 1_200_000, "{} bytes: {sizes:?}", text.len());
+}
