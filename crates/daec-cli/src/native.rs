@@ -50,16 +50,41 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The flags of every build (part of the cache key). No `target-cpu`:
-/// the library gives the same numbers on every machine of the target.
+/// The flags of every build (part of the cache key, with the optimisation
+/// level of [`opt_level`]). No `target-cpu`: the library gives the same
+/// numbers on every machine of the target. One codegen unit: the code is
+/// independent functions of straight-line arithmetic, which more units
+/// only split for the ThinLTO pass that then rejoins them (Fekete's
+/// library took 4–15 % more CPU with the default 16 units).
 const RUSTC_FLAGS: &[&str] = &[
     "--edition=2021",
     "--crate-type=cdylib",
-    "-Copt-level=3",
     "-Cpanic=abort",
     "-Cdebuginfo=0",
     "-Cstrip=symbols",
+    "-Ccodegen-units=1",
 ];
+
+/// Fingerprint bytes ([`NativeSource::fingerprint`], about half the
+/// bytes of the source) above which a library is built at `opt-level=1`
+/// instead of 3 (see [`opt_level`]).
+const LARGE_FINGERPRINT: usize = 64 * 1024;
+
+/// `-Copt-level` for a source of `fingerprint` bytes. The functions are
+/// straight-line arithmetic whose common subexpressions are already
+/// `let`s, so LLVM's level 1 leaves little for 2 and 3 to do: level 3
+/// took 1.3× the CPU of level 1 on the wheelset's library and 1.6× on
+/// Fekete's, for functions as fast within the measurement's noise
+/// (wheelset) or 5–10 % faster (Fekete's Jacobians, a few microseconds
+/// per call against milliseconds per integration step). Small
+/// libraries, whose build is mostly rustc's fixed cost, keep level 3.
+fn opt_level(fingerprint: &[u8]) -> &'static str {
+    if fingerprint.len() > LARGE_FINGERPRINT {
+        "-Copt-level=1"
+    } else {
+        "-Copt-level=3"
+    }
+}
 
 /// Compiles native code with `rustc` (`$RUSTC`, else `rustc` on the
 /// `PATH`) into the cache directory.
@@ -71,14 +96,15 @@ pub struct RustcCompiler {
     log: std::sync::Mutex<Vec<String>>,
 }
 
-/// The cache key of `source`: the SHA-256 (hexadecimal) of its
-/// [`NativeSource::fingerprint`], the flags of the build and daec's
-/// version. Computing it does not generate the source's text.
-fn cache_key(source: &NativeSource<'_>) -> String {
+/// The cache key of a source with `fingerprint`
+/// ([`NativeSource::fingerprint`]) built with `flags`: the SHA-256
+/// (hexadecimal) of both and daec's version. Computing it does not
+/// generate the source's text.
+fn cache_key(fingerprint: &[u8], flags: &[&str]) -> String {
     let mut h = Sha256::new();
     for part in [
-        &source.fingerprint()[..],
-        RUSTC_FLAGS.join(" ").as_bytes(),
+        fingerprint,
+        flags.join(" ").as_bytes(),
         env!("CARGO_PKG_VERSION").as_bytes(),
     ] {
         h.update((part.len() as u64).to_le_bytes());
@@ -230,7 +256,11 @@ impl RustcCompiler {
             "no cache directory for the compiled model: set DAEC_CACHE_DIR (or HOME), or give --cache-dir".into(),
         ))?;
         let dir = private_dir(cache).map_err(NativeError::Cache)?;
-        let key = cache_key(source);
+        let fingerprint = source.fingerprint();
+        let mut flags = RUSTC_FLAGS.to_vec();
+        flags.push(opt_level(&fingerprint));
+        let key = cache_key(&fingerprint, &flags);
+        drop(fingerprint);
         let stem = format!("daec_native_{}", &key[..16]);
         let files = CacheFiles {
             src: dir.join(format!("{stem}.rs")),
@@ -246,7 +276,7 @@ impl RustcCompiler {
                 self.note(format!("native code: cached `{}`", files.lib.display()));
                 bytes
             }
-            None => self.build(&files, &stem, &key, source)?,
+            None => self.build(&files, &stem, (&key, &flags), source)?,
         };
         load_bytes(&files.lib, &bytes, source.layout)
     }
@@ -276,14 +306,14 @@ impl RustcCompiler {
         None
     }
 
-    /// Builds `source` with `rustc` into the cache and returns the
-    /// library's bytes (whose SHA-256 it records, with the `key` it was
-    /// built for).
+    /// Builds `source` with `rustc` and `flags` into the cache and
+    /// returns the library's bytes (whose SHA-256 it records, with the
+    /// `key` it was built for).
     fn build(
         &self,
         files: &CacheFiles,
         stem: &str,
-        key: &str,
+        (key, flags): (&str, &[&str]),
         source: &NativeSource<'_>,
     ) -> Result<Vec<u8>, NativeError> {
         let clock = std::time::Instant::now();
@@ -294,7 +324,7 @@ impl RustcCompiler {
         let tmp_lib = unique(&files.lib, "tmp");
         let tmp_sum = unique(&files.sum, "tmp");
         let out = Command::new(&self.rustc)
-            .args(RUSTC_FLAGS)
+            .args(flags)
             .arg(format!("--crate-name={stem}"))
             .arg("-o")
             .arg(&tmp_lib)
@@ -451,6 +481,24 @@ fn load(path: &Path, layout: NativeLayout) -> Result<NativeCode, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_sources_are_built_at_opt_level_1_under_their_own_key() {
+        let small = vec![7u8; LARGE_FINGERPRINT];
+        let large = vec![7u8; LARGE_FINGERPRINT + 1];
+        assert_eq!(opt_level(&small), "-Copt-level=3");
+        assert_eq!(opt_level(&large), "-Copt-level=1");
+        assert!(RUSTC_FLAGS.contains(&"-Ccodegen-units=1"));
+        // the flags are part of the key: a library of other flags is not
+        // taken for this one
+        let mut flags = RUSTC_FLAGS.to_vec();
+        flags.push("-Copt-level=1");
+        let one = cache_key(&small, &flags);
+        flags.pop();
+        flags.push("-Copt-level=3");
+        assert_ne!(one, cache_key(&small, &flags));
+        assert_eq!(cache_key(&small, &flags), cache_key(&small, &flags));
+    }
 
     #[test]
     fn sha256_is_the_standard_one() {
