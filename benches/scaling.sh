@@ -34,7 +34,7 @@ run() {
     fi
 }
 
-for family in pendulum_chain spring_chain; do
+for family in pendulum_chain spring_chain transmission_line; do
     model="$root/models/scale/$family.dae"
     echo
     echo "### $family"

@@ -995,3 +995,81 @@ fn a_locally_valid_model_fails_where_its_sigma_jacobian_becomes_singular() {
         }
     }
 }
+
+/// The transmission line of `models/scale/` with `n` sections as the ODE
+/// that remains when the source's current `i[1] = Is(t)` and the short
+/// `u[n] = 0` are substituted (states `u[1..n-1]`, `i[2..n]`), integrated
+/// by the classical Runge–Kutta method with `steps` steps over `[0, t]`:
+/// returns `(u[1..=n], i[1..=n], u0, iout)` at `t`, `u0` and `iout` from
+/// the differentiated constraints (`u0 = L Is' + u[1] + R Is`, `iout = i[n]`).
+fn transmission_line_by_rk4(n: usize, t: f64, steps: usize) -> (Vec<f64>, Vec<f64>, f64, f64) {
+    let (lp, cp, rp, i0, f) = (1.0, 1.0, 0.1, 1.0, 1.0);
+    let (l, c, r) = (lp / n as f64, cp / n as f64, rp / n as f64);
+    let w = 2.0 * std::f64::consts::PI * f;
+    let source = |t: f64| i0 * (w * t).sin();
+    // y = (u[1..n-1], i[2..n]): u[k] at y[k-1], i[k] at y[n-1+k-2]
+    let rhs = |t: f64, y: &[f64]| -> Vec<f64> {
+        let u = |k: usize| if k == n { 0.0 } else { y[k - 1] };
+        let i = |k: usize| if k == 1 { source(t) } else { y[n + k - 3] };
+        let mut dy = vec![0.0; 2 * n - 2];
+        for k in 1..n {
+            dy[k - 1] = (i(k) - i(k + 1)) / c;
+        }
+        for k in 2..=n {
+            dy[n + k - 3] = (u(k - 1) - u(k) - r * i(k)) / l;
+        }
+        dy
+    };
+    let h = t / steps as f64;
+    let mut y = vec![0.0; 2 * n - 2];
+    let axpy = |y: &[f64], a: f64, k: &[f64]| -> Vec<f64> {
+        y.iter().zip(k).map(|(y, k)| y + a * k).collect()
+    };
+    for s in 0..steps {
+        let t0 = s as f64 * h;
+        let k1 = rhs(t0, &y);
+        let k2 = rhs(t0 + h / 2.0, &axpy(&y, h / 2.0, &k1));
+        let k3 = rhs(t0 + h / 2.0, &axpy(&y, h / 2.0, &k2));
+        let k4 = rhs(t0 + h, &axpy(&y, h, &k3));
+        for j in 0..y.len() {
+            y[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
+        }
+    }
+    let mut u: Vec<f64> = y[..n - 1].to_vec();
+    u.push(0.0);
+    let mut i = vec![source(t)];
+    i.extend_from_slice(&y[n - 1..]);
+    let u0 = l * i0 * w * (w * t).cos() + u[0] + r * source(t);
+    let iout = i[n - 1];
+    (u, i, u0, iout)
+}
+
+#[test]
+fn transmission_line_matches_its_ode_form_at_the_end_of_the_experiment() {
+    // 6 sections (14 unknowns, index 2) over the whole experiment [0, 2]
+    let n = 6;
+    let csv = simulate_ok(&[
+        "models/scale/transmission_line.dae",
+        "-p",
+        "N=6",
+        "--rtol",
+        "1e-9",
+        "--interval",
+        "0.5",
+    ]);
+    let last = csv.rows.len() - 1;
+    assert_eq!(csv.rows[last][0], 2.0);
+    let (u, i, u0, iout) = transmission_line_by_rk4(n, 2.0, 20_000);
+    let mut max_err = 0.0f64;
+    for k in 1..=n {
+        max_err = max_err.max((csv.value(last, &format!("u[{k}]")) - u[k - 1]).abs());
+        max_err = max_err.max((csv.value(last, &format!("i[{k}]")) - i[k - 1]).abs());
+    }
+    max_err = max_err.max((csv.value(last, "iout") - iout).abs());
+    assert!(max_err < 1e-6, "max error {max_err:e}");
+    // the index-2 source voltage, one order less accurate
+    let err_u0 = (csv.value(last, "u0") - u0).abs();
+    assert!(err_u0 < 1e-4, "u0 {} against {u0}", csv.value(last, "u0"));
+    // the wave has reached the far end: the short carries current
+    assert!(iout.abs() > 0.05, "iout {iout}");
+}
