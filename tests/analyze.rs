@@ -207,6 +207,85 @@ fn large_models_get_the_sparse_success_check() {
 }
 
 #[test]
+fn the_block_check_decides_large_blocks_by_sparse_lu() {
+    // 200 links (1400 unknowns) with the dense check and the dense blocks
+    // limited to 10 unknowns: the chain's large blocks go to the sparse LU
+    let opts = AnalyzeOptions {
+        success_check_max_unknowns: 10,
+        dense_block_max: 10,
+        ..AnalyzeOptions::default()
+    };
+    let mut dae = load_with("models/scale/pendulum_chain.dae", &[("N", 200.0)]);
+    let a = analyze(&mut dae, &opts);
+    let reg = a.regular().unwrap();
+    let s = &reg.success;
+    assert!(s.skipped.is_none() && s.succeeded(), "{s:?}");
+    let b = s.blocks.as_ref().unwrap();
+    assert_eq!(b.blocks, reg.sigma.fine_btf.len());
+    assert_eq!(b.largest, reg.sigma.fine_btf.max_block_size());
+    assert!(b.sparse_blocks >= 1 && b.largest > 10, "{b:?}");
+    assert_eq!((b.rank, s.rank, s.order), (1400, Some(1400), Some(1400)));
+    assert!(b.singular_block.is_none());
+}
+
+/// A ring of `N` algebraic unknowns whose Σ-Jacobian is numerically
+/// singular at every point (the last row is `−(1 + x²)` times the sum of
+/// the others) while Σ has a transversal: one irreducible block of `N`.
+fn singular_ring(n: usize) -> String {
+    format!(
+        "model SingularRing\n  parameter Integer N = {n};\n  Real x(start = 1);\n  Real y[N](each start = 0);\nequation\n  der(x) = 0;\n  for k in 1:N - 1 loop\n    y[k] - y[k + 1] = 0;\n  end for;\n  (1 + x^2)*(y[N] - y[1]) = 0;\nend SingularRing;\n"
+    )
+}
+
+#[test]
+fn a_singular_sigma_jacobian_above_the_old_sparse_limit_is_diagnosed() {
+    // 25 001 unknowns: above the 20 000 up to which the success check used
+    // to be performed
+    let dir = std::env::temp_dir().join(format!("daec-ring-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ring.dae");
+    std::fs::write(&path, singular_ring(25_000)).unwrap();
+    let r = daec(&["analyze", path.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("the Σ-Jacobian is singular at the consistent point (rank 25000 of 25001)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(
+            "the first singular diagonal block of 𝔍 (fine BTF, in solution order) holds 25000 equations: F2, F3,"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn the_block_check_of_the_spring_chain_above_the_old_sparse_limit() {
+    // 12 500 masses: 25 001 unknowns, checked with the defaults
+    let r = daec(&["analyze", "models/scale/spring_chain.dae", "-p", "N=12500"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains("not performed"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(
+            "𝔍 nonsingular at the consistent point (rank 25001 of 25001), checked block by block on the fine BTF"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("the Σ-method succeeds: the model is structurally regular"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+}
+
+#[test]
 fn steinbrecher_spring_chain_example_2_8() {
     let (dae, a) = load("models/steinbrecher/spring_chain.dae");
     let reg = a.regular().unwrap();

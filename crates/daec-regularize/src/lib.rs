@@ -15,6 +15,7 @@
 //! ([`fix_roots`]): on the branch the consistent point selects, the root is
 //! substituted and the reduced DAE analysed ([`RootFixing`]).
 
+mod block_rank;
 mod consistent;
 mod dense;
 mod error;
@@ -32,6 +33,7 @@ mod reanalysis;
 mod signature;
 mod success_check;
 
+pub use block_rank::BlockRank;
 pub use consistent::{ConsistentPoint, Point, ProjectionOptions, consistent_point};
 pub use dense::{FullPivLu, Matrix, least_norm_solve};
 pub use error::{OtherHvts, Refusal, RegularizeError};
@@ -72,10 +74,17 @@ pub struct AnalyzeOptions {
     /// dense (determinant, numerical rank and a left null vector of 𝔍).
     pub success_check_max_unknowns: usize,
     /// Largest number of unknowns for which the success check is done at
-    /// all: above [`success_check_max_unknowns`](Self::success_check_max_unknowns)
-    /// it is sparse (the consistent point by sparse least-norm steps, 𝔍's
-    /// regularity by a sparse LU, no determinant or null vector).
+    /// all (no limit by default; the limit is for tests and callers with a
+    /// tighter budget): above
+    /// [`success_check_max_unknowns`](Self::success_check_max_unknowns) the
+    /// consistent point is found by sparse least-norm steps and 𝔍's
+    /// regularity is decided block by block on the fine BTF, with no
+    /// determinant or null vector ([`BlockRank`]).
     pub sparse_success_check_max_unknowns: usize,
+    /// Largest diagonal block of the fine BTF that the block check of a
+    /// large model factorises densely (complete pivoting); larger blocks
+    /// get the sparse LU with a pivot test.
+    pub dense_block_max: usize,
     /// Largest number of unknowns for which the derivative array and the
     /// hidden constraints are built (no limit by default: their cost grows
     /// linearly with the model; the limit is for tests and callers with a
@@ -90,7 +99,8 @@ impl Default for AnalyzeOptions {
         AnalyzeOptions {
             hvt_limit: 16,
             success_check_max_unknowns: 800,
-            sparse_success_check_max_unknowns: 20_000,
+            sparse_success_check_max_unknowns: usize::MAX,
+            dense_block_max: 200,
             constraints_max_unknowns: usize::MAX,
             max_conversions: 20,
         }
@@ -362,6 +372,7 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
         &start,
         &params,
         t0,
+        &sa.fine_btf,
         options,
     );
     Analysis {

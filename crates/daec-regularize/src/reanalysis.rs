@@ -72,6 +72,7 @@ pub fn reanalyze(dae: &mut Dae, base: &Analysis, options: &AnalyzeOptions) -> Op
         &start,
         &params,
         t0,
+        &reg.sigma.fine_btf,
         options,
     );
     if success.singular() {

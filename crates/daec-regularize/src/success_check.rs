@@ -4,14 +4,17 @@
 //! succeeds when the Σ-Jacobian 𝔍 is nonsingular there. Up to
 //! `AnalyzeOptions::success_check_max_unknowns` unknowns the check is dense
 //! (determinant, numerical rank and a left null vector of 𝔍, on 𝔍
-//! equilibrated); up to `AnalyzeOptions::sparse_success_check_max_unknowns`
-//! it is `daec-solve`'s sparse LU of 𝔍, which only tells regular from
-//! singular.
+//! equilibrated); above, 𝔍 is checked block by block on the fine block
+//! triangular form of the analysis (dense LU with complete pivoting for
+//! small blocks, sparse LU with a pivot test for large ones, see
+//! [`crate::block_rank`]), which tells regular from singular and finds the
+//! first singular block, at any size.
 
 use daec_expr::ExprId;
 use daec_model::Dae;
 
 use crate::AnalyzeOptions;
+use crate::block_rank::{BlockRank, block_rank};
 use crate::consistent::{ConsistentPoint, Point, ProjectionOptions, consistent_point};
 use crate::dense::{self, FullPivLu, Matrix};
 use crate::hidden_constraints::ConstraintArray;
@@ -28,12 +31,18 @@ pub struct SuccessCheck {
     pub jacobian: Option<Matrix>,
     /// Its determinant.
     pub determinant: Option<f64>,
-    /// Its numerical rank.
+    /// Its numerical rank (for the block check of a large model, the sum
+    /// of the diagonal blocks' ranks: `order` exactly when 𝔍 is
+    /// numerically nonsingular, see [`BlockRank::rank`]).
     pub rank: Option<usize>,
     /// A left null vector when singular (`uᵀ𝔍 = 0`).
     pub left_null_vector: Option<Vec<f64>>,
     /// The order `n` of 𝔍 when it was checked (densely or sparsely).
     pub order: Option<usize>,
+    /// The block check of a model above
+    /// `AnalyzeOptions::success_check_max_unknowns` unknowns (`None` when
+    /// the check was dense or not performed).
+    pub blocks: Option<BlockRank>,
 }
 
 impl SuccessCheck {
@@ -61,6 +70,7 @@ pub(crate) fn success_check(
     start: &[f64],
     params: &[f64],
     t0: f64,
+    btf: &daec_structure::Btf,
     options: &AnalyzeOptions,
 ) -> SuccessCheck {
     let n = dae.unknowns.len();
@@ -157,27 +167,18 @@ pub(crate) fn success_check(
         t: t0,
     };
     if n > options.success_check_max_unknowns {
-        // Large models: 𝔍's regularity by a sparse LU (partial pivoting,
-        // a vanishing pivot means singular); no determinant, rank or null
-        // vector (those need the dense factorisation).
-        let entries: Vec<(usize, usize)> = jacobian.iter().map(|e| (e.row, e.col)).collect();
-        let (pattern, slot) = daec_solve::SparsePattern::new(n, &entries);
-        let mut values = vec![0.0; pattern.nnz()];
-        for (e, &k) in jacobian.iter().zip(&slot) {
-            values[k] += dae.pool.eval(e.expr, &p);
-        }
-        let mut lu = daec_solve::SparseRealLu::new(&pattern);
-        let regular = values.iter().all(|v| v.is_finite()) && lu.factor(&pattern, &values).is_ok();
+        // Large models: 𝔍's regularity block by block on the fine BTF (no
+        // determinant or null vector: those need the dense factorisation).
+        let entries: Vec<(usize, usize, f64)> = jacobian
+            .iter()
+            .map(|e| (e.row, e.col, dae.pool.eval(e.expr, &p)))
+            .collect();
+        let blocks = block_rank(n, &entries, btf, options.dense_block_max);
         return SuccessCheck {
-            skipped: (!regular).then(|| {
-                format!(
-                    "the sparse LU of 𝔍 ({n} unknowns) found it singular at the consistent point; its rank and null vector need the dense check (at most {} unknowns)",
-                    options.success_check_max_unknowns
-                )
-            }),
-            rank: regular.then_some(n),
-            order: regular.then_some(n),
+            rank: Some(blocks.rank),
+            order: Some(n),
             point: Some(point),
+            blocks: Some(blocks),
             ..SuccessCheck::default()
         };
     }
@@ -214,5 +215,6 @@ pub(crate) fn success_check(
         jacobian: Some(jm),
         left_null_vector,
         order: Some(n),
+        blocks: None,
     }
 }

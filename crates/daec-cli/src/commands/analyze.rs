@@ -187,6 +187,23 @@ fn singular_jacobian_diagnostic(dae: &Dae, analysis: &Analysis, reg: &Regular) -
             dae.unknowns.len()
         ),
     );
+    if let (None, Some(rows)) = (
+        &reg.success.left_null_vector,
+        reg.success
+            .blocks
+            .as_ref()
+            .and_then(|b| b.singular_block.as_ref()),
+    ) {
+        d = d.with_note(format!(
+            "the first singular diagonal block of 𝔍 (fine BTF, in solution order) holds {} equations: {}",
+            rows.len(),
+            list_names(rows.iter().map(|&i| eq_name(i)), 12)
+        ));
+        for &i in rows.iter().take(8) {
+            let text = to_modelica(&dae.pool, analysis.residuals[i], &names);
+            d = d.with_primary(eq_span(dae, i), format!("{}: {text} = 0", eq_name(i)));
+        }
+    }
     if let Some(u) = &reg.success.left_null_vector {
         let umax = u.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         let dep: Vec<usize> = (0..u.len()).filter(|&i| u[i].abs() > 1e-9 * umax).collect();
@@ -682,11 +699,19 @@ fn success_section(out: &mut String, dae: &Dae, reg: &Regular) {
             );
         }
     }
-    if let (None, Some(rank)) = (s.determinant, s.rank) {
-        // the sparse check of large models
+    if let (Some(b), Some(rank)) = (&s.blocks, s.rank) {
+        // the block check of large models
         let _ = writeln!(
             out,
-            "  𝔍 nonsingular at the consistent point (sparse LU, rank {rank} of {n}): {}",
+            "  𝔍 {} at the consistent point (rank {rank} of {n}), checked block by block on the fine BTF: {} diagonal blocks, the largest of order {}; {} by sparse LU (COLAMD, partial pivoting, pivots ≤ 1e-10 of the equilibrated block count as zero), the others by dense LU with complete pivoting",
+            if rank == n { "nonsingular" } else { "SINGULAR" },
+            b.blocks,
+            b.largest,
+            b.sparse_blocks,
+        );
+        let _ = writeln!(
+            out,
+            "  {}",
             if s.succeeded() {
                 "the Σ-method succeeds: the model is structurally regular"
             } else {
@@ -824,6 +849,7 @@ pub(crate) fn limits_json(limits: &[Limit]) -> Vec<Value> {
 struct SuccessJson<'a> {
     consistent: Option<bool>,
     determinant: Option<f64>,
+    method: Option<&'static str>,
     performed: bool,
     point: Option<&'a [f64]>,
     rank: Option<usize>,
@@ -881,6 +907,13 @@ fn write_json_report(
     let success = SuccessJson {
         consistent: s.point.as_ref().map(|p| p.converged),
         determinant: s.determinant,
+        method: s.order.map(|_| {
+            if s.blocks.is_some() {
+                "block LU on the fine BTF"
+            } else {
+                "dense LU with complete pivoting"
+            }
+        }),
         performed: s.skipped.is_none(),
         point: s.point.as_ref().map(|p| p.z.as_slice()),
         rank: s.rank,
