@@ -6,7 +6,7 @@
 // Index loops read best in matrix code.
 #![allow(clippy::needless_range_loop)]
 use crate::dense::{Matrix, least_norm_solve};
-use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId};
+use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId, Tape};
 use daec_solve::min_norm_solve_sparse;
 
 /// The point `(t, z, ż, …)` as an [`Env`] for evaluation.
@@ -120,20 +120,28 @@ pub fn consistent_point(
     for (k, &j) in free.iter().enumerate() {
         col_of[j] = Some(k);
     }
-    // Symbolic Jacobian entries (row, free column, expr).
+    // Symbolic Jacobian entries (row, free column, expr), and the state
+    // leaves the equations use.
     let mut jac: Vec<(usize, usize, ExprId)> = Vec::new();
+    let mut inputs: Vec<(ExprId, usize)> = Vec::new();
     for (i, &e) in equations.iter().enumerate() {
         for l in pool.leaves(e) {
             if let Some(Leaf::Var { unknown, order }) = pool.as_leaf(l)
                 && let Some(&p) = position.get(&(unknown, order))
-                && let Some(k) = col_of[p]
             {
-                let d = pool.diff(e, l);
-                jac.push((i, k, d));
+                inputs.push((l, p));
+                if let Some(k) = col_of[p] {
+                    let d = pool.diff(e, l);
+                    jac.push((i, k, d));
+                }
             }
         }
     }
-    let eval_all = |pool: &ExprPool, x: &[f64]| -> Vec<f64> {
+    let mut tape = Compiled::new(pool, equations, &jac, inputs);
+    let eval_all = |pool: &ExprPool, tape: &mut Option<Compiled>, x: &[f64]| -> Vec<f64> {
+        if let Some(tape) = tape {
+            return tape.eval(x, params, t).0.to_vec();
+        }
         let env = StateEnv {
             position: &position,
             x,
@@ -152,7 +160,7 @@ pub fn consistent_point(
         })
     };
     let mut z = start.to_vec();
-    let mut r = eval_all(pool, &z);
+    let mut r = eval_all(pool, &mut tape, &z);
     let initial_residual = max_norm(&r);
     let m = equations.len();
     let w2inv: Vec<f64> = free
@@ -168,16 +176,26 @@ pub fn consistent_point(
     let tol_at = |x: &[f64]| options.tol * (1.0 + x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
     while max_norm(&r) > tol_at(&z) && iterations < options.max_iter && m > 0 && !free.is_empty() {
         iterations += 1;
-        let p = StateEnv {
-            position: &position,
-            x: &z,
-            params,
-            t,
+        let jv: Vec<(usize, usize, f64)> = match &mut tape {
+            Some(tape) => {
+                let values = tape.eval(&z, params, t).1;
+                jac.iter()
+                    .zip(values)
+                    .map(|(&(i, k, _), &v)| (i, k, v))
+                    .collect()
+            }
+            None => {
+                let p = StateEnv {
+                    position: &position,
+                    x: &z,
+                    params,
+                    t,
+                };
+                jac.iter()
+                    .map(|&(i, k, e)| (i, k, pool.eval(e, &p)))
+                    .collect()
+            }
         };
-        let jv: Vec<(usize, usize, f64)> = jac
-            .iter()
-            .map(|&(i, k, e)| (i, k, pool.eval(e, &p)))
-            .collect();
         // y = W(e + Δ) of least norm with B y = J e − r, B = J W⁻¹
         // (QR of Bᵀ); Δ = W⁻¹ y − e, e = z − start. Rank-deficient J (a
         // redundant constraint): regularised normal equations instead.
@@ -203,7 +221,7 @@ pub fn consistent_point(
             step_norm = step_norm.max(delta.abs());
             z[j] += delta;
         }
-        r = eval_all(pool, &z);
+        r = eval_all(pool, &mut tape, &z);
         if !step_norm.is_finite() {
             break;
         }
@@ -227,6 +245,60 @@ pub fn consistent_point(
         worst_equation,
         iterations,
         converged,
+    }
+}
+
+/// The equations and the Jacobian entries of [`consistent_point`] compiled
+/// into one [`Tape`] (one forward loop per evaluation instead of a
+/// traversal of every expression, with values bit for bit those of
+/// [`ExprPool::eval`]); its inputs are the state leaves the equations use.
+struct Compiled {
+    tape: Tape,
+    /// For every input of the tape, its position in the state.
+    input_pos: Vec<usize>,
+    m: usize,
+    inputs: Vec<f64>,
+    out: Vec<f64>,
+    scratch: Vec<f64>,
+}
+
+impl Compiled {
+    /// `None` when the tape cannot be compiled (an equation uses an unknown
+    /// outside the state): the expressions are then evaluated one by one.
+    fn new(
+        pool: &ExprPool,
+        equations: &[ExprId],
+        jac: &[(usize, usize, ExprId)],
+        mut inputs: Vec<(ExprId, usize)>,
+    ) -> Option<Compiled> {
+        inputs.sort_unstable();
+        inputs.dedup();
+        let leaves: Vec<ExprId> = inputs.iter().map(|&(l, _)| l).collect();
+        let roots: Vec<ExprId> = equations
+            .iter()
+            .copied()
+            .chain(jac.iter().map(|&(_, _, e)| e))
+            .collect();
+        let tape = Tape::compile(pool, &roots, &leaves).ok()?;
+        Some(Compiled {
+            out: vec![0.0; roots.len()],
+            inputs: vec![0.0; leaves.len()],
+            input_pos: inputs.into_iter().map(|(_, p)| p).collect(),
+            m: equations.len(),
+            tape,
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The equations' values and the Jacobian entries' values at the state
+    /// `x`.
+    fn eval(&mut self, x: &[f64], params: &[f64], t: f64) -> (&[f64], &[f64]) {
+        for (v, &p) in self.inputs.iter_mut().zip(&self.input_pos) {
+            *v = x[p];
+        }
+        self.tape
+            .eval(t, &self.inputs, params, &mut self.out, &mut self.scratch);
+        self.out.split_at(self.m)
     }
 }
 
