@@ -29,7 +29,10 @@ use daec_structure::Btf;
 /// as zero (the dense success check's tolerance).
 const PIVOT_TOL: f64 = 1e-10;
 
-/// The outcome of [`block_rank`].
+/// The block check of the Σ-Jacobian 𝔍 of a large model: its regularity
+/// decided block by block on the fine BTF (the success check of
+/// [`SuccessCheck`](crate::SuccessCheck) above
+/// `AnalyzeOptions::success_check_max_unknowns` unknowns).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BlockRank {
     /// Number of diagonal blocks.
