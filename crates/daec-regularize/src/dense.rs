@@ -118,6 +118,52 @@ pub struct FullPivLu {
     sign: f64,
 }
 
+/// The largest `|a_ij|` of the rows from `i0` and the columns from `j0` of
+/// the row-major `data` with `n` columns, and where: the first in
+/// row-major order of the largest (NaN entries never are); `(-1, i0, j0)`
+/// when there is none.
+fn largest(data: &[f64], n: usize, i0: usize, j0: usize) -> (f64, usize, usize) {
+    let mut best = (-1.0, i0, j0);
+    if n == 0 {
+        return best;
+    }
+    for (r, row) in data.chunks_exact(n).enumerate().skip(i0) {
+        for (j, &v) in row.iter().enumerate().skip(j0) {
+            if v.abs() > best.0 {
+                best = (v.abs(), r, j);
+            }
+        }
+    }
+    best
+}
+
+/// Step `k` of the LU factorisation of the row-major `data` (`n` columns,
+/// the pivot at `(k, k)`): the multipliers into column `k` below the
+/// pivot, the rows below updated; returns the next pivot, the largest
+/// entry of the rows and columns after `k` ([`largest`]), found as the
+/// rows are updated.
+fn eliminate(data: &mut [f64], n: usize, k: usize) -> (f64, usize, usize) {
+    let mut best = (-1.0, k + 1, k + 1);
+    let (top, rest) = data.split_at_mut((k + 1) * n);
+    let pivot_row = &top[k * n..];
+    let p = pivot_row[k];
+    for (r, row) in rest.chunks_exact_mut(n).enumerate() {
+        let f = row[k] / p;
+        row[k] = f;
+        if f != 0.0 {
+            for (v, &u) in row[k + 1..].iter_mut().zip(&pivot_row[k + 1..]) {
+                *v -= f * u;
+            }
+        }
+        for (j, &v) in row.iter().enumerate().skip(k + 1) {
+            if v.abs() > best.0 {
+                best = (v.abs(), k + 1 + r, j);
+            }
+        }
+    }
+    best
+}
+
 impl FullPivLu {
     /// Factorises `a`; pivots below `rel_tol · max|a|` count as zero.
     pub fn new(a: &Matrix, rel_tol: f64) -> FullPivLu {
@@ -128,18 +174,11 @@ impl FullPivLu {
         let tol = rel_tol * a.max_abs().max(f64::MIN_POSITIVE);
         let mut sign = 1.0;
         let mut rank = 0;
+        // (the pivot of each step is found while the step before updates
+        // the rows below it, in the same row-major order)
+        let mut next = largest(&lu.data, n, 0, 0);
         for k in 0..m.min(n) {
-            let (mut pi, mut pj, mut best) = (k, k, -1.0);
-            for i in k..m {
-                for j in k..n {
-                    let v = lu.get(i, j).abs();
-                    if v > best {
-                        best = v;
-                        pi = i;
-                        pj = j;
-                    }
-                }
-            }
+            let (best, pi, pj) = next;
             if best.is_nan() || best <= tol {
                 break;
             }
@@ -157,17 +196,7 @@ impl FullPivLu {
                 col_perm.swap(k, pj);
                 sign = -sign;
             }
-            let p = lu.get(k, k);
-            for i in k + 1..m {
-                let f = lu.get(i, k) / p;
-                lu.set(i, k, f);
-                if f != 0.0 {
-                    for j in k + 1..n {
-                        let v = lu.get(i, j) - f * lu.get(k, j);
-                        lu.set(i, j, v);
-                    }
-                }
-            }
+            next = eliminate(&mut lu.data, n, k);
             rank += 1;
         }
         FullPivLu {
@@ -374,6 +403,79 @@ mod tests {
         // Null space of b is (2, -1, 1): the minimum-norm y is orthogonal to it.
         assert!((2.0 * y[0] - y[1] + y[2]).abs() < 1e-14, "{y:?}");
         assert!(min_norm_solve(&m(2, 2, &[1.0, 1.0, 1.0, 1.0]), &[1.0, 1.0]).is_none());
+    }
+
+    /// The factorisation as `FullPivLu::new` computed it with a separate
+    /// search for each pivot.
+    fn reference(a: &Matrix, rel_tol: f64) -> (Vec<f64>, Vec<usize>, Vec<usize>, usize) {
+        let (m, n) = (a.rows, a.cols);
+        let mut lu = a.clone();
+        let (mut rows, mut cols): (Vec<usize>, Vec<usize>) = ((0..m).collect(), (0..n).collect());
+        let tol = rel_tol * a.max_abs().max(f64::MIN_POSITIVE);
+        let mut rank = 0;
+        for k in 0..m.min(n) {
+            let (mut pi, mut pj, mut best) = (k, k, -1.0);
+            for i in k..m {
+                for j in k..n {
+                    if lu.get(i, j).abs() > best {
+                        (best, pi, pj) = (lu.get(i, j).abs(), i, j);
+                    }
+                }
+            }
+            if best.is_nan() || best <= tol {
+                break;
+            }
+            for j in 0..n {
+                lu.data.swap(k * n + j, pi * n + j);
+            }
+            rows.swap(k, pi);
+            for i in 0..m {
+                lu.data.swap(i * n + k, i * n + pj);
+            }
+            cols.swap(k, pj);
+            let p = lu.get(k, k);
+            for i in k + 1..m {
+                let f = lu.get(i, k) / p;
+                lu.set(i, k, f);
+                if f != 0.0 {
+                    for j in k + 1..n {
+                        lu.set(i, j, lu.get(i, j) - f * lu.get(k, j));
+                    }
+                }
+            }
+            rank += 1;
+        }
+        (lu.data, rows, cols, rank)
+    }
+
+    #[test]
+    fn the_fused_pivot_search_factorises_as_a_separate_one() {
+        // (pseudo-random entries, ties, zeros, a NaN, rank deficiency,
+        // rectangular shapes)
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ((x % 2001) as f64 - 1000.0) / 250.0
+        };
+        let mut cases: Vec<Matrix> = Vec::new();
+        for (r, c) in [(1, 1), (3, 3), (7, 7), (12, 12), (5, 9), (9, 5), (40, 40)] {
+            let d: Vec<f64> = (0..r * c).map(|_| next()).collect();
+            cases.push(m(r, c, &d));
+            let ties: Vec<f64> = (0..r * c).map(|k| [1.0, -1.0, 0.0, 2.0][k % 4]).collect();
+            cases.push(m(r, c, &ties));
+        }
+        cases.push(m(3, 3, &[1.0, 2.0, 3.0, 2.0, 4.0, 6.0, f64::NAN, 1.0, 0.0]));
+        cases.push(m(2, 3, &[0.0; 6]));
+        cases.push(m(0, 0, &[]));
+        for a in &cases {
+            let lu = FullPivLu::new(a, 1e-10);
+            let (data, rows, cols, rank) = reference(a, 1e-10);
+            let bits = |d: &[f64]| d.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&lu.lu.data), bits(&data), "{a:?}");
+            assert_eq!((&lu.row_perm, &lu.col_perm, lu.rank), (&rows, &cols, rank));
+        }
     }
 
     #[test]
