@@ -6,17 +6,20 @@
 //! and statistics of `simulate` as values instead of CSV. The commands
 //! themselves are those of the command line, so the numbers are the same
 //! to the last digit. [`run_embedded_shared`] runs a parameter study: the
-//! runs share one structural analysis ([`SharedAnalysis`]).
+//! runs share one structural analysis and one prepared simulation — the
+//! formulation with its compiled tapes — rebound to each run's values
+//! ([`SharedAnalysis`]).
 
 use crate::Io;
 use daec_diag::{Diagnostic, Severity, SourceMap};
 use daec_model::Dae;
+use daec_regularize::Form;
 use daec_regularize::{Analysis, AnalyzeOptions, analyze, reanalyze, reusable};
-use daec_sim::{FailureCause, Results, SimError, Simulation};
+use daec_sim::{FailureCause, Method, Prepared, Results, SimError, Simulation};
 use std::borrow::Cow;
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A model given by its text.
 #[derive(Clone, Debug)]
@@ -213,8 +216,9 @@ fn run_capturing(args: Vec<OsString>, mut capture: Capture) -> Embedded {
     }
 }
 
-/// The structural analysis of a model shared by the runs of a parameter
-/// study (the same model, options and structure, other values).
+/// The structural analysis and the prepared simulation of a model shared
+/// by the runs of a parameter study (the same model, options and
+/// structure, other values).
 ///
 /// The first run to get here analyses its model (the others wait for
 /// it) and keeps the DAE before and after the analysis and the analysis.
@@ -222,20 +226,37 @@ fn run_capturing(args: Vec<OsString>, mut capture: Capture) -> Embedded {
 /// values, reduced to first order, its output equations split off — has
 /// the same structure ([`Dae::same_structure`]: the same expressions,
 /// equations and unknowns; only `Real` parameter values and the
-/// unknowns' start, nominal, min and max may differ). Its values are then
-/// put into the kept DAE and the analysis is redone where it depends on
-/// values ([`reanalyze`]: the pivots of the hidden constraints, which
-/// must come out the same, and the success check at the new consistent
-/// point). Every other run analyses its model in full, as `daec simulate`
-/// does: an `Integer` or `Boolean` parameter or a folded value that
-/// changes the equations, a pivot that changes, a Σ-Jacobian singular at
-/// the run's consistent point, or a first model whose analysis needed
-/// conversions or roots fixed. Either way the run's analysis is the one
-/// `daec simulate` computes, and so are its results.
+/// unknowns' start, nominal, min and max may differ — also where they
+/// are computed from parameters, since the lowering keeps no node of
+/// those computations). Its values are then put into the kept DAE and the
+/// analysis is redone where it depends on values ([`reanalyze`]: the
+/// pivots of the hidden constraints, which must come out the same, and
+/// the success check at the new consistent point).
+///
+/// The first run with the shared analysis to be prepared keeps its
+/// prepared simulation before it integrates: the formulation, its tapes
+/// and the DAE with the nodes they added ([`SharedAnalysis::prepare`]).
+/// The later runs with the shared analysis take it with their parameter
+/// values rebound and their own consistent initial point
+/// ([`Prepared::rebind`]), unless the simulation depends on values
+/// beyond those ([`Prepared::rebindable`]: StE, DD, relations frozen into
+/// modes, `when` events, declared invariants) or integrates a
+/// second-order method; then each run prepares its own.
+///
+/// Every other run analyses and prepares its model in full, as `daec
+/// simulate` does: an `Integer` or `Boolean` parameter, a parameter that
+/// sizes an array or picks an `if` branch or a conditional component at
+/// lowering — any value folded into the equations —, a pivot
+/// that changes, a Σ-Jacobian singular at the run's consistent point, or
+/// a first model whose analysis needed conversions or roots fixed. Either
+/// way the run's analysis and preparation are those `daec simulate`
+/// computes, and so are its results.
 #[derive(Debug, Default)]
 pub struct SharedAnalysis {
     base: OnceLock<Option<Box<SharedBase>>>,
     reused: AtomicUsize,
+    prepared: OnceLock<Option<Box<SharedPrepared>>>,
+    rebound: AtomicUsize,
 }
 
 /// What the first run of a parameter study kept.
@@ -249,6 +270,19 @@ struct SharedBase {
     analysis: Analysis,
 }
 
+/// The prepared simulation the first prepared run of a parameter study
+/// kept.
+#[derive(Debug)]
+struct SharedPrepared {
+    /// The formulation and the method it was prepared for.
+    form: Form,
+    method: Method,
+    /// The DAE after the preparation (its pool holds the formulation).
+    dae: Dae,
+    /// The simulation, before it integrated (a run rebinds a copy).
+    prepared: Mutex<Prepared>,
+}
+
 impl SharedAnalysis {
     /// An analysis not yet made.
     pub fn new() -> Self {
@@ -260,9 +294,15 @@ impl SharedAnalysis {
         self.reused.load(Ordering::Relaxed)
     }
 
-    /// The analysis of `dae` (see the type's docs); `dae` becomes the
-    /// analysed DAE, as [`analyze`] leaves it.
-    pub(crate) fn analyze(&self, dae: &mut Dae) -> Analysis {
+    /// How many runs reused the prepared simulation.
+    pub fn rebound(&self) -> usize {
+        self.rebound.load(Ordering::Relaxed)
+    }
+
+    /// The analysis of `dae` (see the type's docs), and whether it is the
+    /// study's shared one; `dae` becomes the analysed DAE, as [`analyze`]
+    /// leaves it.
+    pub(crate) fn analyze(&self, dae: &mut Dae) -> (Analysis, bool) {
         let options = AnalyzeOptions::default();
         let mut fresh = None;
         let base = self.base.get_or_init(|| {
@@ -275,31 +315,88 @@ impl SharedAnalysis {
                     analysis: analysis.clone(),
                 })
             });
-            fresh = Some(analysis);
+            fresh = Some((analysis, base.is_some()));
             base
         });
-        if let Some(analysis) = fresh {
-            return analysis;
+        if let Some(fresh) = fresh {
+            return fresh;
         }
         if let Some(base) = base
             && base.before.same_structure(dae)
         {
             let mut rebound = base.after.clone();
-            let (n, p) = (dae.unknowns.len(), dae.parameters.len());
-            if let (Some(unknowns), Some(parameters)) = (
-                rebound.unknowns.get_mut(..n),
-                rebound.parameters.get_mut(..p),
-            ) {
-                unknowns.clone_from_slice(&dae.unknowns);
-                parameters.clone_from_slice(&dae.parameters);
-                if let Some(analysis) = reanalyze(&mut rebound, &base.analysis, &options) {
-                    *dae = rebound;
-                    self.reused.fetch_add(1, Ordering::Relaxed);
-                    return analysis;
-                }
+            if with_values_of(&mut rebound, dae)
+                && let Some(analysis) = reanalyze(&mut rebound, &base.analysis, &options)
+            {
+                *dae = rebound;
+                self.reused.fetch_add(1, Ordering::Relaxed);
+                return (analysis, true);
             }
         }
-        analyze(dae, &options)
+        (analyze(dae, &options), false)
+    }
+
+    /// The prepared simulation of `dae`, which has the study's shared
+    /// `analysis` (see the type's docs), for `form` and `method`; `dae`
+    /// becomes the prepared DAE, as [`daec_sim::prepare_method`] leaves
+    /// it.
+    pub(crate) fn prepare(
+        &self,
+        dae: &mut Dae,
+        analysis: &Analysis,
+        form: Form,
+        method: Method,
+    ) -> Result<Prepared, SimError> {
+        let mut fresh = None;
+        let base = self.prepared.get_or_init(|| {
+            let prepared = daec_sim::prepare_method(dae, analysis, form, method);
+            let base = match &prepared {
+                Ok(p) if !method.is_second_order() && p.rebindable(dae) => {
+                    Some(Box::new(SharedPrepared {
+                        form,
+                        method,
+                        dae: dae.clone(),
+                        prepared: Mutex::new(p.clone()),
+                    }))
+                }
+                _ => None,
+            };
+            fresh = Some(prepared);
+            base
+        });
+        if let Some(fresh) = fresh {
+            return fresh;
+        }
+        if let Some(base) = base
+            && (base.form, base.method) == (form, method)
+        {
+            let mut rebound = base.dae.clone();
+            let template = base.prepared.lock().ok().map(|p| p.clone());
+            if with_values_of(&mut rebound, dae)
+                && let Some(prepared) = template.and_then(|p| p.rebind(&mut rebound, analysis))
+            {
+                *dae = rebound;
+                self.rebound.fetch_add(1, Ordering::Relaxed);
+                return prepared;
+            }
+        }
+        daec_sim::prepare_method(dae, analysis, form, method)
+    }
+}
+
+/// Puts the values of `dae` — its unknowns and parameters — into `kept`,
+/// a DAE of the same structure that a later stage extended (more
+/// unknowns or parameters after those of `dae`); `false` when `kept` has
+/// fewer.
+fn with_values_of(kept: &mut Dae, dae: &Dae) -> bool {
+    let (n, p) = (dae.unknowns.len(), dae.parameters.len());
+    match (kept.unknowns.get_mut(..n), kept.parameters.get_mut(..p)) {
+        (Some(unknowns), Some(parameters)) => {
+            unknowns.clone_from_slice(&dae.unknowns);
+            parameters.clone_from_slice(&dae.parameters);
+            true
+        }
+        _ => false,
     }
 }
 
@@ -424,19 +521,47 @@ mod tests {
         let shared = Arc::new(SharedAnalysis::new());
         let first = alone_and_shared(&model, &["-p", "k=1"], &shared);
         let faster = alone_and_shared(&model, &["-p", "k=3"], &shared);
-        assert_eq!(shared.reused(), 1);
+        assert_eq!((shared.reused(), shared.rebound()), (1, 1));
         assert!((faster[0] - (-3.0f64).exp()).abs() < 1e-5, "{faster:?}");
-        // a start value through a parameter: the lowering folds it into a
-        // constant of the pool, so this run is analysed alone
+        // a start value through a parameter: the lowering keeps no node of
+        // its computation, so the run shares the analysis and the
+        // prepared simulation, with its own consistent point
         let moved = alone_and_shared(&model, &["-p", "x0=3"], &shared);
         assert!((moved[0] - 3.0 * (-2.0f64).exp()).abs() < 1e-5, "{moved:?}");
-        // an Integer parameter sizes the array: analysed alone
+        assert_eq!((shared.reused(), shared.rebound()), (2, 2));
+        // an Integer parameter sizes the array: analysed and prepared alone
         let three = alone_and_shared(&model, &["-p", "N=3"], &shared);
         assert_eq!(three.len(), 3);
-        assert_eq!(shared.reused(), 1);
-        let slower = alone_and_shared(&model, &["-p", "k=0.5"], &shared);
-        assert_eq!(shared.reused(), 2);
-        assert!((first[0] - (-1.0f64).exp()).abs() < 1e-5 && slower[0] > first[0]);
+        assert_eq!((shared.reused(), shared.rebound()), (2, 2));
+        let slower = alone_and_shared(&model, &["-p", "k=0.5", "-p", "x0=2"], &shared);
+        assert_eq!((shared.reused(), shared.rebound()), (3, 3));
+        assert!((first[0] - (-1.0f64).exp()).abs() < 1e-5);
+        assert!(
+            (slower[0] - 2.0 * (-0.5f64).exp()).abs() < 1e-5,
+            "{slower:?}"
+        );
+    }
+
+    /// A binding equation and a parameter computed from another, both
+    /// through `Real` parameters.
+    const BOUND: &str = "model Bound\n  parameter Real k = 2;\n  parameter Real c = 3*k;\n  Real x(start = 1, fixed = true);\n  Real v = c*x;\nequation\n  der(x) = -k*x;\nend Bound;\n";
+
+    #[test]
+    fn a_binding_through_parameters_shares_the_prepared_simulation() {
+        let model = ModelText {
+            name: "bound.dae".into(),
+            text: BOUND.into(),
+        };
+        let shared = Arc::new(SharedAnalysis::new());
+        alone_and_shared(&model, &[], &shared);
+        let last = alone_and_shared(&model, &["-p", "k=1"], &shared);
+        // v = c·x with c = 3k = 3, x(1) = e^-1
+        let (x, v) = (last[0], last[1]);
+        assert!((x - (-1.0f64).exp()).abs() < 1e-5, "{last:?}");
+        assert!((v - 3.0 * x).abs() < 1e-12, "{last:?}");
+        let last = alone_and_shared(&model, &["-p", "c=10"], &shared);
+        assert!((last[1] - 10.0 * last[0]).abs() < 1e-12, "{last:?}");
+        assert_eq!((shared.reused(), shared.rebound()), (2, 2));
     }
 
     #[test]
@@ -448,7 +573,7 @@ mod tests {
             let (g, l) = (format!("g={g}"), format!("l={l}"));
             alone_and_shared(&model, &["-p", &g, "-p", &l], &shared);
         }
-        assert_eq!(shared.reused(), 3);
+        assert_eq!((shared.reused(), shared.rebound()), (3, 3));
     }
 
     #[test]

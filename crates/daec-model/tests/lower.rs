@@ -474,8 +474,13 @@ fn same_structure_tells_other_values_from_another_structure() {
     assert!(base.same_structure(&other) && other.same_structure(&base));
     // an Integer parameter sizes the array
     assert!(!base.same_structure(&with(&[("k", 1.0), ("N", 3.0)])));
-    // a start value is folded into a constant of the pool
-    assert!(!base.same_structure(&with(&[("k", 1.0), ("x0", 3.0)])));
+    // a start value computed from a parameter leaves no node in the pool,
+    // nor does a parameter the base run leaves alone
+    let moved = with(&[("k", 1.0), ("x0", 3.0)]);
+    assert_eq!(moved.unknowns[0].start, Some(3.0));
+    assert!(base.same_structure(&moved));
+    assert!(base.same_structure(&with(&[("x0", -2.0)])));
+    assert_eq!(base.pool.len(), moved.pool.len());
 }
 
 /// Negated aliases (`a = -b`, the connection of two flow variables)

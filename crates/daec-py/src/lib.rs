@@ -50,12 +50,14 @@ fn run<'py>(
 
 /// Runs the command lines `runs` (`simulate` with the same model and
 /// options, other `-p` values) on `workers` threads (at least 1), each
-/// as [`run`] does, the model read once and its structural analysis
-/// shared ([`SharedAnalysis`]): with `text` the model argument `name` is
+/// as [`run`] does, the model read once and its structural analysis and
+/// prepared simulation shared ([`SharedAnalysis`]): with `text` the model argument `name` is
 /// that text; without it, the file `name` is read here once (each run
 /// reads it itself when it cannot be read as UTF-8). Returns the
-/// outcomes in the order of `runs` and how many runs reused the
-/// analysis. The GIL is released while the commands run.
+/// outcomes in the order of `runs`, how many runs reused the analysis
+/// and how many the prepared simulation
+/// ([`SharedAnalysis::rebound`]). The GIL is released while the
+/// commands run.
 #[pyfunction]
 #[pyo3(signature = (runs, name, text=None, workers=1))]
 fn run_many<'py>(
@@ -64,21 +66,21 @@ fn run_many<'py>(
     name: String,
     text: Option<String>,
     workers: usize,
-) -> PyResult<(Bound<'py, PyList>, usize)> {
-    let (outs, reused) = py.detach(move || {
+) -> PyResult<(Bound<'py, PyList>, usize, usize)> {
+    let (outs, reused, rebound) = py.detach(move || {
         let source = match text {
             Some(text) => Some(ModelText { name, text }),
             None => ModelText::read(&name),
         };
         let shared = Arc::new(SharedAnalysis::new());
         let outs = parallel(runs, source, workers, &shared);
-        (outs, shared.reused())
+        (outs, shared.reused(), shared.rebound())
     });
     let items = outs
         .into_iter()
         .map(|out| to_python(py, out))
         .collect::<PyResult<Vec<_>>>()?;
-    Ok((PyList::new(py, items)?, reused))
+    Ok((PyList::new(py, items)?, reused, rebound))
 }
 
 /// Runs each command line of `runs` on one of `workers` scoped threads

@@ -227,10 +227,71 @@ def test_simulate_many_shares_the_analysis_of_a_study():
         assert np.array_equal(r.time, one.time), p
         assert np.array_equal(r.values, one.values), p
         assert without_timings(r.stats) == without_timings(one.stats), p
-    # (the private binding counts the runs that reused the first's analysis)
+    # (the private binding counts the runs that reused the first's analysis
+    # and its prepared simulation)
     runs = [["daec", "simulate", str(PENDULUM), "--t-end", "1", *daec._param_args(p)] for p in sets]
-    _, reused = daec._daec.run_many(runs, str(PENDULUM), None, 2)
-    assert reused == len(sets) - 1
+    _, reused, rebound = daec._daec.run_many(runs, str(PENDULUM), None, 2)
+    assert (reused, rebound) == (len(sets) - 1, len(sets) - 1)
+
+
+#: A binding equation and a parameter computed from another, through
+#: `Real` parameters.
+BOUND = """model Bound
+  parameter Real k = 2;
+  parameter Real c = 3*k;
+  Real x(start = 1, fixed = true);
+  Real v = c*x;
+equation
+  der(x) = -k*x;
+end Bound;
+"""
+
+
+def study(model, sets, **opts):
+    """`simulate_many` on one worker (the first set is the shared one),
+    asserted equal to one `simulate` per set bit for bit (a failed run's
+    partial results); the results (or exceptions) and how many runs
+    reused the analysis and the prepared simulation."""
+    many = daec.simulate_many(model, params=sets, workers=1, errors="return", **opts)
+    for p, got in zip(sets, many):
+        try:
+            one = daec.simulate(model, params=p, **opts)
+        except daec.SimulationError as e:
+            assert isinstance(got, daec.SimulationError), p
+            assert (got.time, got.cause, str(got)) == (e.time, e.cause, str(e))
+            got, one = got.result, e.result
+        assert got.names == one.names, p
+        assert np.array_equal(got.time, one.time), p
+        assert np.array_equal(got.values, one.values), p
+        assert without_timings(got.stats) == without_timings(one.stats), p
+    extra = [str(v) for k, v in opts.items() for v in (f"--{k.replace('_', '-')}", v)]
+    runs = [["daec", "simulate", "<m>", *extra, *daec._param_args(p)] for p in sets]
+    _, reused, rebound = daec._daec.run_many(runs, "<m>", model, 1)
+    return many, reused, rebound
+
+
+def test_simulate_many_rebinds_the_prepared_simulation():
+    sets = [
+        {"k": 1},
+        {"k": 2.5},
+        {"x0": 3.0},  # a start value through a parameter
+        {"N": 3},  # a structural Integer parameter: prepared alone
+        {"k": 0.5, "x0": -1.5},
+        {"a": 1.0},  # y escapes at t = 1: this run fails
+    ]
+    many, reused, rebound = study(ENSEMBLE, sets, t_end=2.0, rtol=1e-8, interval=0.1)
+    assert (reused, rebound) == (4, 4)
+    assert many[2]["x[1]"][0] == 3.0 and many[4]["x[2]"][0] == -1.5
+    assert "x[3]" in many[3] and "x[3]" not in many[0]
+    assert isinstance(many[5], daec.SimulationError) and many[5].index == 5
+    # a binding equation's value and a parameter computed from another
+    sets = [{}, {"k": 1.0}, {"c": 10.0}, {"k": 0.5, "c": 1.0}]
+    many, reused, rebound = study(BOUND, sets, t_end=1.0)
+    assert (reused, rebound) == (3, 3)
+    for p, r in zip(sets, many):
+        c = p.get("c", 3 * p.get("k", 2.0))
+        assert np.allclose(r["v"], c * r["x"], rtol=1e-12, atol=0), p
+        assert abs(r["x"][-1] - np.exp(-p.get("k", 2.0))) < 1e-5, p
 
 
 def test_simulate_many_names_the_failed_run():

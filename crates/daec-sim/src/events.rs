@@ -103,7 +103,7 @@ pub fn stall_resolution(t: f64, t0: f64, t_end: f64) -> f64 {
 }
 
 /// The compiled `when` events of a model.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct WhenEvents {
     /// `φ_k(t, z)` for every event, one tape (inputs `z`), and its frame
     /// (evaluated many times per step while an event is located).

@@ -108,7 +108,7 @@ fn of_the_state(pool: &ExprPool, e: ExprId) -> bool {
 pub type Reinit<'a> = dyn FnMut(&mut Dae, &[f64]) -> Result<Vec<f64>, SimError> + 'a;
 
 /// The modes of a model's relations along a run (see the module docs).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Modes {
     /// The relations, as nodes of the model's pool.
     relations: Vec<ExprId>,

@@ -41,7 +41,7 @@ use rustc_hash::FxHashMap;
 
 /// The output equations split off a model, and the columns of its
 /// results: the model's unknowns as declared.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Outputs {
     /// Names of the model's unknowns (the columns of the results).
     names: Vec<String>,

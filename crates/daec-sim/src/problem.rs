@@ -23,7 +23,7 @@ use std::cell::RefCell;
 /// A tape with its frame: the parameters and constants are loaded once,
 /// an evaluation copies only the inputs (the trait takes `&self`, hence
 /// the cell).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Compiled {
     tape: Tape,
     frame: RefCell<TapeFrame>,
@@ -54,7 +54,7 @@ fn max_abs(values: &[f64]) -> f64 {
 }
 
 /// A tape with its sparsity pattern.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Sparse {
     code: Compiled,
     pattern: Vec<(usize, usize)>,
@@ -67,7 +67,7 @@ struct Sparse {
 /// `∂(E ż − k)/∂λ` by the `m` multipliers; `μ` is chosen so that the
 /// linearised constraints hold. For `M v̇ = f − Gᵀλ` the corrections are
 /// `M⁻¹Gᵀ μ`: orthogonal in the metric of the mass matrix.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Direction {
     n: usize,
     m: usize,
@@ -118,7 +118,7 @@ enum Projection {
 }
 
 /// A quasi-linear formulation compiled for the integrator.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FormProblem {
     n: usize,
     n_d: usize,
@@ -159,7 +159,7 @@ pub struct FormProblem {
 }
 
 /// The buffers of the constraint residual recorded after every step.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct ResidualWork {
     /// `g(t, z)`.
     g: Vec<f64>,

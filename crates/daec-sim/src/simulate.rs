@@ -36,6 +36,8 @@ use daec_solve::{ErrorControl, Options, RisingEdge, Step, StepControl};
 use std::sync::Arc;
 use std::time::Instant;
 
+mod rebind;
+
 /// Simulation settings; `None` takes the model's `experiment` annotation,
 /// then the defaults (`t_end` 1 after the start, tolerance 1e-6,
 /// 500 output intervals).
@@ -189,7 +191,7 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
 }
 
 /// A compiled model, ready to integrate.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Prepared {
     /// The formulation (for StE: the variant on the HVT chosen at the
     /// initial point).
@@ -306,7 +308,7 @@ fn compile_native(
 /// The StE variants of dynamic state selection: the
 /// analysis the HVTs and `κ_T` come from and the variants on other HVTs,
 /// built when first needed and kept for switching back.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct SteVariants {
     analysis: Box<Analysis>,
     built: Vec<(SimForm, FormProblem)>,

@@ -8,7 +8,7 @@ use clap::Args;
 use daec_diag::{Diagnostic, SourceMap};
 use daec_regularize::Form;
 use daec_regularize::{AnalyzeOptions, Outcome, analyze};
-use daec_sim::{SimError, SimOptions, prepare_method, resolve_options, to_csv, to_svg};
+use daec_sim::{SimError, SimOptions, resolve_options, to_csv, to_svg};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -263,7 +263,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     } else {
         daec_sim::Outputs::none(&dae)
     };
-    let analysis = analyze_model(ctx, &mut dae);
+    let (analysis, shared) = analyze_model(ctx, &mut dae);
     let model_error = |ctx: &mut Ctx<'_, '_>, msg: &str| {
         if let Some(capture) = ctx.capture.as_deref_mut() {
             capture.record(&map, &[Diagnostic::error("", msg)]);
@@ -297,7 +297,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         ctx.diagnostics(&map, &not_states);
         return Err(EXIT_MODEL);
     }
-    let mut prepared = match prepare_method(&mut dae, &analysis, form, method) {
+    let mut prepared = match prepare_model(ctx, &mut dae, (&analysis, shared), form, method) {
         Ok(p) => p,
         Err(e) if matches!(e.kind(), SimError::Options { .. }) => {
             return Err(ctx.usage_error(&e.to_string()));
@@ -428,11 +428,33 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
 }
 
 /// The structural analysis of `dae`: the one a parameter study shares
-/// ([`crate::SharedAnalysis`]) when the run is one, else [`analyze`].
-fn analyze_model(ctx: &Ctx<'_, '_>, dae: &mut daec_model::Dae) -> daec_regularize::Analysis {
+/// ([`crate::SharedAnalysis`]) when the run is one, else [`analyze`];
+/// and whether it is the shared one.
+fn analyze_model(
+    ctx: &Ctx<'_, '_>,
+    dae: &mut daec_model::Dae,
+) -> (daec_regularize::Analysis, bool) {
     match ctx.capture.as_ref().and_then(|c| c.shared.as_ref()) {
         Some(shared) => shared.analyze(dae),
-        None => analyze(dae, &AnalyzeOptions::default()),
+        None => (analyze(dae, &AnalyzeOptions::default()), false),
+    }
+}
+
+/// The formulation of `dae` for `method`, compiled, at the consistent
+/// initial point: the prepared simulation a parameter study shares,
+/// rebound to this run's values, when `analysis` is the study's shared
+/// one ([`crate::SharedAnalysis::prepare`]); else
+/// [`daec_sim::prepare_method`].
+fn prepare_model(
+    ctx: &Ctx<'_, '_>,
+    dae: &mut daec_model::Dae,
+    (analysis, shared): (&daec_regularize::Analysis, bool),
+    form: Form,
+    method: daec_sim::Method,
+) -> Result<daec_sim::Prepared, SimError> {
+    match ctx.capture.as_ref().and_then(|c| c.shared.as_ref()) {
+        Some(study) if shared => study.prepare(dae, analysis, form, method),
+        _ => daec_sim::prepare_method(dae, analysis, form, method),
     }
 }
 

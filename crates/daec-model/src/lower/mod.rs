@@ -349,6 +349,13 @@ impl<'a> Lowerer<'a> {
             return;
         }
         self.unknown_attributes();
+        // The values computed so far (sizes, parameter values, the
+        // attributes of unknowns) left constants in the pool, and no
+        // expression refers to them: the equations start from an empty
+        // pool, so that models lowered with other `Real` parameter values
+        // have the same pool when their equations are the same
+        // (`Dae::same_structure`, which a parameter study relies on).
+        self.pool = ExprPool::new();
         self.binding_equations();
         for section in &self.model.sections {
             let mut out = Vec::new();

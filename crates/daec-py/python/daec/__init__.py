@@ -410,26 +410,34 @@ def simulate_many(
     params=p, ...)`` with the same options, bit for bit (values, times
     and statistics but the timings).
 
-    The model is read once and its structural analysis (the Σ-method,
-    the HVTs, the Σ-Jacobian, the derivative array — the bulk of the
-    compilation) is made once and shared. Each run is lowered with its
-    own values, as ``-p`` does, then takes the shared analysis when its
-    lowered DAE is the first analysed run's node for node, but for the
-    values of ``Real`` parameters; the parts of the analysis that depend
-    on values are then redone at the run's values (the pivots of the
-    hidden constraints, which must come out the same, and the consistent
-    point of the success check), and the formulation and the consistent
-    initialisation are built from them. Any other run is analysed in
-    full, as :func:`simulate` does: one that sets an ``Integer`` or
-    ``Boolean`` parameter (it may size an array or select an equation) or
-    a ``Real`` parameter that the lowering folds into a constant (a start
-    value, another parameter's value, an array size, an ``if`` branch)
-    to another value than the first run; one that overrides other
-    parameters than the first run (a declared value the lowering reads
-    may then make a constant the first run's model lacks); one where a
-    pivot changes; one whose Σ-Jacobian is singular at its consistent
-    point. A study that sets the same ``Real`` parameters in every run,
-    none of them folded, shares the analysis.
+    The model is read once, and it is compiled once: its structural
+    analysis (the Σ-method, the HVTs, the Σ-Jacobian, the derivative
+    array) and its prepared simulation (the formulation with its
+    derivatives and compiled tapes) are made for the first run and
+    shared. Each run is lowered with its own values, as ``-p`` does, and
+    takes the shared analysis when its lowered model is the first run's
+    node for node but for values: ``Real`` parameters, also those
+    computed from other parameters, and start, nominal, min and max
+    values, also those computed from parameters. The parts of the
+    analysis that depend on values are then redone at the run's values
+    (the pivots of the hidden constraints, which must come out the same,
+    and the consistent point of the success check); the prepared
+    simulation is taken with the run's parameter values rebound, and
+    the run's consistent initial point is computed.
+
+    The rule for the fallback: a run is analysed and prepared in full,
+    as :func:`simulate` does, when a value changes the model's equations
+    — an ``Integer`` or ``Boolean`` parameter, a parameter that sizes an
+    array or selects an ``if`` branch or a conditional component at
+    lowering (a ``Real`` parameter stays symbolic unless the lowering
+    needs its value; there is no ``Evaluate`` annotation) —, when a pivot of the hidden constraints changes,
+    or when the Σ-Jacobian is singular at its consistent point. It
+    analyses the model once more but takes the prepared simulation
+    anew when its preparation depends on values beyond the parameters
+    and the initial point: the formulations ``ste`` and ``dd`` (chosen
+    at the initial point), relations in ``if`` conditions (their modes),
+    ``when`` events, declared invariants, and the second-order methods.
+    Either way its results are those of :func:`simulate`.
 
     ``errors="raise"`` (the default) runs every set, then raises the
     exception of the first run that failed (in the order of ``params``);
@@ -457,7 +465,7 @@ def simulate_many(
         except ValueError as e:
             e.index, e.params = k, p
             raise
-    outcomes, _reused = _daec.run_many(runs, arg, text, workers)
+    outcomes, _reused, _rebound = _daec.run_many(runs, arg, text, workers)
     out: List[Union[Result, Exception]] = []
     for k, (p, outcome) in enumerate(zip(params, outcomes)):
         try:

@@ -108,8 +108,10 @@ def simulate_many(
     workers: Optional[int] = None,
     errors: Literal["raise"] = "raise",
 ) -> List[Result]:
-    """One run per parameter set, in parallel; the results in order; the
-    first failure raised (with its ``index`` and ``params``)."""
+    """One run per parameter set, in parallel, the model compiled once
+    (runs whose values change its equations compile it anew); the
+    results in order; the first failure raised (with its ``index`` and
+    ``params``)."""
 
 @overload
 def simulate_many(
@@ -126,5 +128,7 @@ def simulate_many(
     workers: Optional[int] = None,
     errors: Literal["return"],
 ) -> List[Union[Result, Exception]]:
-    """One run per parameter set, in parallel; a failed run's exception
-    (with its ``index`` and ``params``) in place of its result."""
+    """One run per parameter set, in parallel, the model compiled once
+    (runs whose values change its equations compile it anew); a failed
+    run's exception (with its ``index`` and ``params``) in place of its
+    result."""
