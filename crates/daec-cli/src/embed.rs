@@ -235,7 +235,7 @@ fn run_capturing(args: Vec<OsString>, mut capture: Capture) -> Embedded {
 ///
 /// The first run with the shared analysis to be prepared keeps its
 /// prepared simulation before it integrates: the formulation, its tapes
-/// and the DAE with the nodes they added ([`SharedAnalysis::prepare`]).
+/// and the DAE with the nodes they added.
 /// The later runs with the shared analysis take it with their parameter
 /// values rebound and their own consistent initial point
 /// ([`Prepared::rebind`]), unless the simulation depends on values
