@@ -189,6 +189,24 @@ def without_timings(stats):
     return {k: v for k, v in stats.items() if not k.endswith("_seconds")}
 
 
+def assert_each_equals_simulate(model, sets, many, **opts):
+    """Asserts that each outcome of `simulate_many` (`errors="return"`)
+    equals that of one `simulate` per set bit for bit (a failed run's
+    exception and partial results)."""
+    for k, (p, got) in enumerate(zip(sets, many)):
+        try:
+            one = daec.simulate(model, params=p, **opts)
+        except daec.SimulationError as e:
+            assert isinstance(got, daec.SimulationError), p
+            assert (got.index, got.params) == (k, p)
+            assert (got.time, got.cause, str(got)) == (e.time, e.cause, str(e))
+            got, one = got.result, e.result
+        assert got.names == one.names, p
+        assert np.array_equal(got.time, one.time), p
+        assert np.array_equal(got.values, one.values), p
+        assert without_timings(got.stats) == without_timings(one.stats), p
+
+
 def test_simulate_many_is_bit_for_bit_simulate_per_set():
     sets = [
         {"k": 1},
@@ -201,18 +219,7 @@ def test_simulate_many_is_bit_for_bit_simulate_per_set():
     opts = dict(t_end=2.0, rtol=1e-8, interval=0.1)
     many = daec.simulate_many(ENSEMBLE, params=sets, workers=2, errors="return", **opts)
     assert len(many) == len(sets)
-    for k, (p, got) in enumerate(zip(sets, many)):
-        try:
-            one = daec.simulate(ENSEMBLE, params=p, **opts)
-        except daec.SimulationError as e:
-            assert isinstance(got, daec.SimulationError), p
-            assert (got.index, got.params) == (k, p)
-            assert (got.time, got.cause, str(got)) == (e.time, e.cause, str(e))
-            got, one = got.result, e.result
-        assert got.names == one.names, p
-        assert np.array_equal(got.time, one.time), p
-        assert np.array_equal(got.values, one.values), p
-        assert without_timings(got.stats) == without_timings(one.stats), p
+    assert_each_equals_simulate(ENSEMBLE, sets, many, **opts)
     assert isinstance(many[4], daec.SimulationError) and many[4].cause == "solver"
     assert many[1]["x[1]"][0] == 3.0 and many[0]["x[1]"][0] == 1.0
     assert "x[3]" in many[2] and "x[3]" not in many[0]
@@ -253,17 +260,7 @@ def study(model, sets, **opts):
     partial results); the results (or exceptions) and how many runs
     reused the analysis and the prepared simulation."""
     many = daec.simulate_many(model, params=sets, workers=1, errors="return", **opts)
-    for p, got in zip(sets, many):
-        try:
-            one = daec.simulate(model, params=p, **opts)
-        except daec.SimulationError as e:
-            assert isinstance(got, daec.SimulationError), p
-            assert (got.time, got.cause, str(got)) == (e.time, e.cause, str(e))
-            got, one = got.result, e.result
-        assert got.names == one.names, p
-        assert np.array_equal(got.time, one.time), p
-        assert np.array_equal(got.values, one.values), p
-        assert without_timings(got.stats) == without_timings(one.stats), p
+    assert_each_equals_simulate(model, sets, many, **opts)
     extra = [str(v) for k, v in opts.items() for v in (f"--{k.replace('_', '-')}", v)]
     runs = [["daec", "simulate", "<m>", *extra, *daec._param_args(p)] for p in sets]
     _, reused, rebound = daec._daec.run_many(runs, "<m>", model, 1)
