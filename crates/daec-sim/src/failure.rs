@@ -66,7 +66,7 @@ fn describe_failure(
             fastest(names, z, zdot, ro.rtol, ro.atol)
         ),
         SolveError::TooManySteps { t, .. } => format!(
-            "the run reached its limit of {} step attempts (--max-steps) at t = {} (accepted and rejected steps and Newton failures, as the statistics count them); fastest-changing unknowns: {}",
+            "the run reached its limit of {} step attempts (--max-steps) at t = {} (accepted and rejected steps and Newton failures, as the statistics count them; raise it with --max-steps, or loosen the tolerances if these unknowns oscillate faster than the output needs); fastest-changing unknowns: {}",
             ro.max_steps,
             show(*t),
             fastest(names, z, zdot, ro.rtol, ro.atol)

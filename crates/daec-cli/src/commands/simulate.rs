@@ -74,7 +74,7 @@ pub(crate) struct SimulateArgs {
     max_events: Option<usize>,
     /// Step attempts a run may make before it stops with an error:
     /// accepted and rejected steps and Newton failures, over the whole run
-    /// (default 10000000).
+    /// (default 1000000).
     #[arg(long = "max-steps", value_name = "N")]
     max_steps: Option<usize>,
     /// What the local error test weighs: all (every component, unscaled),
