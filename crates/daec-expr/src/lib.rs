@@ -29,7 +29,7 @@ mod scalar;
 mod tape;
 
 pub use eval::Env;
-pub use node::{Children, CmpOp, ExprId, Func, Func2, Leaf, Node, ParamId};
+pub use node::{Children, CmpOp, ExprId, Func, Func2, Leaf, Node, Operands, ParamId};
 pub use pool::ExprPool;
 pub use print::{
     Names, RustChunks, RustNames, modelica_number, to_latex, to_modelica, to_rust, to_rust_chunked,

@@ -194,6 +194,54 @@ impl CmpOp {
     }
 }
 
+/// The operands of a sum or product ([`Node::Add`], [`Node::Mul`]), read
+/// as a slice (`Deref<Target = [ExprId]>`).
+///
+/// Two operands, the most common case (`a - b`, `c·x`), are stored inline
+/// in the node; more take one heap allocation. Either way the value is 16
+/// bytes, so a [`Node`] stays 24 bytes, and a binary sum or product costs
+/// no allocation (a heap block of at least 32 bytes per node otherwise,
+/// the largest part of a pool of binary operations).
+#[derive(Clone)]
+pub struct Operands(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Two([ExprId; 2]),
+    Many(Box<[ExprId]>),
+}
+
+impl std::ops::Deref for Operands {
+    type Target = [ExprId];
+    fn deref(&self) -> &[ExprId] {
+        match &self.0 {
+            Repr::Two(two) => two,
+            Repr::Many(many) => many,
+        }
+    }
+}
+
+impl From<&[ExprId]> for Operands {
+    fn from(ids: &[ExprId]) -> Operands {
+        match *ids {
+            [a, b] => Operands(Repr::Two([a, b])),
+            _ => Operands(Repr::Many(ids.into())),
+        }
+    }
+}
+
+impl PartialEq for Operands {
+    fn eq(&self, other: &Operands) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for Operands {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
 /// One node of the DAG. Children are [`ExprId`]s with smaller indices.
 #[derive(Clone, PartialEq, Debug)]
 pub enum Node {
@@ -203,10 +251,10 @@ pub enum Node {
     Leaf(Leaf),
     /// An n-ary sum (at least two terms; a constant term, if any, first; no
     /// term is itself a sum).
-    Add(Box<[ExprId]>),
+    Add(Operands),
     /// An n-ary product (at least two factors; a constant coefficient, if any,
     /// first and never 0 or 1; no factor is itself a product).
-    Mul(Box<[ExprId]>),
+    Mul(Operands),
     /// An integer power `base^n`, `n ∉ {0, 1}`; `n = -1` is a reciprocal.
     Powi(ExprId, i32),
     /// A real power `base^exponent` (the exponent is not an integer constant).

@@ -230,3 +230,27 @@ fn presized_pool_interns_like_a_default_pool() {
     assert_eq!(a.len(), b.len());
     assert_eq!(a.len(), 3);
 }
+
+#[test]
+fn nodes_are_24_bytes_with_binary_operands_inline() {
+    assert_eq!(std::mem::size_of::<Node>(), 24);
+    assert_eq!(std::mem::size_of::<daec_expr::Operands>(), 16);
+    let mut p = ExprPool::new();
+    let (x, y, z) = (p.var(0, 0), p.var(1, 0), p.var(2, 0));
+    let two = p.add(x, y);
+    let three = p.add(two, z);
+    let Node::Add(ops) = p.node(two) else {
+        panic!("not a sum: {:?}", p.node(two));
+    };
+    assert_eq!(**ops, [x, y]);
+    let Node::Add(ops) = p.node(three) else {
+        panic!("not a sum: {:?}", p.node(three));
+    };
+    assert_eq!(**ops, [x, y, z]);
+    assert_eq!(format!("{:?}", p.node(two)), format!("Add({:?})", [x, y]));
+    // An operand list built either way interns to the same node.
+    let again = p.sum(&[y, x]);
+    assert_eq!(again, two);
+    let prod = p.mul(x, y);
+    assert_eq!(p.product(&[y, x]), prod);
+}
