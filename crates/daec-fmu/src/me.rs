@@ -202,7 +202,7 @@ impl MeModel {
                 ty: BaseType::Real,
                 start: None,
                 fixed: false,
-                description: u.description.clone(),
+                description: u.description.as_deref().map(String::from),
                 unit: None,
                 min: None,
                 max: None,

@@ -56,9 +56,8 @@ fn quoted(s: &str) -> String {
     string_literal(s)
 }
 
-fn description(d: &Option<String>) -> String {
-    d.as_ref()
-        .map_or(String::new(), |d| format!(" {}", quoted(d)))
+fn description(d: Option<&str>) -> String {
+    d.map_or(String::new(), |d| format!(" {}", quoted(d)))
 }
 
 /// `{…}` of the values of an array with `dims`, row-major.
@@ -176,7 +175,7 @@ fn discrete_declarations(dae: &Dae, out: &mut String) {
             ident_source(&p.base),
             dims_text(&dims),
             modification(attrs),
-            description(&p.description)
+            description(p.description.as_deref())
         );
         i = j;
     }
@@ -187,7 +186,11 @@ pub fn to_dae_text(dae: &Dae) -> String {
     let names = FlatNames(dae);
     let mut out = String::new();
     let model_name = ident_source(&dae.name);
-    let _ = writeln!(out, "model {model_name}{}", description(&dae.description));
+    let _ = writeln!(
+        out,
+        "model {model_name}{}",
+        description(dae.description.as_deref())
+    );
     // Parameters, grouped by array (the discrete variables after them).
     let mut i = 0;
     while i < dae.parameters.len() {
@@ -244,7 +247,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
             ident_source(base),
             dims_text(&dims),
             modification(attrs),
-            description(&p.description)
+            description(p.description.as_deref())
         );
         i = j;
     }
@@ -285,7 +288,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
             ident_source(base),
             dims_text(&dims),
             modification(attrs),
-            description(&group[0].description)
+            description(group[0].description.as_deref())
         );
         i = j;
     }
@@ -302,7 +305,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
                 "  {} = {}{}{annotation};",
                 to_modelica(&dae.pool, e.lhs, &names),
                 to_modelica(&dae.pool, e.rhs, &names),
-                description(&e.description)
+                description(e.description.as_deref())
             );
         }
     };

@@ -32,6 +32,8 @@ pub use instantiate::{instantiate, model_classes, root_model_classes};
 pub use lower::{LowerOptions, lower};
 pub use suggest::did_you_mean;
 
+use std::sync::Arc;
+
 use daec_diag::Span;
 use daec_expr::{ExprId, ExprPool};
 
@@ -47,12 +49,17 @@ pub enum BaseType {
 }
 
 /// One scalar unknown of the flat DAE.
+///
+/// The texts an array's elements have in common (the base name, the type
+/// name, the description and the `unit`, `displayUnit` and `quantity`
+/// attributes) are shared: every element of an array holds the same
+/// [`Arc<str>`], so a large array stores each text once.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Unknown {
     /// Flat name, e.g. `x` or `p[3]` or `A[1,2]`.
     pub name: String,
     /// The declared (array) name this scalar belongs to, e.g. `p`.
-    pub base: String,
+    pub base: Arc<str>,
     /// The 1-based subscripts inside its array (empty for scalars).
     pub subscripts: Vec<usize>,
     /// `start` (initial guess, or initial value when `fixed`).
@@ -66,15 +73,15 @@ pub struct Unknown {
     /// `max`.
     pub max: Option<f64>,
     /// `unit`.
-    pub unit: Option<String>,
+    pub unit: Option<Arc<str>>,
     /// `displayUnit` (metadata).
-    pub display_unit: Option<String>,
+    pub display_unit: Option<Arc<str>>,
     /// `quantity` (metadata).
-    pub quantity: Option<String>,
+    pub quantity: Option<Arc<str>>,
     /// The declared type name as `.dae` source (e.g. `Real`, `Modelica.Units.SI.Length`).
-    pub type_name: String,
+    pub type_name: Arc<str>,
     /// The description string.
-    pub description: Option<String>,
+    pub description: Option<Arc<str>>,
 }
 
 /// One scalar parameter or constant.
@@ -126,8 +133,9 @@ pub struct Equation {
     pub rhs: ExprId,
     /// `lhs − rhs`.
     pub residual: ExprId,
-    /// The description string of the source equation.
-    pub description: Option<String>,
+    /// The description string of the source equation (shared by the
+    /// scalar equations it expands to).
+    pub description: Option<Arc<str>>,
 }
 
 /// One branch of `when condition then … end when`: its `reinit`s and its

@@ -520,3 +520,40 @@ fn contradictory_signs_keep_the_equations() {
     assert_eq!(dae.unknowns.len(), 2);
     assert_eq!(dae.equations.len(), 2);
 }
+
+#[test]
+fn an_array_stores_its_shared_texts_once() {
+    // An unknown's inline part stays small; the texts its array shares
+    // (base name, type name, description, units) are one allocation per
+    // array, not one per element.
+    assert!(
+        std::mem::size_of::<daec_model::Unknown>() <= 216,
+        "Unknown is {} bytes",
+        std::mem::size_of::<daec_model::Unknown>()
+    );
+    let dae = lowered(
+        "model C\n  parameter Integer N = 50;\n  Modelica.Units.SI.Length x[N](each start = 1, unit = \"m\", displayUnit = \"mm\", quantity = \"Length\") \"positions\";\nequation\n  for k in 1:N loop\n    der(x[k]) = -x[k] \"decay\";\n  end for;\nend C;\n",
+    );
+    assert_eq!(dae.unknowns.len(), 50);
+    let first = &dae.unknowns[0];
+    assert_eq!(&*first.base, "x");
+    assert_eq!(&*first.type_name, "Modelica.Units.SI.Length");
+    assert_eq!(first.description.as_deref(), Some("positions"));
+    let same = |a: &Option<std::sync::Arc<str>>, b: &Option<std::sync::Arc<str>>| match (a, b) {
+        (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+        _ => false,
+    };
+    for u in &dae.unknowns[1..] {
+        assert!(std::sync::Arc::ptr_eq(&u.base, &first.base), "{}", u.name);
+        assert!(std::sync::Arc::ptr_eq(&u.type_name, &first.type_name));
+        assert!(same(&u.description, &first.description));
+        assert!(same(&u.unit, &first.unit));
+        assert!(same(&u.display_unit, &first.display_unit));
+        assert!(same(&u.quantity, &first.quantity));
+    }
+    assert_eq!(dae.equations.len(), 50);
+    assert_eq!(dae.equations[0].description.as_deref(), Some("decay"));
+    for e in &dae.equations[1..] {
+        assert!(same(&e.description, &dae.equations[0].description));
+    }
+}

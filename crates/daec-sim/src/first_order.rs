@@ -137,7 +137,7 @@ fn quasi_linearize(dae: &mut Dae) -> Vec<usize> {
 fn new_unknown(u: &Unknown, k: u32) -> Unknown {
     Unknown {
         name: derivative_name(&u.name, k),
-        base: derivative_name(&u.base, k),
+        base: derivative_name(&u.base, k).into(),
         subscripts: u.subscripts.clone(),
         start: None,
         fixed: false,
@@ -148,10 +148,13 @@ fn new_unknown(u: &Unknown, k: u32) -> Unknown {
         display_unit: None,
         quantity: None,
         type_name: "Real".into(),
-        description: Some(format!(
-            "derivative of order {k} of {} (first-order reduction)",
-            u.name
-        )),
+        description: Some(
+            format!(
+                "derivative of order {k} of {} (first-order reduction)",
+                u.name
+            )
+            .into(),
+        ),
     }
 }
 

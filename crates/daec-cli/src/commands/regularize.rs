@@ -187,7 +187,7 @@ fn write_json(
                     (0..dae.invariants.len()).map(|k| {
                         json!({
                             "equation": format!("0 = {}", f.invariant_text(dae, k)),
-                            "description": dae.invariants[k].description,
+                            "description": dae.invariants[k].description.as_deref(),
                             "enforcement": f.invariant_enforcement(),
                         })
                     })

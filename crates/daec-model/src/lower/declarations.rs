@@ -2,6 +2,8 @@
 //! unknowns, and the attributes (`start`, `fixed`, `nominal`, `min`, `max`,
 //! units, `stateSelect`) of unknowns and parameters.
 
+use std::sync::Arc;
+
 use super::{EvalState, Lowerer, Mode, R, SymKind, Symbol, push_subscripts, type_source, unravel};
 use crate::budget::elements;
 use crate::suggest::did_you_mean;
@@ -244,7 +246,10 @@ impl<'a> Lowerer<'a> {
         }
         self.symbols[s].first = self.unknowns.len();
         let name = &d.name.name;
-        let type_name = type_source(&d.type_name);
+        // One copy of each shared text for the whole array.
+        let base: Arc<str> = Arc::from(name.as_str());
+        let type_name: Arc<str> = Arc::from(type_source(&d.type_name));
+        let description = d.description.as_deref().map(|t| self.shared_text(t));
         for i in 0..n {
             let subs = unravel(i, &dims);
             let mut flat_name = String::with_capacity(name.len() + 2 + 8 * subs.len());
@@ -252,7 +257,7 @@ impl<'a> Lowerer<'a> {
             push_subscripts(&mut flat_name, &subs);
             self.unknowns.push(Unknown {
                 name: flat_name,
-                base: name.clone(),
+                base: base.clone(),
                 subscripts: subs,
                 start: None,
                 fixed: false,
@@ -263,7 +268,7 @@ impl<'a> Lowerer<'a> {
                 display_unit: None,
                 quantity: None,
                 type_name: type_name.clone(),
-                description: d.description.clone(),
+                description: description.clone(),
             });
             self.spans.unknowns.push(d.span);
         }
@@ -362,6 +367,7 @@ impl<'a> Lowerer<'a> {
                 let group = &mut self.unknowns[first..first + n];
                 match attr {
                     Attr::Text(text) => {
+                        let text: Arc<str> = Arc::from(text);
                         for u in group {
                             let slot = match key {
                                 "unit" => &mut u.unit,

@@ -2,6 +2,8 @@
 //! expanded, if-equations, `when` clauses with their `reinit`s, and the
 //! count of equations against unknowns.
 
+use std::sync::Arc;
+
 use super::{EvalState, Lowerer, Mode, R, Reported, SymKind, Val, same_shape, shape_text, ty_name};
 use crate::{BaseType, Equation, Event};
 use daec_diag::{Diagnostic, Span, codes};
@@ -29,15 +31,9 @@ impl<'a> Lowerer<'a> {
             };
             let mut out = Vec::new();
             let mut spans = Vec::new();
+            let description = d.description.as_deref().map(|t| self.shared_text(t));
             if self
-                .push_equation(
-                    lhs,
-                    rhs,
-                    d.span,
-                    d.description.clone(),
-                    &mut out,
-                    &mut spans,
-                )
+                .push_equation(lhs, rhs, d.span, description, &mut out, &mut spans)
                 .is_ok()
             {
                 self.equations.extend(out);
@@ -164,7 +160,8 @@ impl<'a> Lowerer<'a> {
                 let l = self.lower_expr(lhs, Mode::Equation);
                 let r = self.lower_expr(rhs, Mode::Equation);
                 let (l, r) = (l?, r?);
-                self.push_equation(l, r, eq.span, eq.description.clone(), out, spans)
+                let description = eq.description.as_deref().map(|t| self.shared_text(t));
+                self.push_equation(l, r, eq.span, description, out, spans)
             }
             EquationKind::For { var, range, body } => {
                 let values = self.range_values(range)?;
@@ -610,6 +607,7 @@ impl<'a> Lowerer<'a> {
             return Err(self.error(d));
         }
         let conds = &conds[k..];
+        let description = eq.description.as_deref().map(|t| self.shared_text(t));
         for row in 0..counts[0] {
             let mut lhs = lowered
                 .last()
@@ -628,7 +626,7 @@ impl<'a> Lowerer<'a> {
                 lhs,
                 rhs,
                 residual,
-                description: eq.description.clone(),
+                description: description.clone(),
             });
             spans.push(eq.span);
         }
@@ -640,7 +638,7 @@ impl<'a> Lowerer<'a> {
         l: Val,
         r: Val,
         span: Span,
-        description: Option<String>,
+        description: Option<Arc<str>>,
         out: &mut Vec<Equation>,
         spans: &mut Vec<Span>,
     ) -> R<()> {

@@ -20,6 +20,8 @@ mod parameters;
 
 pub(crate) use parameters::{push_children, push_children_mut};
 
+use std::sync::Arc;
+
 use crate::budget::MemoryBudget;
 use crate::{
     Assertion, BaseType, Dae, Discrete, Equation, Event, Experiment, Parameter, SourceSpans,
@@ -251,6 +253,10 @@ struct Lowerer<'a> {
     too_large_reported: bool,
     /// The `for` loops being expanded: span and number of iterations.
     loops: Vec<(Span, usize)>,
+    /// The description strings given to the flat DAE so far, so that the
+    /// scalar equations of one source equation (a `for` loop's, an array
+    /// equation's) share one copy of its description.
+    texts: FxHashMap<&'a str, Arc<str>>,
 }
 
 /// Deepest expression nesting lowering accepts (the lowering recurses over
@@ -294,7 +300,17 @@ impl<'a> Lowerer<'a> {
             scalar_count: 0,
             too_large_reported: false,
             loops: Vec::new(),
+            texts: FxHashMap::default(),
         }
+    }
+
+    /// `text` as a shared string: one allocation per distinct text of the
+    /// model, however many scalars carry it.
+    fn shared_text(&mut self, text: &'a str) -> Arc<str> {
+        self.texts
+            .entry(text)
+            .or_insert_with(|| Arc::from(text))
+            .clone()
     }
 
     /// The value of a constant expression: folded by the pool, or evaluated

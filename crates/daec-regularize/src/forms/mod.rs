@@ -280,7 +280,7 @@ impl Namer {
         let mut taken: FxHashSet<String> = FxHashSet::default();
         for u in &dae.unknowns {
             taken.insert(u.name.clone());
-            taken.insert(u.base.clone());
+            taken.insert(u.base.to_string());
         }
         for p in &dae.parameters {
             taken.insert(p.name.clone());
@@ -474,7 +474,7 @@ impl Formulation {
                     if !is_identifier(&v.base) {
                         // `der(x)` of the first-order reduction.
                         v.name = u.name.clone();
-                        v.base = u.name.clone();
+                        v.base = u.name.as_str().into();
                         v.subscripts.clear();
                     }
                     unknowns.push(v);
@@ -493,7 +493,7 @@ impl Formulation {
                     };
                     unknowns.push(Unknown {
                         name: u.name.clone(),
-                        base: u.name.clone(),
+                        base: u.name.as_str().into(),
                         subscripts: Vec::new(),
                         start: None,
                         fixed: false,
@@ -503,8 +503,8 @@ impl Formulation {
                         unit: None,
                         display_unit: None,
                         quantity: None,
-                        type_name: "Real".to_string(),
-                        description,
+                        type_name: "Real".into(),
+                        description: description.map(Into::into),
                     });
                 }
             }
@@ -518,7 +518,7 @@ impl Formulation {
                 lhs: zero,
                 rhs: e.residual,
                 residual: e.residual,
-                description: Some(row_label(dae, e)),
+                description: Some(row_label(dae, e).into()),
             })
             .collect();
         out.spans = Default::default();
