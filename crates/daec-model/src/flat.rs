@@ -261,7 +261,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
             j += 1;
         }
         let group = &dae.unknowns[i..j];
-        let subs: Vec<Vec<usize>> = group.iter().map(|u| u.subscripts.clone()).collect();
+        let subs: Vec<Vec<usize>> = group.iter().map(|u| u.subscripts.to_vec()).collect();
         let dims = dims_of(&subs);
         // A group where only some elements are fixed prints `fixed = {…}`
         // with `false` for the others; `each fixed = true` when all are.

@@ -48,6 +48,58 @@ pub enum BaseType {
     Boolean,
 }
 
+/// The 1-based subscripts of a scalar inside its array, read as a slice
+/// (`Deref<Target = [usize]>`; empty for a scalar declaration).
+///
+/// A scalar or an element of a vector (the common cases) stores them
+/// inline; a matrix element's subscripts take one allocation. 16 bytes
+/// either way, where a `Vec<usize>` takes 24 and a heap block per element.
+#[derive(Clone, Default)]
+pub struct Subscripts(SubscriptsRepr);
+
+#[derive(Clone)]
+enum SubscriptsRepr {
+    One(usize),
+    Many(Box<[usize]>),
+}
+
+impl Default for SubscriptsRepr {
+    fn default() -> Self {
+        SubscriptsRepr::Many(Box::default())
+    }
+}
+
+impl std::ops::Deref for Subscripts {
+    type Target = [usize];
+    fn deref(&self) -> &[usize] {
+        match &self.0 {
+            SubscriptsRepr::One(one) => std::slice::from_ref(one),
+            SubscriptsRepr::Many(many) => many,
+        }
+    }
+}
+
+impl From<Vec<usize>> for Subscripts {
+    fn from(subs: Vec<usize>) -> Subscripts {
+        match *subs {
+            [one] => Subscripts(SubscriptsRepr::One(one)),
+            _ => Subscripts(SubscriptsRepr::Many(subs.into_boxed_slice())),
+        }
+    }
+}
+
+impl PartialEq for Subscripts {
+    fn eq(&self, other: &Subscripts) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for Subscripts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
 /// One scalar unknown of the flat DAE.
 ///
 /// The texts an array's elements have in common (the base name, the type
@@ -61,7 +113,7 @@ pub struct Unknown {
     /// The declared (array) name this scalar belongs to, e.g. `p`.
     pub base: Arc<str>,
     /// The 1-based subscripts inside its array (empty for scalars).
-    pub subscripts: Vec<usize>,
+    pub subscripts: Subscripts,
     /// `start` (initial guess, or initial value when `fixed`).
     pub start: Option<f64>,
     /// `fixed`.

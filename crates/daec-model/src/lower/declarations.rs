@@ -258,7 +258,7 @@ impl<'a> Lowerer<'a> {
             self.unknowns.push(Unknown {
                 name: flat_name,
                 base: base.clone(),
-                subscripts: subs,
+                subscripts: subs.into(),
                 start: None,
                 fixed: false,
                 nominal: None,

@@ -475,7 +475,7 @@ impl Formulation {
                         // `der(x)` of the first-order reduction.
                         v.name = u.name.clone();
                         v.base = u.name.as_str().into();
-                        v.subscripts.clear();
+                        v.subscripts = Default::default();
                     }
                     unknowns.push(v);
                 }
@@ -494,7 +494,7 @@ impl Formulation {
                     unknowns.push(Unknown {
                         name: u.name.clone(),
                         base: u.name.as_str().into(),
-                        subscripts: Vec::new(),
+                        subscripts: Default::default(),
                         start: None,
                         fixed: false,
                         nominal: None,
