@@ -202,6 +202,11 @@ impl<'a> Lowerer<'a> {
             self.unknowns_too_large(total, with_equations, largest);
             return;
         }
+        // One allocation of the final size (growing by doubling would take
+        // up to twice the address space); a failure is reported below, by
+        // the declaration that does not fit.
+        let _ = self.unknowns.try_reserve_exact(total);
+        let _ = self.spans.unknowns.try_reserve_exact(total);
         for (s, dims, n) in sized {
             if self.create_unknown(s, dims, n).is_err() {
                 return;
