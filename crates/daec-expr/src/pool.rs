@@ -147,8 +147,10 @@ impl Key<'_> {
     }
 }
 
-/// Number of parents per node kept in the dense first-parents table.
-const PARENTS: usize = 4;
+/// Number of parents per node kept in the dense first-parents table: two
+/// cover the binary operations that share an operand in lowered models,
+/// and every slot costs 4 bytes for every node of the pool.
+const PARENTS: usize = 2;
 
 /// Number of entries of the constant cache (a power of two).
 const CONST_CACHE: usize = 256;
