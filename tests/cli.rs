@@ -249,6 +249,21 @@ fn a_model_too_large_to_expand_is_a_located_error() {
 }
 
 #[test]
+fn ten_million_links_are_refused_with_the_number_of_unknowns() {
+    for command in ["flatten", "analyze"] {
+        let r = daec(&[command, "models/scale/pendulum_chain.dae", "-p", "N=1e7"]);
+        assert_eq!(r.code, 1, "{command}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{command}: {}", r.stdout);
+        assert!(
+            r.stderr
+                .contains("error[E0115]: the model is too large: it has 70000000 scalar unknowns"),
+            "{command}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
 fn a_bad_experiment_annotation_is_a_model_error_also_with_a_command_line_value() {
     let model = model_file(
         "experiment.dae",
