@@ -16,7 +16,7 @@ use daec_model::MemoryBudget;
 /// at 51 000).
 pub(crate) const FLATTEN: u64 = 1_200;
 /// See [`FLATTEN`].
-pub(crate) const ANALYZE: u64 = 4_000;
+pub(crate) const ANALYZE: u64 = 3_000;
 /// See [`FLATTEN`].
 pub(crate) const REGULARIZE: u64 = 8_000;
 /// See [`FLATTEN`].
