@@ -89,16 +89,6 @@ pub enum Refusal {
         /// The model equation it was derived from.
         equation: usize,
     },
-    /// DD chooses its dummies by dense pivoting, done only up to a size.
-    #[error(
-        "the dummy derivatives are chosen by dense pivoting, done for at most {limit} differentiated equations (this model has {equations})"
-    )]
-    TooManyDifferentiatedEquations {
-        /// Equations differentiated at least once.
-        equations: usize,
-        /// The limit.
-        limit: usize,
-    },
     /// DD: the Jacobian of the equations differentiated `differentiations`
     /// times with respect to the candidate derivatives is singular.
     #[error(

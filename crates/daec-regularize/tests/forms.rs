@@ -620,3 +620,65 @@ fn divisor(s: &str) -> &str {
     }
     s
 }
+
+const PENDULUM_CHAIN: &str = "models/scale/pendulum_chain.dae";
+
+/// The derivatives a form replaced by algebraic unknowns, counted by how
+/// far below the highest derivative `d_j` of their unknown they are (0:
+/// `z_j^(d_j)` itself).
+fn replaced_by_depth(a: &Analysis, f: &Formulation) -> Vec<usize> {
+    let d = &a.regular().unwrap().sigma.offsets.d;
+    let mut count = Vec::new();
+    for u in &f.unknowns {
+        if let UnknownKind::Derivative { unknown, order } = u.kind {
+            let depth = (d[unknown] - order) as usize;
+            if count.len() <= depth {
+                count.resize(depth + 1, 0);
+            }
+            count[depth] += 1;
+        }
+    }
+    count
+}
+
+#[test]
+fn dd_and_ste_form_a_pendulum_chain_above_the_former_dense_limits() {
+    // N = 320 links: 7N = 2240 unknowns, 5N = 1600 equations differentiated
+    // at least once (c = 1 for der(x), der(y); c = 2 for the link vectors
+    // and the constraints). DD pivoted densely up to 1500 such equations
+    // and refused above; StE checked its extension (15N = 4800 unknowns)
+    // only up to 800 and the conditioning of its dummies up to 120. Both
+    // now go the sparse way, with no limit reported.
+    let n = 320;
+    let mut dae = load_with(PENDULUM_CHAIN, &[("N", n as f64)]);
+    let a = analyze(&mut dae, &AnalyzeOptions::default());
+    assert_eq!(dae.unknowns.len(), 7 * n);
+    let c = &a.regular().unwrap().sigma.offsets.c;
+    assert_eq!(c.iter().filter(|&&ci| ci >= 1).count(), 5 * n);
+    assert_eq!(c.iter().map(|&ci| ci as usize).sum::<usize>(), 8 * n);
+    for f in [Form::Dd, Form::Ste] {
+        let form = form(&mut dae, &a, f);
+        let name = f.name();
+        // the reduced derivative array: n + Σc equations in as many
+        // unknowns, Σc of them the replaced derivatives
+        assert_eq!(form.equations.len(), 15 * n, "{name}");
+        assert_eq!(form.unknowns.len(), 15 * n, "{name}");
+        assert!(form.limits.is_empty(), "{name}: {:?}", form.limits);
+        // DD: |R_1| = 5N dummies of the highest derivatives, |R_2| = 3N
+        // one below (Mattsson–Söderlind, one level per differentiation);
+        // StE: the c_i highest derivatives of the unknown the HVT matches
+        // to row i, the same counts.
+        assert_eq!(replaced_by_depth(&a, &form), [5 * n, 3 * n], "{name}");
+        // the second derivatives of all 4N positions and link vectors
+        // (d = 2) are replaced: the derivatives left are of first order
+        let d = &a.regular().unwrap().sigma.offsets.d;
+        let second = form
+            .unknowns
+            .iter()
+            .filter(|u| matches!(u.kind, UnknownKind::Derivative { unknown, order: 2 } if d[unknown] == 2))
+            .count();
+        assert_eq!(second, 4 * n, "{name}");
+    }
+    let ste = form(&mut dae, &a, Form::Ste);
+    assert_eq!(ste.hvt.as_ref().map(Vec::len), Some(7 * n));
+}

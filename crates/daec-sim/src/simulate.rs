@@ -417,7 +417,7 @@ pub fn prepare_method(
         analysis: Box::new(analysis.clone()),
         built: Vec::new(),
     });
-    let limits = prepared_limits(analysis, &sim, dae.unknowns.len());
+    let limits = prepared_limits(analysis, &sim);
     Ok(Prepared {
         form: sim,
         problem,
@@ -435,21 +435,14 @@ pub fn prepare_method(
     })
 }
 
-/// The size limits a run on `sim` (built from `analysis` of a model with
-/// `n_orig` unknowns) reports: the analysis's, the formulation's and, for
-/// DD, that of the re-selection of the dummy derivatives along the
-/// solution ([`DD_CHECK_MAX`]).
-fn prepared_limits(analysis: &Analysis, sim: &SimForm, n_orig: usize) -> Vec<Limit> {
+/// The size limits a run on `sim` (built from `analysis`) reports: the
+/// analysis's and the formulation's.
+fn prepared_limits(analysis: &Analysis, sim: &SimForm) -> Vec<Limit> {
     let mut limits: Vec<Limit> = analysis
         .regular()
         .map(|r| r.limits.clone())
         .unwrap_or_default();
     limits.extend(sim.limits.iter().cloned());
-    if sim.form == Form::Dd {
-        limits.extend(Limit::check("DD re-selection", DD_CHECK_MAX, n_orig, || {
-            "the dummy derivatives chosen at the start are kept: their choice is not re-checked along the solution (the check pivots the Σ-Jacobian densely)".into()
-        }));
-    }
     limits
 }
 
@@ -594,10 +587,6 @@ fn dummy_levels(form: &SimForm) -> Vec<u32> {
     }
     levels
 }
-
-/// Largest model whose DD choice is re-checked after every step (the
-/// check evaluates and pivots the Σ-Jacobian densely).
-const DD_CHECK_MAX: usize = 200;
 
 /// DD dynamic re-selection (Mattsson & Söderlind's dummy pivoting): the
 /// choice pivoting makes at `(t, z)`, when its blocks are better
@@ -1474,9 +1463,7 @@ impl Segment<'_> {
         }
         let form = self.form;
         match form.form {
-            Form::Dd if self.n_orig <= DD_CHECK_MAX => {
-                dd_switch(dae, analysis, form, step.z, step.t).map(Variant::Dummies)
-            }
+            Form::Dd => dd_switch(dae, analysis, form, step.z, step.t).map(Variant::Dummies),
             Form::Ste => {
                 let env = SteEnv {
                     form,

@@ -875,3 +875,61 @@ fn fekete_native_source_is_chunked_and_shares_its_subexpressions() {
     }
     assert!(text.len() < 1_200_000, "{} bytes: {sizes:?}", text.len());
 }
+
+/// `simulate --form dd|ste` on a pendulum chain of N = 60 links (420
+/// unknowns; DD's level-1 block has 5N = 300 rows, StE's extension 15N =
+/// 900 unknowns): the sparse dummy choice, the sparse check of the
+/// extension and the re-selection along the solution (formerly only up
+/// to 200 unknowns for DD) reach the HiC result, with no limit reported.
+#[test]
+fn dd_and_ste_of_a_pendulum_chain_reach_the_hic_result() {
+    let full = format!(
+        "{}/../../models/scale/pendulum_chain.dae",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(full).unwrap();
+    let mut map = SourceMap::new();
+    let file = map.add("pendulum_chain.dae", text);
+    let parsed = daec_syntax::parse(file, map.source(file));
+    let options = LowerOptions {
+        overrides: vec![("N".to_string(), 60.0)],
+        ..LowerOptions::default()
+    };
+    let (dae, diags) = daec_model::lower(parsed.model.as_ref().unwrap(), &options);
+    let mut dae = dae.unwrap_or_else(|| panic!("{diags:?}"));
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let run = |dae: &mut Dae, form: Form| {
+        let opts = SimOptions {
+            form: Some(form),
+            t_end: Some(0.05),
+            interval: Some(0.05),
+            rtol: Some(1e-8),
+            ..SimOptions::default()
+        };
+        let sim = simulate(dae, &analysis, &opts).unwrap();
+        assert!(sim.failure.is_none(), "{form:?}: {:?}", sim.failure);
+        assert!(
+            sim.stats.limits.is_empty(),
+            "{form:?}: {:?}",
+            sim.stats.limits
+        );
+        sim.results
+    };
+    let hic = run(&mut dae, Form::Hic);
+    let want = hic.z.last().unwrap();
+    assert_eq!(hic.t.last().copied(), Some(0.05));
+    for form in [Form::Dd, Form::Ste] {
+        let got = run(&mut dae, form);
+        assert_eq!(got.names, hic.names, "{form:?}");
+        let row = got.z.last().unwrap();
+        // positions and velocities (the multipliers follow them)
+        for k in 0..4 * 60 {
+            let (g, w) = (row[k], want[k]);
+            assert!(
+                (g - w).abs() < 1e-5 * (1.0 + w.abs()),
+                "{form:?}: {} = {g} vs {w}",
+                hic.names[k]
+            );
+        }
+    }
+}

@@ -24,11 +24,41 @@
 //!    nonsingular submatrix; `z_j^(d_j−k+1)`, `j ∈ S_k`, are dummies.
 //! 3. Stop when `R_k` is empty (`k > max c`).
 //!
-//! The columns are chosen by Householder-free Gram–Schmidt QR with column
-//! pivoting on the numerical values of 𝔍 at the consistent point of the
-//! analysis (the start values when no success check was made): at each
-//! step the column with the largest norm orthogonal to the ones already
-//! chosen (ties: the first). Unknown `j` chosen on `K_j` levels gets the
+//! The columns are chosen on the numerical values of 𝔍 at the consistent
+//! point of the analysis (the start values when no success check was
+//! made), as Mattsson & Söderlind's algorithm (§3, the choice of a
+//! nonsingular square submatrix `M_k` of `G_k` by QR with column pivoting)
+//! leaves open how:
+//!
+//! - a block of at most [`DENSE_PIVOT_MAX`] rows by Householder-free
+//!   Gram–Schmidt QR with column pivoting: at each step the column with
+//!   the largest norm orthogonal to the ones already chosen (ties: the
+//!   first). It costs `O(|R_k|² |C_k|)`.
+//! - a larger block sparsely: the columns of `𝔍[R_k, C_k]` are the rows
+//!   of its transpose, and choosing `|R_k|` independent ones is the
+//!   equation selection of an overdetermined system
+//!   ([`daec_solve::select_equations_ordered`]: an elimination with
+//!   threshold pivoting and a Markowitz count while its fill stays linear
+//!   in the entries, else a structural matching — a maximum transversal —
+//!   confirmed by a sparse LU of each diagonal block of the block
+//!   triangular form it induces). Its cost follows the fill, linear in a
+//!   chain's length, where the dense pivoting grows as its cube.
+//!
+//!   The columns are offered highest derivative first (largest `d_j`,
+//!   then in the order of the unknowns), and the selection keeps a column
+//!   when it is independent of those kept before: a dummy is then made of
+//!   `z_j^(d_j)` with the largest `d_j` the block allows, so that the
+//!   derivatives that remain are of first order where possible (on a
+//!   pendulum chain the second derivatives of the positions and link
+//!   vectors become dummies, not the first derivatives of the velocities,
+//!   which the rows `ẋ = v` offer with entries of the same size).
+//!
+//! Both choose a nonsingular block; the two may choose different columns
+//! where several choices are regular. The determinants of the chosen
+//! blocks ([`dd_log_quality`]) follow the same rule: a dense complete
+//! pivoting LU up to [`DENSE_PIVOT_MAX`] rows, the sparse LU above.
+//!
+//! Unknown `j` chosen on `K_j` levels gets the
 //! dummies `z_j^(d_j−K_j+1), …, z_j^(d_j)`, named `dd_x_l`, which replace
 //! these derivatives in the whole derivative array — the same mechanism
 //! as StE, with `d_j − K_j` in place of `σ_{T*(j) j}`. The count is
@@ -44,8 +74,10 @@ use crate::hidden_constraints::ReferencePoint;
 use daec_model::Dae;
 use rustc_hash::FxHashMap;
 
-/// Largest number of rows of the level-1 block pivoted densely.
-const DENSE_MAX: usize = 1500;
+/// Largest number of rows of a level's block `𝔍[R_k, C_k]` whose columns
+/// are chosen, and whose determinant is taken, densely (module docs);
+/// larger blocks go the sparse way, which has no size limit.
+const DENSE_PIVOT_MAX: usize = 200;
 
 /// The dummy-derivative formulation of `dae`, the dummies chosen by
 /// pivoting at the consistent point of the analysis.
@@ -61,11 +93,17 @@ pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeE
             .map(|e| ((e.row, e.col), jm.get(e.row, e.col)))
             .collect(),
         None => {
-            let start: Vec<f64> = dae
-                .unknowns
-                .iter()
-                .map(|u| u.start.unwrap_or(0.0))
-                .collect();
+            // the consistent point of the sparse success check, else the
+            // start values
+            let n = dae.unknowns.len();
+            let start: Vec<f64> = match &reg.success.point {
+                Some(p) if p.z.len() >= n => p.z[..n].to_vec(),
+                _ => dae
+                    .unknowns
+                    .iter()
+                    .map(|u| u.start.unwrap_or(0.0))
+                    .collect(),
+            };
             jacobian_at(
                 dae,
                 analysis,
@@ -115,18 +153,19 @@ pub(super) fn choose_levels(
     let n = analysis.sigma.n_cols();
     let (c, d) = (&reg.sigma.offsets.c, &reg.sigma.offsets.d);
     let max_c = c.iter().copied().max().unwrap_or(0);
-    let first_rows = c.iter().filter(|&&ci| ci >= 1).count();
-    if first_rows > DENSE_MAX {
-        return Err(Refusal::TooManyDifferentiatedEquations {
-            equations: first_rows,
-            limit: DENSE_MAX,
-        });
-    }
     let mut columns: Vec<usize> = (0..n).filter(|&j| d[j] >= 1).collect();
     let mut levels = vec![0u32; n];
     for k in 1..=max_c {
         let rows: Vec<usize> = (0..n).filter(|&i| c[i] >= k).collect();
-        let chosen = pivot_columns(jac, &rows, &columns).ok_or(Refusal::SingularDummyBlock {
+        let chosen = if rows.len() <= DENSE_PIVOT_MAX {
+            pivot_columns(jac, &rows, &columns)
+        } else {
+            // higher derivatives first (below)
+            let mut preferred = columns.clone();
+            preferred.sort_by_key(|&j| (std::cmp::Reverse(d[j]), j));
+            select_columns(jac, n, &rows, &preferred)
+        }
+        .ok_or(Refusal::SingularDummyBlock {
             differentiations: k,
         })?;
         for &j in &chosen {
@@ -184,19 +223,82 @@ pub(super) fn log_quality(
             return f64::NEG_INFINITY;
         }
         let m = rows.len();
-        let mut a = crate::dense::Matrix::zeros(m, m);
-        for (r, &i) in rows.iter().enumerate() {
-            for (q, &j) in cols.iter().enumerate() {
-                a.set(r, q, jac.get(&(i, j)).copied().unwrap_or(0.0));
+        let log_det = if m <= DENSE_PIVOT_MAX {
+            let mut a = crate::dense::Matrix::zeros(m, m);
+            for (r, &i) in rows.iter().enumerate() {
+                for (q, &j) in cols.iter().enumerate() {
+                    a.set(r, q, jac.get(&(i, j)).copied().unwrap_or(0.0));
+                }
             }
-        }
-        let det = crate::dense::FullPivLu::new(&a, 1e-14).determinant();
-        if det == 0.0 || !det.is_finite() {
+            let det = crate::dense::FullPivLu::new(&a, 1e-14).determinant();
+            det.abs().ln()
+        } else {
+            let block = block_entries(jac, n, &rows, &cols);
+            super::sparse_lu(m, &block, None)
+                .map_or(f64::NEG_INFINITY, |lu| lu.log_abs_determinant())
+        };
+        if !log_det.is_finite() {
             return f64::NEG_INFINITY;
         }
-        total += det.abs().ln();
+        total += log_det;
     }
     total
+}
+
+/// The nonzero entries of `jac[rows, columns]` (`jac`'s indices below
+/// `n`) as `(r, q, value)` with `r`, `q` the positions in `rows` and
+/// `columns`, sorted; one pass over `jac`, so `O(nnz)` whatever the
+/// block's size.
+fn block_entries(
+    jac: &FxHashMap<(usize, usize), f64>,
+    n: usize,
+    rows: &[usize],
+    columns: &[usize],
+) -> Vec<(usize, usize, f64)> {
+    let mut row_at = vec![usize::MAX; n];
+    let mut col_at = vec![usize::MAX; n];
+    for (r, &i) in rows.iter().enumerate() {
+        row_at[i] = r;
+    }
+    for (q, &j) in columns.iter().enumerate() {
+        col_at[j] = q;
+    }
+    let mut block: Vec<(usize, usize, f64)> = jac
+        .iter()
+        .filter(|&(&(i, j), &v)| {
+            i < n && j < n && v != 0.0 && row_at[i] != usize::MAX && col_at[j] != usize::MAX
+        })
+        .map(|(&(i, j), &v)| (row_at[i], col_at[j], v))
+        .collect();
+    block.sort_unstable_by_key(|&(r, q, _)| (r, q));
+    block
+}
+
+/// `rows.len()` of `columns` whose submatrix of `jac` (indices below `n`)
+/// is numerically nonsingular, chosen sparsely (module docs): the
+/// columns are the rows of the transposed block, from which
+/// [`daec_solve::select_equations_ordered`] selects a square nonsingular
+/// system. `None` when the block is rank deficient.
+fn select_columns(
+    jac: &FxHashMap<(usize, usize), f64>,
+    n: usize,
+    rows: &[usize],
+    columns: &[usize],
+) -> Option<Vec<usize>> {
+    let block = block_entries(jac, n, rows, columns);
+    let pattern: Vec<(usize, usize)> = block.iter().map(|&(r, q, _)| (q, r)).collect();
+    let values: Vec<f64> = block.iter().map(|e| e.2).collect();
+    let sel = daec_solve::select_equations_ordered(
+        rows.len(),
+        &pattern,
+        &values,
+        columns.len(),
+        &[],
+        &[],
+        0,
+    )
+    .ok()?;
+    (sel.diff_rows.len() == rows.len()).then(|| sel.diff_rows.iter().map(|&q| columns[q]).collect())
 }
 
 /// The DD formulation with the dummy derivatives `levels` (for each
@@ -291,4 +393,58 @@ fn pivot_columns(
         }
     }
     Some(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `jac` of a 3 × 4 block in the rows 1, 3, 5 and the columns 0, 2, 4,
+    /// 6 of a 7 × 7 matrix: column 2 is twice column 0, so a nonsingular
+    /// choice takes one of them with columns 4 and 6.
+    fn dependent_columns() -> FxHashMap<(usize, usize), f64> {
+        let mut jac = FxHashMap::default();
+        for (r, &i) in [1usize, 3, 5].iter().enumerate() {
+            let base = 1.0 + r as f64;
+            jac.insert((i, 0), base);
+            jac.insert((i, 2), 2.0 * base);
+        }
+        jac.insert((1, 4), 1.0);
+        jac.insert((3, 6), -3.0);
+        jac.insert((5, 6), 0.5);
+        jac.insert((0, 4), 7.0); // outside the rows
+        jac
+    }
+
+    #[test]
+    fn sparse_and_dense_pivoting_choose_nonsingular_blocks() {
+        let jac = dependent_columns();
+        let rows = [1, 3, 5];
+        let columns = [0, 2, 4, 6];
+        for chosen in [
+            pivot_columns(&jac, &rows, &columns).unwrap(),
+            select_columns(&jac, 7, &rows, &columns).unwrap(),
+        ] {
+            let mut sorted = chosen.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted.len(), 3, "{chosen:?}");
+            assert!(sorted.contains(&4) && sorted.contains(&6), "{chosen:?}");
+            // the block's determinant by the sparse LU agrees with the
+            // dense one and is nonzero
+            let block = block_entries(&jac, 7, &rows, &sorted);
+            let lu = super::super::sparse_lu(3, &block, None).unwrap();
+            let mut a = crate::dense::Matrix::zeros(3, 3);
+            for &(r, q, v) in &block {
+                a.set(r, q, v);
+            }
+            let det = crate::dense::FullPivLu::new(&a, 1e-14).determinant();
+            assert!(det.abs() > 0.1, "{det}");
+            assert!((lu.log_abs_determinant() - det.abs().ln()).abs() < 1e-12);
+        }
+        // no choice of three columns among 0 and 2 alone
+        assert!(select_columns(&jac, 7, &rows, &[0, 2]).is_none());
+        // a rank-deficient block (columns 0, 2 and 4 span only two
+        // dimensions: rows 3 and 5 are proportional in them)
+        assert!(select_columns(&jac, 7, &rows, &[0, 2, 4]).is_none());
+    }
 }

@@ -317,6 +317,38 @@ impl Namer {
     }
 }
 
+/// The sparse LU (COLAMD ordering, partial pivoting; `faer`'s simplicial
+/// LU through [`daec_solve::SparseRealLu`]) of the `m × m` matrix with the
+/// entries `(row, col, value)` (repeated positions summed). With
+/// `Some(floor)` the rows are scaled to a largest entry of 1 and a pivot
+/// at or below `floor` counts as singular (a rank decision); with `None`
+/// only a vanished or non-finite pivot does (for a determinant). `None`
+/// when singular.
+pub(super) fn sparse_lu(
+    m: usize,
+    entries: &[(usize, usize, f64)],
+    floor: Option<f64>,
+) -> Option<daec_solve::SparseRealLu> {
+    let mut row_max = vec![0.0f64; m];
+    if floor.is_some() {
+        for &(r, _, v) in entries {
+            row_max[r] = row_max[r].max(v.abs());
+        }
+    }
+    let pattern: Vec<(usize, usize)> = entries.iter().map(|&(r, c, _)| (r, c)).collect();
+    let (pat, slot) = daec_solve::SparsePattern::new(m, &pattern);
+    let mut values = vec![0.0; pat.nnz()];
+    for (&(r, _, v), &s) in entries.iter().zip(&slot) {
+        values[s] += if row_max[r] > 0.0 { v / row_max[r] } else { v };
+    }
+    let mut lu = daec_solve::SparseRealLu::new(&pat);
+    let ok = match floor {
+        Some(floor) => lu.factor_with_pivot_floor(&pat, &values, floor),
+        None => lu.factor(&pat, &values),
+    };
+    ok.is_ok().then_some(lu)
+}
+
 /// Whether `s` is a plain identifier (`[A-Za-z_][A-Za-z0-9_]*`).
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();

@@ -28,12 +28,12 @@
 //! the pivoted dummies as the alternative.
 
 use super::{err, regular, replaced_array, replacement};
+use crate::Analysis;
 use crate::dense::{FullPivLu, Matrix};
 use crate::error::{OtherHvts, Refusal, RegularizeError};
 use crate::formulation::{Form, Formulation, RowSource, UnknownKind};
 use crate::hidden_constraints::ReferencePoint;
 use crate::signature::{sigma_jacobian, sigma_matrix};
-use crate::{Analysis, Limit};
 use daec_expr::ParamId;
 use daec_expr::{Env, ExprPool};
 use daec_model::Dae;
@@ -47,38 +47,30 @@ use rustc_hash::FxHashMap;
 /// that point (ψ = Ω(t, z)); when it is not, the other enumerated HVTs are
 /// tried by decreasing `κ_T`, and the form is refused when none works.
 pub fn ste(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeError> {
-    let mut f = ste_checked(dae, analysis)?;
-    let n = dae.unknowns.len();
-    let conditioned = analysis
-        .regular()
-        .is_some_and(|r| r.success.jacobian.is_some());
-    f.limits.extend(Limit::check(
-        "StE check",
-        CHECK_MAX,
-        f.unknowns.len(),
-        || "the Σ-Jacobian of the extended system was not verified at the consistent point".into(),
-    ));
-    if conditioned {
-        f.limits
-            .extend(Limit::check("StE HVT choice", CONDITIONING_MAX, n, || {
-                "the HVT was chosen by κ_T alone: the conditioning of its dummies was not assessed"
-                    .into()
-            }));
-    }
-    Ok(f)
-}
-
-/// [`ste`] without the report of the limits that applied.
-fn ste_checked(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeError> {
     let form = Form::Ste;
     // (`regular` refuses a Σ-Jacobian singular at the consistent point)
     let reg = regular(dae, analysis, form)?;
-    let weights: Option<Vec<(usize, usize, f64)>> = reg.success.jacobian.as_ref().map(|jm| {
-        reg.jacobian
-            .iter()
-            .map(|e| (e.row, e.col, jm.get(e.row, e.col)))
-            .collect()
-    });
+    // 𝔍 at the consistent point: from the dense success check, else
+    // evaluated there (the sparse check keeps no values).
+    let values = point_values(dae, reg);
+    let weights: Option<Vec<(usize, usize, f64)>> = match (&reg.success.jacobian, &values) {
+        (Some(jm), _) => Some(
+            reg.jacobian
+                .iter()
+                .map(|e| (e.row, e.col, jm.get(e.row, e.col)))
+                .collect(),
+        ),
+        (None, Some(v)) => {
+            let env = Values {
+                v,
+                f: None,
+                params: dae.parameter_values(),
+                t: dae.experiment.start_time.unwrap_or(0.0),
+            };
+            Some(jacobian_at(reg, &dae.pool, &env))
+        }
+        (None, None) => None,
+    };
     let hvt = match &weights {
         Some(weights) => regular_best_hvt(analysis, weights, &reg.sigma.offsets.c)?,
         None => {
@@ -96,7 +88,7 @@ fn ste_checked(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, Regula
     // Verify at the consistent point that the extension's own Σ-Jacobian is
     // nonsingular (κ_T is a heuristic, §3.1); if it is not, try the other
     // HVTs of the enumeration by decreasing κ_T.
-    let Some(values) = point_values(dae, reg) else {
+    let Some(values) = values else {
         return Ok(first);
     };
     let dependent = match n_ok(dae, &first, &values) {
@@ -223,21 +215,30 @@ impl Env for Values<'_> {
     }
 }
 
-/// Largest formulation whose Σ-Jacobian is checked densely.
-const CHECK_MAX: usize = 800;
+/// Largest formulation whose Σ-Jacobian is checked densely (a complete
+/// pivoting LU, whose left null vector names the dependent rows of a
+/// singular one); larger ones are checked by the sparse LU.
+const DENSE_CHECK_MAX: usize = 800;
 
-/// Whether the Σ-method succeeds on the formulation `f` at the point:
-/// `Some(Err(rows))` when its Σ-Jacobian is singular there, with the
-/// derivative-array rows of a left null vector (the dependent rows),
-/// `None` when not checked (too large, or structurally singular —
-/// reported elsewhere).
+/// Relative pivot below which the Σ-Jacobian of the extension counts as
+/// singular (of the largest entry for the dense LU, of the row's largest
+/// for the sparse one).
+const CHECK_TOL: f64 = 1e-10;
+
+/// Whether the Σ-method succeeds on the formulation `f` at the point
+/// (steinbrecher2016 §3.1: (22) is a regularization while its Σ-Jacobian
+/// is nonsingular): `Some(Err(rows))` when its Σ-Jacobian is singular
+/// there, with the derivative-array rows of a left null vector (the
+/// dependent rows; none named above [`DENSE_CHECK_MAX`] unknowns, where
+/// the rank is decided by the sparse LU), `None` when not checked
+/// (structurally singular — reported elsewhere).
 fn n_ok(
     dae: &mut Dae,
     f: &Formulation,
     values: &FxHashMap<(u32, u32), f64>,
 ) -> Option<Result<(), Vec<RowSource>>> {
     let m = f.unknowns.len();
-    if m > CHECK_MAX || f.equations.len() != m {
+    if f.equations.len() != m {
         return None;
     }
     let res: Vec<_> = f.equations.iter().map(|e| e.residual).collect();
@@ -250,14 +251,24 @@ fn n_ok(
         params: dae.parameter_values(),
         t: dae.experiment.start_time.unwrap_or(0.0),
     };
+    if m > DENSE_CHECK_MAX {
+        let entries: Vec<(usize, usize, f64)> = jac
+            .iter()
+            .map(|e| (e.row, e.col, dae.pool.eval(e.expr, &env)))
+            .collect();
+        return Some(match super::sparse_lu(m, &entries, Some(CHECK_TOL)) {
+            Some(_) => Ok(()),
+            None => Err(Vec::new()),
+        });
+    }
     let mut jm = Matrix::zeros(m, m);
     for e in &jac {
         jm.set(e.row, e.col, dae.pool.eval(e.expr, &env));
     }
-    if FullPivLu::new(&jm, 1e-10).rank == m {
+    if FullPivLu::new(&jm, CHECK_TOL).rank == m {
         return Some(Ok(()));
     }
-    let left = FullPivLu::new(&jm.transpose(), 1e-10).null_vector();
+    let left = FullPivLu::new(&jm.transpose(), CHECK_TOL).null_vector();
     let big = left
         .as_ref()
         .map_or(0.0, |y| y.iter().fold(0.0f64, |a, v| a.max(v.abs())));
@@ -270,12 +281,6 @@ fn n_ok(
         .collect();
     Some(Err(rows))
 }
-
-/// Largest system whose dummies' conditioning is assessed: the dense
-/// determinants cost `O(m³)` per level for `m` differentiated rows and are
-/// taken at every step start of a StE simulation. Larger systems keep the
-/// plain `κ_T` choice (their conditioning counts as 1).
-const CONDITIONING_MAX: usize = 120;
 
 /// 𝔍's entries as the map DD's choice works on.
 fn jacobian_map(weights: &[(usize, usize, f64)]) -> FxHashMap<(usize, usize), f64> {
@@ -300,9 +305,6 @@ fn level_conditioning(
     hvt: &[usize],
 ) -> f64 {
     let n = c.len();
-    if n > CONDITIONING_MAX {
-        return 1.0; // not assessed
-    }
     if hvt.len() != n || hvt.iter().any(|&i| i >= n) {
         return 0.0;
     }
@@ -420,10 +422,14 @@ pub fn log_kappa(pool: &ExprPool, analysis: &Analysis, hvt: &[usize], env: &dyn 
     let Some(reg) = analysis.regular() else {
         return f64::NEG_INFINITY;
     };
+    let mut entry: FxHashMap<(usize, usize), daec_expr::ExprId> = FxHashMap::default();
+    for e in &reg.jacobian {
+        entry.entry((e.row, e.col)).or_insert(e.expr);
+    }
     let mut sum = 0.0;
     for (j, &i) in hvt.iter().enumerate() {
-        match reg.jacobian.iter().find(|e| e.row == i && e.col == j) {
-            Some(e) => sum += pool.eval(e.expr, env).abs().ln(),
+        match entry.get(&(i, j)) {
+            Some(&e) => sum += pool.eval(e, env).abs().ln(),
             None => return f64::NEG_INFINITY,
         }
     }
