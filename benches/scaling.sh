@@ -3,20 +3,26 @@
 # families of models/scale/, for N over three decades, with the growth
 # exponent between consecutive sizes (log(t2/t1) / log(N2/N1); 1 is linear).
 #
-#   benches/scaling.sh [SIZES] [SIM_MAX] [T_END]
+#   benches/scaling.sh [SIZES] [SIM_MAX] [T_END] [FORM_MAX]
 #
 # SIZES: the values of N (default "100 400 1600 6400 25600 102400", three
 # decades in steps of 4); SIM_MAX: the largest N that is simulated
 # (default 1600); T_END: the end time of the
-# short run of `simulate` (default 1e-3: the preparation and a few steps).
+# short run of `simulate` (default 1e-3: the preparation and a few steps);
+# FORM_MAX: the largest N of the stages of the DD and StE forms (default
+# 6400).
 # Stages: flatten, analyze, regularize --form hic, simulate (preparation +
-# short run), each a separate run of the release binary under
-# /usr/bin/time (wall time, peak resident memory). Prints one Markdown
+# short run), regularize and simulate with --form dd and --form ste, each
+# a separate run of the release binary under /usr/bin/time (wall time,
+# peak resident memory). The environment variable STAGES restricts the
+# stages (e.g. STAGES="regularize-dd simulate-dd"). Prints one Markdown
 # table per family.
 set -eu
 sizes=${1:-"100 400 1600 6400 25600 102400"}
 sim_max=${2:-1600}
 t_end=${3:-1e-3}
+form_max=${4:-6400}
+stages=${STAGES:-"flatten analyze regularize simulate regularize-dd regularize-ste simulate-dd simulate-ste"}
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
 (cd "$root" && cargo build --release --quiet -p daec-cli)
@@ -41,7 +47,7 @@ for family in pendulum_chain spring_chain transmission_line; do
     echo
     echo "| stage | N | time (s) | exponent | peak memory (MB) |"
     echo "|---|---:|---:|---:|---:|"
-    for stage in flatten analyze regularize simulate; do
+    for stage in $stages; do
         prev_n=""
         prev_t=""
         for n in $sizes; do
@@ -52,6 +58,14 @@ for family in pendulum_chain spring_chain transmission_line; do
                 simulate)
                     if [ "$n" -gt "$sim_max" ]; then continue; fi
                     r=$(run simulate "$model" -p "N=$n" --t-end "$t_end")
+                    ;;
+                regularize-dd | regularize-ste)
+                    if [ "$n" -gt "$form_max" ]; then continue; fi
+                    r=$(run regularize "$model" -p "N=$n" --form "${stage#regularize-}")
+                    ;;
+                simulate-dd | simulate-ste)
+                    if [ "$n" -gt "$sim_max" ] || [ "$n" -gt "$form_max" ]; then continue; fi
+                    r=$(run simulate "$model" -p "N=$n" --t-end "$t_end" --form "${stage#simulate-}")
                     ;;
             esac
             t=${r% *}

@@ -147,14 +147,16 @@ fn usage_and_model_errors() {
 
 #[test]
 fn size_limits_are_warnings_and_json_fields() {
-    // StE of the spring chain with 70 masses (141 unknowns): the
-    // conditioning of the dummies is assessed for at most 120 unknowns
+    // StE of the spring chain with 10 000 masses (20 001 unknowns): the
+    // analysis's sparse success check stops at 20 000 unknowns; StE itself
+    // reports no limit (its check and the conditioning of its dummies
+    // stopped at 800 and 120 unknowns).
     let model = "models/scale/spring_chain.dae";
     let r = daec(&[
         "regularize",
         model,
         "-p",
-        "N=70",
+        "N=10000",
         "--form",
         "ste",
         "--emit",
@@ -163,17 +165,18 @@ fn size_limits_are_warnings_and_json_fields() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stderr
-            .contains("warning: StE HVT choice: the HVT was chosen by κ_T alone")
-            && r.stderr.contains("(size 141 above the limit 120)"),
+            .contains("warning: success check: the numerical success check")
+            && r.stderr.contains("(size 20001 above the limit 20000)"),
         "{}",
         r.stderr
     );
+    assert!(!r.stderr.contains("StE"), "{}", r.stderr);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let limits = v["limits"].as_array().unwrap();
     assert_eq!(limits.len(), 1, "{limits:?}");
-    assert_eq!(limits[0]["stage"], "StE HVT choice");
-    assert_eq!(limits[0]["limit"], 120);
-    assert_eq!(limits[0]["size"], 141);
+    assert_eq!(limits[0]["stage"], "success check");
+    assert_eq!(limits[0]["limit"], 20000);
+    assert_eq!(limits[0]["size"], 20001);
     // the small model: no limit, an empty list, no warning
     let r = daec(&[
         "regularize",

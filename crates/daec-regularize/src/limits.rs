@@ -8,7 +8,7 @@
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limit {
     /// The stage that was limited (`"hidden constraints"`,
-    /// `"success check"`, `"StE check"`, …).
+    /// `"success check"`, …).
     pub stage: &'static str,
     /// The limit (in the unit of `size`).
     pub limit: usize,

@@ -210,11 +210,8 @@ pub struct Prepared {
     /// failures.
     sigma: Option<SigmaJacobian>,
     /// The size limits of the analysis, the formulation and the run
-    /// ([`SimStats::limits`]); the diagnosis's own
-    /// ([`SigmaJacobian::limit`]) is added when a run fails.
+    /// ([`SimStats::limits`]).
     limits: Vec<Limit>,
-    /// Why `sigma` is `None` for a regular model: its size.
-    sigma_limit: Option<Limit>,
     /// `--native`: compiles the formulations built during the run (StE
     /// and DD switches) as [`Prepared::compile_native`] did the first.
     native: Option<Arc<dyn NativeCompiler>>,
@@ -428,7 +425,6 @@ pub fn prepare_method(
         ste,
         sigma: SigmaJacobian::new(analysis),
         limits,
-        sigma_limit: SigmaJacobian::limit(analysis),
         native: None,
         outputs: Outputs::none(dae),
         start_variant: 0,
@@ -791,7 +787,6 @@ pub fn integrate_with_progress(
         ste,
         sigma,
         limits,
-        sigma_limit,
         native,
         outputs,
         start_variant,
@@ -922,7 +917,6 @@ pub fn integrate_with_progress(
                 (sigma.as_ref(), &*init),
             );
             failure = Some(explain_failure(dae, form, why, &e, last, ro));
-            stats.limits.extend(sigma_limit.clone());
             break;
         }
         if let Some(f) = seg_failure {
