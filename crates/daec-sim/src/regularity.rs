@@ -77,7 +77,7 @@ struct Conditioning {
 /// The factorised 𝔍 of a [`Conditioning`].
 enum Factors {
     Dense(Matrix),
-    Sparse(Option<daec_solve::SparseRealLu>),
+    Sparse(Option<Box<daec_solve::SparseRealLu>>),
 }
 
 impl SigmaJacobian {
@@ -248,7 +248,7 @@ fn sparse_conditioning(n: usize, entries: &[(usize, usize, f64)]) -> Conditionin
     let ratio = 1.0 / (norm * lu.inverse_norm1_estimate());
     Conditioning {
         ratio: if ratio.is_finite() { ratio } else { 0.0 },
-        factors: Factors::Sparse(Some(lu)),
+        factors: Factors::Sparse(Some(Box::new(lu))),
     }
 }
 
