@@ -21,6 +21,24 @@ fn load_text(name: &str, text: &str) -> Dae {
     dae.unwrap_or_else(|| panic!("{name}: {diags:?}"))
 }
 
+/// `models/scale/pendulum_chain.dae` with `n` links.
+fn pendulum_chain(n: usize) -> Dae {
+    let full = format!(
+        "{}/../../models/scale/pendulum_chain.dae",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(full).unwrap();
+    let mut map = SourceMap::new();
+    let file = map.add("pendulum_chain.dae", text);
+    let parsed = daec_syntax::parse(file, map.source(file));
+    let options = LowerOptions {
+        overrides: vec![("N".to_string(), n as f64)],
+        ..LowerOptions::default()
+    };
+    let (dae, diags) = daec_model::lower(parsed.model.as_ref().unwrap(), &options);
+    dae.unwrap_or_else(|| panic!("{diags:?}"))
+}
+
 fn load(path: &str) -> Dae {
     let full = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
     load_text(path, &std::fs::read_to_string(full).unwrap())
@@ -310,20 +328,7 @@ fn stats_serialise_to_json() {
 #[test]
 fn pendulum_chain_with_20_links_takes_the_sparse_path_and_agrees_with_the_dense_one() {
     use daec_solve::{LinearSolver, Options, Radau5, StepControl};
-    let full = format!(
-        "{}/../../models/scale/pendulum_chain.dae",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(full).unwrap();
-    let mut map = SourceMap::new();
-    let file = map.add("pendulum_chain.dae", text);
-    let parsed = daec_syntax::parse(file, map.source(file));
-    let lower = LowerOptions {
-        overrides: vec![("N".into(), 20.0)],
-        ..LowerOptions::default()
-    };
-    let (dae, _) = daec_model::lower(&parsed.model.unwrap(), &lower);
-    let mut dae = dae.unwrap();
+    let mut dae = pendulum_chain(20);
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());
     let prepared = daec_sim::prepare_form(
         &mut dae,
@@ -883,20 +888,7 @@ fn fekete_native_source_is_chunked_and_shares_its_subexpressions() {
 /// to 200 unknowns for DD) reach the HiC result, with no limit reported.
 #[test]
 fn dd_and_ste_of_a_pendulum_chain_reach_the_hic_result() {
-    let full = format!(
-        "{}/../../models/scale/pendulum_chain.dae",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(full).unwrap();
-    let mut map = SourceMap::new();
-    let file = map.add("pendulum_chain.dae", text);
-    let parsed = daec_syntax::parse(file, map.source(file));
-    let options = LowerOptions {
-        overrides: vec![("N".to_string(), 60.0)],
-        ..LowerOptions::default()
-    };
-    let (dae, diags) = daec_model::lower(parsed.model.as_ref().unwrap(), &options);
-    let mut dae = dae.unwrap_or_else(|| panic!("{diags:?}"));
+    let mut dae = pendulum_chain(60);
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());
     let run = |dae: &mut Dae, form: Form| {
         let opts = SimOptions {

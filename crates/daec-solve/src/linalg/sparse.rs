@@ -173,35 +173,34 @@ impl<T: ComplexField> Numeric<T> {
     }
 
     fn solve(&mut self, x: &mut [T]) {
-        assert!(self.factored, "solve before a successful factorisation");
-        let n = x.len();
-        let row_perm = faer::perm::PermRef::new_checked(&self.row_perm_fwd, &self.row_perm_inv, n);
-        let col_perm = faer::perm::PermRef::new_checked(&self.col_perm_fwd, &self.col_perm_inv, n);
-        let rhs = MatMut::from_column_major_slice_mut(x, n, 1);
-        self.lu.solve_in_place_with_conj(
-            row_perm,
-            col_perm,
-            Conj::No,
-            rhs,
-            Par::Seq,
-            MemStack::new(&mut self.mem),
-        );
+        self.solve_with(x, false);
     }
 
     fn solve_transpose(&mut self, x: &mut [T]) {
+        self.solve_with(x, true);
+    }
+
+    /// Solves `A x = b` (`Aᵀ x = b` with `transpose`) in place.
+    fn solve_with(&mut self, x: &mut [T], transpose: bool) {
         assert!(self.factored, "solve before a successful factorisation");
         let n = x.len();
         let row_perm = faer::perm::PermRef::new_checked(&self.row_perm_fwd, &self.row_perm_inv, n);
         let col_perm = faer::perm::PermRef::new_checked(&self.col_perm_fwd, &self.col_perm_inv, n);
         let rhs = MatMut::from_column_major_slice_mut(x, n, 1);
-        self.lu.solve_transpose_in_place_with_conj(
-            row_perm,
-            col_perm,
-            Conj::No,
-            rhs,
-            Par::Seq,
-            MemStack::new(&mut self.mem),
-        );
+        let stack = MemStack::new(&mut self.mem);
+        if transpose {
+            self.lu.solve_transpose_in_place_with_conj(
+                row_perm,
+                col_perm,
+                Conj::No,
+                rhs,
+                Par::Seq,
+                stack,
+            );
+        } else {
+            self.lu
+                .solve_in_place_with_conj(row_perm, col_perm, Conj::No, rhs, Par::Seq, stack);
+        }
     }
 }
 
