@@ -2,12 +2,13 @@
 //! iteration matrices of the Radau IIA simplified Newton method
 //! (Hairer–Wanner, Solving ODEs II, IV.8).
 //!
-//! The systems are small for most models (a handful to a few dozen
-//! unknowns), where an allocation-free row-major LU is several times faster
-//! than a general library call; larger systems go through `faer`'s dense
-//! LU ([`FAER_THRESHOLD`]), and large ones (more than
-//! [`SPARSE_THRESHOLD`] unknowns) through `faer`'s sparse LU on the fixed
-//! pattern of the problem ([`sparse`]).
+//! The systems are small for most models (a handful to a hundred
+//! unknowns), where an allocation-free row-major LU is faster than a
+//! general library call (RADAU5's DECC/DEC are such loops too); only
+//! systems beyond [`FAER_THRESHOLD`] go through `faer`'s dense LU, and
+//! large ones (more than [`SPARSE_THRESHOLD`] unknowns, unless the dense
+//! solver is asked for) through `faer`'s sparse LU on the fixed pattern of
+//! the problem ([`sparse`]).
 
 use faer::Mat;
 use faer::c64;
@@ -20,8 +21,16 @@ pub use sparse::{
     saddle_point_solve_sparse,
 };
 
-/// Systems with more unknowns than this are factorised by `faer`.
-pub const FAER_THRESHOLD: usize = 24;
+/// Systems with more unknowns than this are factorised by `faer`; up to
+/// it by the row-major loops of this module. Measured with one
+/// factorisation and four solves (the work of a step with a reused
+/// matrix), the own loops take 0.4–0.8 of `faer`'s time at every order
+/// from 25 to 160: `faer` copies the matrix into its column-major storage
+/// and allocates its factors and every right-hand side, which at these
+/// orders costs more than its blocking saves. The dense path ends at
+/// [`SPARSE_THRESHOLD`] by default, so `faer`'s dense LU serves only a
+/// large system the dense solver is asked for.
+pub const FAER_THRESHOLD: usize = 160;
 
 /// Systems with more unknowns than this use the sparse LU (and the sparse
 /// equation selection) unless [`crate::radau5::Options::linear_solver`]
@@ -36,8 +45,7 @@ pub const SPARSE_THRESHOLD: usize = 100;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Singular(pub usize);
 
-/// Orders up to this — every order the dense path factorises itself,
-/// below `faer` ([`FAER_THRESHOLD`]) — are factorised and solved by code
+/// Orders up to this are factorised and solved by code
 /// specialised to the order (const generics: the loops are unrolled and the
 /// bounds checks vanish), the small systems of chemical kinetics and
 /// mechanics (Andrews' squeezer on the HiC form has 20 unknowns). Same
@@ -46,7 +54,7 @@ pub struct Singular(pub usize);
 /// for bit.
 pub const FIXED_MAX: usize = 24;
 const _: () = assert!(
-    FIXED_MAX == FAER_THRESHOLD,
+    FIXED_MAX == 24 && FIXED_MAX <= FAER_THRESHOLD,
     "with_fixed_order! and for_each_step! list the orders 1 to 24"
 );
 
@@ -638,8 +646,30 @@ mod tests {
         for n in 1..=FIXED_MAX + 4 {
             check_real(n);
         }
+        check_real(SPARSE_THRESHOLD);
         check_real(FAER_THRESHOLD);
         check_real(FAER_THRESHOLD + 6);
+    }
+
+    #[test]
+    fn orders_up_to_the_faer_threshold_are_factorised_in_place() {
+        // Andrews' squeezer (27 unknowns) and the dense path's largest
+        // order by default: the own loops, not faer; beyond, faer
+        for n in [
+            FIXED_MAX + 3,
+            SPARSE_THRESHOLD,
+            FAER_THRESHOLD,
+            FAER_THRESHOLD + 1,
+        ] {
+            let mut real = RealLu::new(n);
+            real.factor(&test_matrix(n)).unwrap();
+            let mut complex = ComplexLu::new(n);
+            let im = vec![0.5; n * n];
+            complex.factor(&test_matrix(n), &im).unwrap();
+            let library = n > FAER_THRESHOLD;
+            assert_eq!(real.faer.is_some(), library, "real, order {n}");
+            assert_eq!(complex.faer.is_some(), library, "complex, order {n}");
+        }
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub enum LinearSolver {
     /// Dense up to [`SPARSE_THRESHOLD`] unknowns, sparse above.
     #[default]
     Auto,
-    /// Dense LU (own row-major LU for small systems, `faer` above
+    /// Dense LU (own row-major LU, `faer` above
     /// [`crate::linalg::FAER_THRESHOLD`]) and the dense equation selection
     /// ([`crate::selection::select_equations`]).
     Dense,
