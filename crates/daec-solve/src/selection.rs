@@ -316,7 +316,6 @@ pub fn select_equations_preferring(
         }
     }
     let mut row_used = vec![false; rows];
-    let mut col_used = vec![false; n];
     let mut sel = EquationSelection {
         diff_rows: Vec::new(),
         constraint_rows: Vec::new(),
@@ -358,14 +357,14 @@ pub fn select_equations_preferring(
                 if row_used[r] {
                     continue;
                 }
+                // (a used column holds zero in every free row: no test
+                // of the column in this innermost loop)
                 let row = &w[r * n..(r + 1) * n];
                 let mut consider = |c: usize| {
-                    if !col_used[c] {
-                        let v = row[c].abs() / scale;
-                        if v > best {
-                            best = v;
-                            piv = Some((r, c));
-                        }
+                    let v = row[c].abs() / scale;
+                    if v > best {
+                        best = v;
+                        piv = Some((r, c));
                     }
                 };
                 match cols {
@@ -378,7 +377,6 @@ pub fn select_equations_preferring(
                 break;
             }
             row_used[pr] = true;
-            col_used[pc] = true;
             rank += 1;
             if pr < n_g {
                 sel.constraint_rows.push(pr);
@@ -387,10 +385,14 @@ pub fn select_equations_preferring(
             }
             let p = w[pr * n + pc];
             // The update runs over whole rows, contiguous (the compiler
-            // vectorises it): the entries of the used columns, the pivot's
-            // included, become meaningless but are never read again (the
-            // searches skip used columns), and the free columns get the
-            // same operations as by an update restricted to them.
+            // vectorises it), and the free columns get the same operations
+            // as by an update restricted to them. The pivot's column is
+            // set to zero in the free rows, so every used column holds
+            // zero there (the pivot row's used entries are zero, so the
+            // update keeps them; a non-finite factor makes them NaN): a
+            // search never picks one (`v > best ≥ 0` fails for 0 and NaN)
+            // and needs no test of the column — the same pivots as a
+            // search over the free columns.
             pivot_row.copy_from_slice(&w[pr * n..(pr + 1) * n]);
             for (row, &used) in w.chunks_exact_mut(n).zip(&row_used) {
                 if used {
@@ -402,6 +404,7 @@ pub fn select_equations_preferring(
                         *x -= f * u;
                     }
                 }
+                row[pc] = 0.0;
             }
         }
     }
