@@ -233,9 +233,9 @@ codes in one process:
   such rejections in one integration (IDID = −5). A RADAU5 solve is stopped
   after {limit} s. Where M depends on y, RADAU5 does not apply to the DAE as
   written.
-- **daec tapes**: `daec simulate --rtol tol --atol tol --interval t_end` in
-  the process (`daec_sim::integrate` on the default formulation, HiC,
-  evaluated by tapes).
+- **daec tapes**: `daec simulate --rtol tol --atol tol --interval t_end
+  --max-steps 100000` in the process (`daec_sim::integrate` on the default
+  formulation, HiC, evaluated by tapes; the step limit is RADAU5's NMAX).
 - **daec --native**: the same with the model compiled by rustc (`daec
   simulate --native`).
 

@@ -225,8 +225,13 @@ pub fn prepare_daec(
     Ok((tapes, native))
 }
 
-/// The options of `daec simulate --rtol tol --atol tol --interval t_end`
-/// (one output interval: results at `t0` and `t_end` only).
+/// The step attempts a daec solve may make: RADAU5's default limit
+/// (NMAX = 100 000), which its solves in this benchmark keep.
+pub const DAEC_MAX_STEPS: usize = 100_000;
+
+/// The options of `daec simulate --rtol tol --atol tol --interval t_end
+/// --max-steps 100000` (one output interval: results at `t0` and `t_end`
+/// only; the step limit RADAU5's, [`DAEC_MAX_STEPS`]).
 pub fn daec_options(dae: &Dae, tol: f64) -> Result<ResolvedOptions, String> {
     let span = resolve_options(dae, &SimOptions::default()).map_err(|e| e.to_string())?;
     resolve_options(
@@ -235,6 +240,7 @@ pub fn daec_options(dae: &Dae, tol: f64) -> Result<ResolvedOptions, String> {
             rtol: Some(tol),
             atol: Some(tol),
             interval: Some(span.t_end - span.t0),
+            max_steps: Some(DAEC_MAX_STEPS),
             ..SimOptions::default()
         },
     )
