@@ -501,6 +501,63 @@ fn no_event_takes_one_argument() {
     );
 }
 
+/// `der(y) = smooth(1, if x > 1 then (x - 1)^2 else 0)` with `x = t`:
+/// `smooth(p, e)` is `e` (MLS 3.6 §3.7.4.1 allows a tool to skip the
+/// events of the relations in `e` up to order `p`, it does not require
+/// it), and daec keeps its relations as state events, so the run is the
+/// one without `smooth`: one event at t = 1 and y(2) = ∫₁² (t − 1)² dt = 1/3.
+#[test]
+fn smooth_is_its_expression_and_keeps_its_events() {
+    let text = |name: &str, rhs: &str| {
+        format!(
+            "model {name}\n  Real x(start = 0, fixed = true);\n  Real y(start = 0, fixed = true);\nequation\n  der(x) = 1;\n  der(y) = {rhs};\n  annotation(experiment(StartTime = 0, StopTime = 2));\nend {name};\n"
+        )
+    };
+    let bare = "if x > 1 then (x - 1)^2 else 0";
+    let runs: Vec<Sim> = [
+        ("Smooth", format!("smooth(1, {bare})")),
+        ("NotSmooth", bare.to_string()),
+    ]
+    .iter()
+    .map(|(name, rhs)| {
+        let m = model(name, &text(name, rhs));
+        simulate(&m, &["--grid", "steps", "--rtol", "1e-9", "--atol", "1e-9"])
+    })
+    .collect();
+    for s in &runs {
+        assert_eq!(s.code, 0, "{}", s.stderr);
+        assert_eq!(s.stats["events"], 1, "{}", s.stats);
+        let at: Vec<f64> = s
+            .rows
+            .windows(2)
+            .filter(|w| w[1][0] == w[0][0])
+            .map(|w| w[0][0])
+            .collect();
+        assert_eq!(at.len(), 1, "{at:?}");
+        assert!((at[0] - 1.0).abs() < 1e-8, "event at {}", at[0]);
+        let last = s.rows.last().unwrap();
+        assert!((last[0] - 2.0).abs() < 1e-12, "{last:?}");
+        assert!((last[2] - 1.0 / 3.0).abs() < 1e-7, "y(2) = {}", last[2]);
+    }
+    let (a, b) = (runs[0].rows.last().unwrap(), runs[1].rows.last().unwrap());
+    assert_eq!(a, b, "smooth changes the run");
+}
+
+#[test]
+fn smooth_takes_two_arguments() {
+    let m = model(
+        "SmoothOneArg",
+        "model SmoothOneArg\n  Real x(start = 0, fixed = true);\nequation\n  der(x) = smooth(if x > 1 then -1 else 1);\nend SmoothOneArg;\n",
+    );
+    let s = simulate(&m, &[]);
+    assert_eq!(s.code, 1, "{}", s.stderr);
+    assert!(
+        s.stderr.contains("E0103") && s.stderr.contains("`smooth` takes 2 arguments"),
+        "{}",
+        s.stderr
+    );
+}
+
 #[test]
 fn herk_holds_the_modes_and_radau_2nd_refuses_them() {
     let m = switch("SwitchHerk", false);
