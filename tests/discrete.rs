@@ -875,3 +875,60 @@ end F;
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("W0117"), "{err}");
 }
+
+/// Discrete variables defined outside `when` have result columns, their
+/// definitions at each output point (MLS 3.6 §8.3.5, §8.6): `k =
+/// integer(time)` is ⌊t⌋, `off = s < 0` with `s = 1 − t` is `t > 1` (it
+/// also switches `der(y)`, so y = max(t − 1, 0)), and `m = 2·k`, defined
+/// by an equation, is 2⌊t⌋ — in the CSV and under `--vars`.
+#[test]
+fn discrete_variables_defined_outside_when_have_columns() {
+    let text = "model Defined
+  Real s(start = 1, fixed = true);
+  Real y(start = 0, fixed = true);
+  Integer k = integer(time);
+  Boolean off = s < 0;
+  Integer m;
+equation
+  der(s) = -1;
+  der(y) = if off then 1 else 0;
+  m = 2 * k;
+  annotation(experiment(StopTime = 3, Interval = 0.25));
+end Defined;
+";
+    let path = model("Defined", "mo", text);
+    let r = daec(&["simulate", path.to_str().unwrap(), "--rtol", "1e-9"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let csv = Csv::parse(&r.stdout);
+    assert_eq!(csv.header, ["time", "s", "y", "k", "off", "m"]);
+    assert!(csv.rows.len() >= 13, "{}", r.stdout);
+    for row in &csv.rows {
+        let t = row[0];
+        assert_eq!(row[csv.col("k")], t.floor(), "{row:?}");
+        assert_eq!(row[csv.col("m")], 2.0 * t.floor(), "{row:?}");
+        if (t - 1.0).abs() > 1e-6 {
+            let off = if t > 1.0 { 1.0 } else { 0.0 };
+            assert_eq!(row[csv.col("off")], off, "{row:?}");
+        }
+        assert!(
+            close(row[csv.col("y")], (t - 1.0).max(0.0), 1e-7),
+            "{row:?}"
+        );
+    }
+    let last = csv.rows.last().unwrap();
+    assert_eq!(last[0], 3.0, "{last:?}");
+    assert_eq!(&last[3..], &[3.0, 1.0, 6.0]);
+    // `--vars` plots them (a name it does not know is a usage error)
+    let svg = std::env::temp_dir().join(format!("daec-defined-{}.svg", std::process::id()));
+    let r = daec(&[
+        "simulate",
+        path.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+        "--vars",
+        "off,m",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("off"), "no `off` in the plot");
+}

@@ -237,6 +237,19 @@ pub struct Discrete {
     pub pre: u32,
 }
 
+/// A discrete variable defined outside `when` (`Boolean off = s < 0;`,
+/// MLS 3.6 §8.3.5, §8.6): the DAE has no parameter for it, its uses are
+/// its definition, and its result column is the definition evaluated at
+/// each output point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Defined {
+    /// The flat name.
+    pub name: String,
+    /// The definition, an expression of `time`, the unknowns and the
+    /// parameters (`1`/`0` for a `Boolean`).
+    pub value: ExprId,
+}
+
 /// The `experiment` annotation.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Experiment {
@@ -303,6 +316,9 @@ pub struct Dae {
     /// The discrete-time variables, in declaration order (their values
     /// and `pre` values are parameters).
     pub discrete: Vec<Discrete>,
+    /// The discrete variables defined outside `when`, in declaration
+    /// order: result columns after those of [`Dae::discrete`].
+    pub defined: Vec<Defined>,
     /// The assertions, checked after every accepted step and event.
     pub asserts: Vec<Assertion>,
     /// The Boolean parameter that `initial()` reads (MLS 3.6 §3.7.5):
@@ -456,6 +472,7 @@ impl Dae {
             && self.invariants == other.invariants
             && self.events == other.events
             && self.discrete == other.discrete
+            && self.defined == other.defined
             && self.asserts == other.asserts
             && self.initial == other.initial
             && self.terminal == other.terminal

@@ -58,9 +58,80 @@ pub struct Outputs {
     /// The parameters of the discrete variables, whose values are the
     /// last columns, after the unknowns'.
     discrete: Vec<usize>,
+    /// The discrete variables defined outside `when`, the last columns
+    /// ([`Defined`]).
+    defined: Defined,
     /// The current parameter values (the discrete variables change at
     /// events, [`Outputs::set_params`]).
     params: Vec<f64>,
+}
+
+/// The columns of the discrete variables defined outside `when`
+/// ([`daec_model::Dae::defined`]): their definitions, evaluated from the
+/// model's unknowns and the current parameter values at each row. The
+/// relations in them are evaluated at the row's point, as those of an
+/// output equation are.
+#[derive(Debug, Default)]
+struct Defined {
+    /// The definitions as functions of the unknowns they read, with the
+    /// tape's frame (`None`: no such variable, or a definition the tape
+    /// cannot take; the columns are then NaN).
+    code: Option<(Tape, TapeFrame)>,
+    /// The tape's inputs: `(unknown, order)` of each, a derivative read
+    /// as NaN.
+    inputs: Vec<(usize, u32)>,
+    /// The input values of the current row.
+    buffer: Vec<f64>,
+    /// The values of the current row.
+    values: Vec<f64>,
+}
+
+impl Defined {
+    /// The tape of the definitions of `dae`.
+    fn of(dae: &Dae) -> Defined {
+        let n = dae.defined.len();
+        let roots: Vec<ExprId> = dae.defined.iter().map(|d| d.value).collect();
+        let mut leaves: Vec<ExprId> = Vec::new();
+        let mut inputs = Vec::new();
+        for leaf in roots.iter().flat_map(|&r| dae.pool.leaves(r)) {
+            if let Some(Leaf::Var { unknown, order }) = dae.pool.as_leaf(leaf)
+                && !leaves.contains(&leaf)
+            {
+                leaves.push(leaf);
+                inputs.push((unknown as usize, order));
+            }
+        }
+        let code = match n {
+            0 => None,
+            _ => Tape::compile(&dae.pool, &roots, &leaves).ok().map(|tape| {
+                let frame = tape.frame(&dae.parameter_values());
+                (tape, frame)
+            }),
+        };
+        Defined {
+            code,
+            inputs,
+            buffer: Vec::new(),
+            values: vec![f64::NAN; n],
+        }
+    }
+
+    /// Writes the definitions' values at `t` into `out`, from the model's
+    /// unknowns `unknowns`.
+    fn eval_into(&mut self, t: f64, unknowns: &[f64], out: &mut [f64]) {
+        if let Some((tape, frame)) = &mut self.code {
+            self.buffer.clear();
+            self.buffer
+                .extend(self.inputs.iter().map(|&(j, order)| match order {
+                    0 => unknowns.get(j).copied().unwrap_or(f64::NAN),
+                    _ => f64::NAN,
+                }));
+            tape.eval_frame(frame, t, &[&self.buffer], &mut self.values);
+        }
+        for (o, &v) in out.iter_mut().zip(&self.values) {
+            *o = v;
+        }
+    }
 }
 
 /// Parameter values only (to evaluate the coefficient of an output).
@@ -90,6 +161,7 @@ impl Outputs {
             .collect();
         let mut names: Vec<String> = dae.unknowns.iter().map(|u| u.name.clone()).collect();
         names.extend(discrete.iter().map(|&p| dae.parameters[p].name.clone()));
+        names.extend(dae.defined.iter().map(|d| d.name.clone()));
         Outputs {
             names,
             bounded: Bounded::of(dae),
@@ -98,6 +170,7 @@ impl Outputs {
             code: None,
             values: Vec::new(),
             discrete,
+            defined: Defined::of(dae),
             params: dae.parameter_values(),
         }
     }
@@ -110,6 +183,9 @@ impl Outputs {
         }
         self.params = params.to_vec();
         if let Some((tape, frame)) = &mut self.code {
+            *frame = tape.frame(params);
+        }
+        if let Some((tape, frame)) = &mut self.defined.code {
             *frame = tape.frame(params);
         }
     }
@@ -149,10 +225,14 @@ impl Outputs {
                 row[c] = v;
             }
         }
-        let first = self.names.len() - self.discrete.len();
+        let defined = self.names.len() - self.defined.values.len();
+        let first = defined - self.discrete.len();
         for (i, &p) in self.discrete.iter().enumerate() {
             row[first + i] = self.params.get(p).copied().unwrap_or(f64::NAN);
         }
+        let (unknowns, rest) = row.split_at_mut(first);
+        self.defined
+            .eval_into(t, unknowns, &mut rest[defined - first..]);
     }
 
     /// The results' row at `t` from the values `z` of the remaining

@@ -35,7 +35,8 @@ pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
 
 /// The names of the result columns, in the order of
 /// [`daec_sim::Results::with_aliases`]: the unknowns, the discrete
-/// variables, then each alias of one of them (its column holds the alias's
+/// variables (those a `when` clause assigns, then those defined outside
+/// `when`), then each alias of one of them (its column holds the alias's
 /// own values, negated for a negated alias). The second value is how many
 /// come before the aliases.
 pub(crate) fn column_names(dae: &Dae) -> (Vec<&str>, usize) {
@@ -44,6 +45,7 @@ pub(crate) fn column_names(dae: &Dae) -> (Vec<&str>, usize) {
         .iter()
         .map(|u| u.name.as_str())
         .chain(dae.shown_discrete().map(|p| p.name.as_str()))
+        .chain(dae.defined.iter().map(|d| d.name.as_str()))
         .collect();
     let base = names.len();
     let aliases: Vec<&str> = dae

@@ -25,7 +25,7 @@
 use super::declarations::Attr;
 use super::{Lowerer, Mode, R, SymKind, Val, subscript_text, type_source, unravel};
 use crate::budget::elements;
-use crate::{Assertion, BaseType, Discrete, Parameter};
+use crate::{Assertion, BaseType, Defined, Discrete, Parameter};
 use daec_diag::{Diagnostic, Span, codes};
 use daec_expr::{CmpOp, ExprId, Leaf, ParamId};
 use daec_syntax::ast::{self, EquationKind, ExprKind};
@@ -179,6 +179,28 @@ impl<'a> Lowerer<'a> {
             diag = diag.with_secondary(span, "its definition");
         }
         Some(Err(self.error(diag)))
+    }
+
+    /// The definitions of the scalar discrete variables defined outside
+    /// `when`, lowered once more for their result columns
+    /// ([`crate::Dae::defined`]); a definition no equation uses is checked
+    /// here.
+    pub(super) fn lower_definitions(&mut self) {
+        for s in 0..self.symbols.len() {
+            if self.symbols[s].kind != SymKind::Discrete
+                || !self.symbols[s].dims.is_empty()
+                || self.definition_of(s).is_none()
+            {
+                continue;
+            }
+            let d = self.decl(s);
+            if let Some(Ok(Val::Scalar(_, value))) = self.discrete_name(s, d.span, Mode::Equation) {
+                self.defined.push(Defined {
+                    name: d.name.name.clone(),
+                    value,
+                });
+            }
+        }
     }
 
     /// Creates the parameters of discrete symbol `s`: its value (the start

@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use crate::budget::MemoryBudget;
 use crate::{
-    Assertion, BaseType, Dae, Discrete, Equation, Event, Experiment, Parameter, SourceSpans,
-    Unknown,
+    Assertion, BaseType, Dae, Defined, Discrete, Equation, Event, Experiment, Parameter,
+    SourceSpans, Unknown,
 };
 use daec_diag::{Diagnostic, Span};
 use daec_expr::{ExprId, ExprPool, ParamId};
@@ -219,6 +219,9 @@ struct Lowerer<'a> {
     events: Vec<Event>,
     /// The discrete-time variables created so far.
     discrete: Vec<Discrete>,
+    /// The discrete variables defined outside `when`, with their
+    /// definitions ([`Lowerer::lower_definitions`]).
+    defined: Vec<Defined>,
     /// Names of the `Real` variables assigned in a `when` clause (discrete
     /// by MLS 3.6 §3.8.3).
     when_assigned: rustc_hash::FxHashSet<String>,
@@ -283,6 +286,7 @@ impl<'a> Lowerer<'a> {
             invariants: Vec::new(),
             events: Vec::new(),
             discrete: Vec::new(),
+            defined: Vec::new(),
             when_assigned: discrete::when_assigned(model),
             definitions: discrete::definitions(model),
             assigned_by: FxHashMap::default(),
@@ -342,6 +346,7 @@ impl<'a> Lowerer<'a> {
             invariants: self.invariants,
             events: self.events,
             discrete: self.discrete,
+            defined: self.defined,
             initial: self.initial,
             terminal: self.terminal,
             asserts: self.asserts,
@@ -399,6 +404,7 @@ impl<'a> Lowerer<'a> {
         if !self.diags.iter().any(Diagnostic::is_error) {
             self.check_counts();
             self.check_discrete_assignments();
+            self.lower_definitions();
         }
     }
 }
