@@ -347,18 +347,24 @@ fn flatten_of_discrete_variables_is_idempotent() {
 #[test]
 fn vars_selects_discrete_columns() {
     let path = model("counter_vars", "dae", COUNTER);
-    let svg = std::env::temp_dir().join(format!("daec-discrete-{}.svg", std::process::id()));
+    let text = plot(&path, "n,big");
+    assert!(text.contains("big"), "no `big` in the plot");
+}
+
+/// The SVG of `daec simulate --plot … --vars VARS` (which succeeds).
+fn plot(path: &Path, vars: &str) -> String {
+    let stem = path.file_stem().unwrap().to_str().unwrap();
+    let svg = std::env::temp_dir().join(format!("daec-discrete-{stem}-{}.svg", std::process::id()));
     let r = daec(&[
         "simulate",
         path.to_str().unwrap(),
         "--plot",
         svg.to_str().unwrap(),
         "--vars",
-        "n,big",
+        vars,
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.contains("big"), "no `big` in the plot");
+    std::fs::read_to_string(&svg).unwrap()
 }
 
 const SAMPLED: &str = "model Sampled
@@ -919,16 +925,6 @@ end Defined;
     assert_eq!(last[0], 3.0, "{last:?}");
     assert_eq!(&last[3..], &[3.0, 1.0, 6.0]);
     // `--vars` plots them (a name it does not know is a usage error)
-    let svg = std::env::temp_dir().join(format!("daec-defined-{}.svg", std::process::id()));
-    let r = daec(&[
-        "simulate",
-        path.to_str().unwrap(),
-        "--plot",
-        svg.to_str().unwrap(),
-        "--vars",
-        "off,m",
-    ]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let text = std::fs::read_to_string(&svg).unwrap();
+    let text = plot(&path, "off,m");
     assert!(text.contains("off"), "no `off` in the plot");
 }
