@@ -71,7 +71,7 @@ pub struct Outputs {
 /// model's unknowns and the current parameter values at each row. The
 /// relations in them are evaluated at the row's point, as those of an
 /// output equation are.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Defined {
     /// The definitions as functions of the unknowns they read, with the
     /// tape's frame (`None`: no such variable, or a definition the tape

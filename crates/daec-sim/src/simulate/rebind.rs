@@ -63,8 +63,7 @@ impl Prepared {
         self.events.set_params(&params);
         self.init = init;
         self.sigma = SigmaJacobian::new(analysis);
-        self.limits = prepared_limits(analysis, &self.form, dae.unknowns.len());
-        self.sigma_limit = SigmaJacobian::limit(analysis);
+        self.limits = prepared_limits(analysis, &self.form);
         self.outputs = Outputs::none(dae);
         self.start_variant = 0;
         Some(Ok(self))
