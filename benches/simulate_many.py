@@ -24,18 +24,14 @@ three give the same results bit for bit. Needs the package installed
 (`pip install crates/daec-py`).
 
 Figures: the dev-profile wheel of `.ci/run`, 64 sets of the 50-link
-chain (250 unknowns), against the package of commit 733a9db (which
-shared the analysis only), the two measured one after the other with
-2 workers on 2 cores loaded by other processes (wall times vary by
-±20 % between repetitions):
+chain (350 unknowns), 2 workers on 2 otherwise idle cores:
 
     python benches/simulate_many.py --n 50 --t-end 0.1 --sets 64 --workers 2
 
-                                     733a9db:          analysis and
-                                     analysis shared   preparation shared
-    simulate, one call per set       1.000 (17.4 s)    1.000 (20.8 s)
-    simulate_many, 1 worker          0.889             0.873
-    simulate_many, 2 workers         1.126             0.891
+                                     wall s  ratio  compile s  integrate s
+    simulate, one call per set        4.18   1.000     2.56       1.54
+    simulate_many, 1 worker           3.66   0.875     2.05       1.55
+    simulate_many, 2 workers          1.84   0.439     2.04       1.51
 
 A rebound run's preparation (formulation, tapes, initialisation) takes
 1.5 ms instead of 25 ms; what a run of `simulate_many` still pays is
