@@ -23,7 +23,7 @@
 //! `v <> pre(v)` (MLS §3.7.5).
 
 use super::declarations::Attr;
-use super::{Lowerer, Mode, R, SymKind, Val, subscript_text, type_source, unravel};
+use super::{Lowerer, Mode, R, SymKind, Val};
 use crate::budget::elements;
 use crate::{Assertion, BaseType, Defined, Discrete, Parameter};
 use daec_diag::{Diagnostic, Span, codes};
@@ -240,35 +240,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let names: Vec<String> = (0..n)
-            .map(|i| format!("{name}{}", subscript_text(&unravel(i, &dims))))
-            .collect();
-        let attributes = self.parameter_attributes(d, &dims, &values, &names);
-        let first = self.parameters.len();
-        let type_name = type_source(&d.type_name);
-        for (i, ((&value, flat_name), a)) in values.iter().zip(&names).zip(attributes).enumerate() {
-            self.parameters.push(Parameter {
-                name: flat_name.clone(),
-                base: name.clone(),
-                subscripts: unravel(i, &dims),
-                ty,
-                constant: false,
-                value,
-                symbolic: true,
-                start: a.start,
-                fixed: a.fixed,
-                nominal: a.nominal,
-                min: a.min,
-                max: a.max,
-                unit: a.unit,
-                display_unit: a.display_unit,
-                quantity: a.quantity,
-                type_name: type_name.clone(),
-                description: d.description.clone(),
-            });
-            self.param_values.push(value);
-            self.spans.parameters.push(d.span);
-        }
+        let (first, names) = self.push_parameter_elements(d, ty, &dims, &values, false, true);
         for (i, flat_name) in names.iter().enumerate() {
             let pre = self.parameters[first + i].clone();
             self.discrete.push(Discrete {

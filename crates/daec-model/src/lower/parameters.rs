@@ -195,21 +195,43 @@ impl<'a> Lowerer<'a> {
         if self.parameters.try_reserve(n).is_err() || self.param_values.try_reserve(n).is_err() {
             return Err(self.no_memory(n, std::mem::size_of::<Parameter>(), d.span));
         }
-        let first = self.parameters.len();
         let constant = self.symbols[s].kind == SymKind::Constant;
+        let symbolic = !constant && ty == BaseType::Real;
+        let (first, _) = self.push_parameter_elements(d, ty, &dims, &values, constant, symbolic);
+        self.symbols[s].first = first;
+        self.symbols[s].dims = dims;
+        Ok(())
+    }
+
+    /// Pushes one scalar parameter per element of the declaration `d`
+    /// (type `ty`, shape `dims`) with its `values` and the attributes its
+    /// modifiers give, `constant` and `symbolic` as the caller decides;
+    /// returns the index of the first and the elements' flat names.
+    pub(super) fn push_parameter_elements(
+        &mut self,
+        d: &ast::Declaration,
+        ty: BaseType,
+        dims: &[usize],
+        values: &[f64],
+        constant: bool,
+        symbolic: bool,
+    ) -> (usize, Vec<String>) {
+        let name = &d.name.name;
+        let first = self.parameters.len();
         let names: Vec<String> = (0..values.len())
-            .map(|i| format!("{name}{}", subscript_text(&unravel(i, &dims))))
+            .map(|i| format!("{name}{}", subscript_text(&unravel(i, dims))))
             .collect();
-        let attributes = self.parameter_attributes(d, &dims, &values, &names);
-        for (i, ((&value, flat_name), a)) in values.iter().zip(names).zip(attributes).enumerate() {
+        let attributes = self.parameter_attributes(d, dims, values, &names);
+        let type_name = type_source(&d.type_name);
+        for (i, ((&value, flat_name), a)) in values.iter().zip(&names).zip(attributes).enumerate() {
             self.parameters.push(Parameter {
-                name: flat_name,
+                name: flat_name.clone(),
                 base: name.clone(),
-                subscripts: unravel(i, &dims),
+                subscripts: unravel(i, dims),
                 ty,
                 constant,
                 value,
-                symbolic: !constant && ty == BaseType::Real,
+                symbolic,
                 start: a.start,
                 fixed: a.fixed,
                 nominal: a.nominal,
@@ -218,15 +240,13 @@ impl<'a> Lowerer<'a> {
                 unit: a.unit,
                 display_unit: a.display_unit,
                 quantity: a.quantity,
-                type_name: type_source(&d.type_name),
+                type_name: type_name.clone(),
                 description: d.description.clone(),
             });
             self.param_values.push(value);
             self.spans.parameters.push(d.span);
         }
-        self.symbols[s].first = first;
-        self.symbols[s].dims = dims;
-        Ok(())
+        (first, names)
     }
 
     /// Checks that the override `-p key=v` is a value of type `ty` (an
