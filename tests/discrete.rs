@@ -843,11 +843,12 @@ end WhenIf;
     );
 }
 
-/// `integer` of an unknown jumps without an event (MLS 3.6 §3.7.2 asks
-/// for one): a warning `W0117` at the call, once although the definition
-/// is used twice, with the `when` that counts the jumps; the run goes on.
+/// `integer` of an unknown is event-triggering (MLS 3.6 §3.7.2), also in
+/// a discrete definition used twice: its jumps are state events, without
+/// the warning `W0117`, so ∫ 2·floor(t) dt over [0, 2.5] = 2·(0 + 1 +
+/// 0.5·2) = 4 to the tolerance; a function of `time` makes time events.
 #[test]
-fn integer_of_the_unknowns_warns_that_it_makes_no_events() {
+fn integer_of_the_unknowns_makes_events_at_its_jumps() {
     let text = "model F
   Real x(start = 0, fixed = true);
   Real z(start = 0, fixed = true);
@@ -862,24 +863,26 @@ end F;
     let path = model("IntegerOfState", "mo", text);
     let (code, csv, err) = simulate(&path, &[]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(err.matches("warning[W0117]").count(), 1, "{err}");
-    assert!(
-        err.contains("`integer` of the unknowns jumps without an event"),
-        "{err}"
-    );
-    assert!(err.contains("IntegerOfState.mo:7:7"), "{err}");
-    // ∫ 2·floor(t) dt over [0, 2.5] = 2·(0 + 1 + 0.5·2) = 4
+    assert!(!err.contains("W0117"), "{err}");
     let last = csv.rows.last().unwrap();
-    assert!(close(last[csv.col("z")], 4.0, 1e-3), "{last:?}");
-    // a function of time makes time events, without a warning
+    assert!(close(last[csv.col("z")], 4.0, 1e-8), "{last:?}");
+    // k's column jumps at the events, where x = t = 1 and 2
+    let k = changes(&csv, "k");
+    assert_eq!(k.len(), 2, "{k:?}");
+    assert!(
+        close(k[0].0, 1.0, 1e-9) && close(k[1].0, 2.0, 1e-9),
+        "{k:?}"
+    );
     let timed = model(
         "IntegerOfTime",
         "mo",
         &text.replace("integer(x)", "integer(time)"),
     );
-    let (code, _, err) = simulate(&timed, &[]);
+    let (code, csv, err) = simulate(&timed, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("W0117"), "{err}");
+    let last = csv.rows.last().unwrap();
+    assert!(close(last[csv.col("z")], 4.0, 1e-8), "{last:?}");
 }
 
 /// Discrete variables defined outside `when` have result columns, their

@@ -579,3 +579,131 @@ fn herk_holds_the_modes_and_radau_2nd_refuses_them() {
         s.stderr
     );
 }
+
+/// The last row's value of column `c` and the event count of a run of
+/// `model` (a `.dae` text) with `--rtol 1e-10`, asserting success and
+/// that no `W0117` warning was printed.
+fn last_and_events(name: &str, text: &str, c: usize) -> (f64, u64) {
+    let s = simulate(&model(name, text), &["--rtol", "1e-10", "--atol", "1e-12"]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert!(!s.stderr.contains("W0117"), "{}", s.stderr);
+    let last = s.rows.last().unwrap();
+    (last[c], s.stats["events"].as_u64().unwrap())
+}
+
+/// `ẋ = 1`, `ẏ = f(x)` from 0 to `stop`: the model text.
+fn integral_of(name: &str, f: &str, stop: f64) -> String {
+    format!(
+        "model {name}\n  Real x(start = 0, fixed = true);\n  Real y(start = 0, fixed = true);\nequation\n  der(x) = 1;\n  der(y) = {f};\n  annotation(experiment(StartTime = 0, StopTime = {stop}));\nend {name};\n"
+    )
+}
+
+/// `floor` of an unknown is an event-triggering function (MLS 3.6
+/// §3.7.2): `ẏ = floor(x)` with `x = t` gives y(2.5) = 0 + 1 + 2·0.5 =
+/// 2 exactly, with one state event at each of x = 1 and x = 2 — without
+/// them the step-size control would step over the jumps, and y would be
+/// off by far more than 1e-9.
+#[test]
+fn floor_of_the_unknowns_makes_state_events_at_its_jumps() {
+    let (y, events) = last_and_events("FloorEv", &integral_of("FloorEv", "floor(x)", 2.5), 2);
+    assert!((y - 2.0).abs() < 1e-9, "y(2.5) = {y}");
+    assert_eq!(events, 2);
+    // the same with `integer`, and with `ceil`: ∫ ceil(t) over [0, 2.5]
+    // = 1 + 2 + 3·0.5 = 4.5, with a third event just after the start,
+    // where ceil(0) = 0 turns 1
+    let (y, events) = last_and_events("IntegerEv", &integral_of("IntegerEv", "integer(x)", 2.5), 2);
+    assert!((y - 2.0).abs() < 1e-9, "y(2.5) = {y}");
+    assert_eq!(events, 2);
+    let (y, events) = last_and_events("CeilEv", &integral_of("CeilEv", "ceil(x)", 2.5), 2);
+    assert!((y - 4.5).abs() < 1e-9, "y(2.5) = {y}");
+    assert_eq!(events, 3);
+}
+
+/// `mod(x, 1)` is the sawtooth x − ⌊x⌋: its integral over [0, 2.5] is
+/// 0.5 + 0.5 + 0.125 = 1.125; `div` and `rem` truncate towards zero, so on
+/// the negative argument `x = −t` ∫ div(x, 1) = −(0 + 1 + 2·0.5) = −2 and
+/// ∫ rem(x, 1) = −1.125, while ∫ floor(x) = −(1 + 2 + 3·0.5) = −4.5.
+#[test]
+fn mod_div_rem_and_negative_arguments_have_their_closed_forms() {
+    let (y, events) = last_and_events("ModEv", &integral_of("ModEv", "mod(x, 1)", 2.5), 2);
+    assert!((y - 1.125).abs() < 1e-9, "y(2.5) = {y}");
+    assert_eq!(events, 2);
+    // (floor(−0) = 0 turns −1 just after the start: a third event)
+    for (name, f, want, count) in [
+        ("DivNeg", "div(-x, 1)", -2.0, 2),
+        ("RemNeg", "rem(-x, 1)", -1.125, 2),
+        ("FloorNeg", "floor(-x)", -4.5, 3),
+    ] {
+        let (y, events) = last_and_events(name, &integral_of(name, f, 2.5), 2);
+        assert!(
+            (y - want).abs() < 1e-9,
+            "{f}: y(2.5) = {y}, expected {want}"
+        );
+        assert_eq!(events, count, "{f}");
+    }
+    // `div` by an unknown: x/p with p = 1 + x/10 crosses 1 and 2 at
+    // x = 10/9 and x = 2.5 (after the end)
+    let text = "model ModVar\n  Real x(start = 0, fixed = true);\n  Real y(start = 0, fixed = true);\nequation\n  der(x) = 1;\n  der(y) = div(x, 1 + x/10);\n  annotation(experiment(StartTime = 0, StopTime = 2.4));\nend ModVar;\n";
+    let (y, events) = last_and_events("ModVar", text, 2);
+    assert!((y - (2.4 - 10.0 / 9.0)).abs() < 1e-9, "y(2.4) = {y}");
+    assert_eq!(events, 1);
+}
+
+/// `noEvent(floor(x))` keeps its continuous evaluation: no event, and no
+/// warning; `floor` of a derivative still makes no event, with `W0117`;
+/// a `when floor(x) > 1` fires once, where x reaches 2.
+#[test]
+fn no_event_floor_stays_continuous_and_when_floor_fires() {
+    let s = simulate(
+        &model(
+            "FloorQuiet",
+            &integral_of("FloorQuiet", "noEvent(floor(x))", 2.5),
+        ),
+        &[],
+    );
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert_eq!(s.stats["events"], 0);
+    assert!(!s.stderr.contains("W0117"), "{}", s.stderr);
+    let s = simulate(
+        &model("FloorDer", &integral_of("FloorDer", "floor(2*der(x))", 1.0)),
+        &[],
+    );
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert!(s.stderr.contains("warning[W0117]"), "{}", s.stderr);
+    assert!(
+        s.stderr
+            .contains("`floor` of a derivative jumps without an event"),
+        "{}",
+        s.stderr
+    );
+    let text = "model WhenFloor\n  Real x(start = 0, fixed = true);\n  Real z(start = 0, fixed = true);\nequation\n  der(x) = 1;\n  der(z) = 0;\n  when floor(x) > 1 then reinit(z, time); end when;\n  annotation(experiment(StartTime = 0, StopTime = 3));\nend WhenFloor;\n";
+    let s = simulate(&model("WhenFloor", text), &["--rtol", "1e-10"]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert!(!s.stderr.contains("W0117"), "{}", s.stderr);
+    assert_eq!(s.stats["events"], 1);
+    let z = s.rows.last().unwrap()[2];
+    assert!((z - 2.0).abs() < 1e-9, "fired at {z}");
+}
+
+/// `div`, `mod` and `rem` of Integer constants are Integer constants
+/// (MLS 3.6 §3.7.2): div(−7, 2) = −3 (truncated towards zero), mod(−7, 2)
+/// = 1 (the sign of the divisor), rem(−7, 2) = −1 (the sign of the
+/// dividend); so ẏ = a + 10·b + 100·c = −93, and no event.
+#[test]
+fn div_mod_rem_of_integers_are_integers() {
+    let text = "model IntDiv\n  parameter Integer a = div(-7, 2);\n  parameter Integer b = mod(-7, 2);\n  parameter Integer c = rem(-7, 2);\n  Real y(start = 0, fixed = true);\nequation\n  der(y) = a + 10*b + 100*c;\n  annotation(experiment(StartTime = 0, StopTime = 1));\nend IntDiv;\n";
+    let (y, events) = last_and_events("IntDiv", text, 1);
+    assert!((y + 93.0).abs() < 1e-9, "y(1) = {y}");
+    assert_eq!(events, 0);
+    let s = simulate(
+        &model("DivArity", &text.replace("div(-7, 2)", "div(-7)")),
+        &[],
+    );
+    assert_eq!(s.code, 1, "{}", s.stderr);
+    assert!(
+        s.stderr
+            .contains("`div` takes 2 arguments, but 1 was given"),
+        "{}",
+        s.stderr
+    );
+}

@@ -234,8 +234,8 @@ pub mod codes {
     pub const FUNCTION: &str = "E0140";
     /// A start value that lies outside `min`/`max`.
     pub const BOUNDS: &str = "W0116";
-    /// `floor`, `ceil` or `integer` of an expression of the unknowns,
-    /// evaluated without events (a warning).
+    /// `floor`, `ceil`, `integer`, `div`, `mod` or `rem` of a derivative
+    /// of the unknowns, evaluated without events (a warning).
     pub const NO_EVENT_JUMP: &str = "W0117";
     /// A structurally singular model (no transversal).
     pub const STRUCTURALLY_SINGULAR: &str = "E0201";

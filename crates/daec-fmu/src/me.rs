@@ -245,7 +245,7 @@ pub struct MeState {
     z: Vec<f64>,
     zdot: Vec<f64>,
     pre: Vec<bool>,
-    modes: Vec<bool>,
+    modes: Vec<f64>,
 }
 
 /// What an event update did (`fmi2EventInfo`).

@@ -75,7 +75,7 @@ pub use invariants::{
     check_invariants, invariant_rows,
 };
 pub use method::{Method, MethodError};
-pub use modes::{Modes, RIGHT_LIMIT_STEP, state_relations};
+pub use modes::{Modes, RIGHT_LIMIT_STEP, state_jumps, state_relations};
 pub use native::{NativeCode, NativeCompiler, NativeSource};
 pub use output::{
     InvariantEnforcement, OutputTimes, Plot, PlotError, Results, SimStats, log_grid, output_grid,

@@ -1,5 +1,6 @@
-//! State events of relations: the relations of the unknowns in the
-//! conditions of `if` expressions, held constant between events.
+//! State events of relations and of the event-triggering functions: the
+//! relations of the unknowns in the conditions of `if` expressions, and
+//! `floor(e)` and `ceil(e)` of the unknowns, held constant between events.
 //!
 //! # Semantics (MLS 3.6 §3.5, §8.5)
 //!
@@ -34,16 +35,31 @@
 //!   it touches zero where another crosses, is set by its value on the
 //!   prediction along `ż` ([`right_limits`]).
 //!
+//! # Event-triggering functions (MLS 3.6 §3.7.2)
+//!
+//! `floor(e)` and `ceil(e)` of an argument `e` of the unknowns (outside
+//! `noEvent(…)`; `integer`, `div`, `mod` and `rem` are lowered to them by
+//! the front end) are modes of their own, with an integer value: between
+//! events `floor(e)` is the value `k` it took at the last event (a
+//! parameter in the formulation, as a relation's mode), and the two
+//! crossing functions `k − e > 0` and `e − (k + 1) ≥ 0` watch for `e`
+//! leaving `[k, k + 1)` (for `ceil`, `(k − 1) − e ≥ 0` and `e − k > 0`
+//! for `(k − 1, k]`). At a crossing the mode takes the function's value
+//! there, as a relation's mode does, through the same event iteration.
+//! The structural analysis sees `floor(e)` as it sees a relation in a
+//! condition: a dependence on the unknowns of `e` whose derivative is 0.
+//!
 //! The restarts count towards the limits of [`crate::events`] (events at
 //! one instant, accumulating events, `--max-events`): a relation that
 //! chatters — the dynamics on each side drive the state back across it —
 //! ends in an explained error, never in a hang.
 //!
 //! `abs`, `min`, `max` and `sign` are evaluated continuously (they are not
-//! relations, MLS §3.7.1), and so are relations inside `noEvent(…)` (the
-//! front end wraps them in [`daec_expr::Func::NoEvent`], which this module
-//! leaves alone) and relations of `time` and parameters only (time events:
-//! [`crate::events::discontinuities`]).
+//! relations, MLS §3.7.1), and so are relations and `floor`/`ceil` inside
+//! `noEvent(…)` (the front end wraps them in [`daec_expr::Func::NoEvent`],
+//! which this module leaves alone), `floor`/`ceil` of an argument with a
+//! derivative of the unknowns, and relations and `floor`/`ceil` of `time`
+//! and parameters only (time events: [`crate::events::discontinuities`]).
 
 use crate::error::{FailureCause, SimError, Unsupported};
 use crate::events::{MAX_EVENT_ITERATIONS, condition_text, event_function};
@@ -103,25 +119,108 @@ fn of_the_state(pool: &ExprPool, e: ExprId) -> bool {
     unknown
 }
 
+/// The event-triggering `floor(e)` and `ceil(e)` under `roots` (MLS 3.6
+/// §3.7.2) whose argument depends on unknowns and on no derivative, in
+/// dependency order; those inside `noEvent(…)`, inside one of the
+/// `relations` (frozen as a whole) or inside another such function are
+/// not searched.
+pub fn state_jumps(pool: &ExprPool, roots: &[ExprId], relations: &[ExprId]) -> Vec<ExprId> {
+    let mut out = Vec::new();
+    let mut seen: HashSet<ExprId> = relations.iter().copied().collect();
+    let mut stack: Vec<ExprId> = roots.to_vec();
+    while let Some(e) = stack.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        match pool.node(e) {
+            Node::Func(Func::NoEvent, _) => {}
+            Node::Func(Func::Floor | Func::Ceil, a) if of_the_state(pool, *a) => out.push(e),
+            node => stack.extend(node.children()),
+        }
+    }
+    // (ids are in dependency order: children before parents)
+    out.sort_unstable();
+    out
+}
+
+/// What a mode holds between events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A relation, 1 true and 0 false; its crossing function `φ` holds
+    /// where `φ > 0` (`strict`) or `φ ≥ 0`.
+    Relation { strict: bool },
+    /// `floor(e)`: the integer `k` with `k ≤ e < k + 1`.
+    Floor,
+    /// `ceil(e)`: the integer `k` with `k − 1 < e ≤ k`.
+    Ceil,
+}
+
+impl Kind {
+    /// The value of the mode where its tape output (a relation's `φ`, the
+    /// argument `e` of `floor`/`ceil`) is `raw`.
+    fn value(self, raw: f64) -> f64 {
+        match self {
+            Kind::Relation { strict } => {
+                if holds(raw, strict) {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Kind::Floor => raw.floor(),
+            Kind::Ceil => raw.ceil(),
+        }
+    }
+
+    /// The conditions under which the mode with value `v` differs from
+    /// its function, as `(φ, strict)` of the tape output `raw` (see
+    /// [`holds`]): one for a relation, one per side for `floor`/`ceil`.
+    fn differs(self, v: f64, raw: f64) -> [(f64, bool); 2] {
+        match self {
+            // the relation itself while the mode is false, its negation
+            // (−φ, of the other strictness) while it is true
+            Kind::Relation { strict } if v == 1.0 => [(-raw, !strict); 2],
+            Kind::Relation { strict } => [(raw, strict); 2],
+            Kind::Floor => [(v - raw, true), (raw - (v + 1.0), false)],
+            Kind::Ceil => [((v - 1.0) - raw, false), (raw - v, true)],
+        }
+    }
+
+    /// Number of conditions of [`Kind::differs`] that are watched.
+    fn sides(self) -> usize {
+        match self {
+            Kind::Relation { .. } => 1,
+            Kind::Floor | Kind::Ceil => 2,
+        }
+    }
+}
+
 /// Makes a state consistent with the current modes (the parameters of the
 /// model), keeping the states (`init::reinitialize_switch`).
 pub type Reinit<'a> = dyn FnMut(&mut Dae, &[f64]) -> Result<Vec<f64>, SimError> + 'a;
 
-/// The modes of a model's relations along a run (see the module docs).
+/// The modes of a model's relations and event-triggering functions along
+/// a run (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Modes {
-    /// The relations, as nodes of the model's pool.
+    /// The relations, then the `floor`/`ceil` applications, as nodes of
+    /// the model's pool.
     relations: Vec<ExprId>,
     /// The model parameter that holds each mode.
     params: Vec<usize>,
-    /// The crossing functions `φ_k(t, z)`, one tape (inputs: the model's
-    /// unknowns), and its frame.
+    /// The relations' crossing functions `φ_k(t, z)` and the arguments of
+    /// the `floor`/`ceil` modes, one tape (inputs: the model's unknowns),
+    /// and its frame.
     phi: Option<(Tape, TapeFrame)>,
-    /// Whether relation `k` is strict (holds where `φ > 0`).
-    strict: Vec<bool>,
-    /// The current value of each mode.
-    value: Vec<bool>,
-    /// Each relation as written, for messages.
+    /// What each mode holds.
+    kind: Vec<Kind>,
+    /// The current value of each mode (a relation's 1 or 0, an integer).
+    value: Vec<f64>,
+    /// The value [`Modes::flip`] swaps in: a relation's other value, the
+    /// value a `floor`/`ceil` mode takes just after the last
+    /// [`Modes::leaving`].
+    other: Vec<f64>,
+    /// Each relation or function as written, for messages.
     texts: Vec<String>,
     /// Relations set to their value just after a restart although they
     /// differ from it at the restart itself ([`right_limits`]):
@@ -130,25 +229,44 @@ pub struct Modes {
     ahead: Vec<bool>,
     /// Number of unknowns of the model.
     n: usize,
+    /// The tape's outputs.
+    raw: Vec<f64>,
+    /// The crossing functions of [`Modes::crossings`].
     out: Vec<f64>,
 }
 
 impl Modes {
-    /// The modes of `dae`'s relations (see [`state_relations`]): each gets
-    /// a parameter of `dae` (named `$mode<k>`, value 0 until
-    /// [`Modes::set_from`]) and its crossing function is compiled.
+    /// The modes of `dae`'s relations (see [`state_relations`]) and of its
+    /// event-triggering functions (see [`state_jumps`]): each gets a
+    /// parameter of `dae` (named `$mode<k>`, value 0 until
+    /// [`Modes::set_from`]) and its crossing function or argument is
+    /// compiled.
     pub fn new(dae: &mut Dae) -> Result<Self, SimError> {
         let roots: Vec<ExprId> = dae.equations.iter().map(|e| e.residual).collect();
-        let relations = state_relations(&dae.pool, &roots);
+        let mut relations = state_relations(&dae.pool, &roots);
+        let jumps = state_jumps(&dae.pool, &roots, &relations);
+        relations.extend(jumps);
         let n = dae.unknowns.len();
         let mut phis = Vec::new();
-        let mut strict = Vec::new();
+        let mut kind = Vec::new();
         let mut params = Vec::new();
         let mut texts = Vec::new();
         for (k, &r) in relations.iter().enumerate() {
-            let (phi, s) = event_function(&mut dae.pool, r);
-            phis.push(phi);
-            strict.push(s);
+            match *dae.pool.node(r) {
+                Node::Func(f @ (Func::Floor | Func::Ceil), a) => {
+                    phis.push(a);
+                    kind.push(if f == Func::Floor {
+                        Kind::Floor
+                    } else {
+                        Kind::Ceil
+                    });
+                }
+                _ => {
+                    let (phi, strict) = event_function(&mut dae.pool, r);
+                    phis.push(phi);
+                    kind.push(Kind::Relation { strict });
+                }
+            }
             texts.push(condition_text(dae, r));
             params.push(dae.parameters.len());
             let name = format!("$mode{}", k + 1);
@@ -165,14 +283,23 @@ impl Modes {
             let frame = tape.frame(&dae.parameter_values());
             Some((tape, frame))
         };
+        let m = relations.len();
         Ok(Self {
-            value: vec![false; relations.len()],
-            ahead: vec![false; relations.len()],
-            out: vec![0.0; relations.len()],
+            value: vec![0.0; m],
+            other: kind
+                .iter()
+                .map(|k| match k {
+                    Kind::Relation { .. } => 1.0,
+                    _ => 0.0,
+                })
+                .collect(),
+            ahead: vec![false; m],
+            raw: vec![0.0; m],
+            out: vec![0.0; m],
             relations,
             params,
             phi,
-            strict,
+            kind,
             texts,
             n,
         })
@@ -192,7 +319,7 @@ impl Modes {
     }
 
     /// True if the model has no relation of the unknowns in an `if`
-    /// condition.
+    /// condition and no event-triggering function of the unknowns.
     pub fn is_empty(&self) -> bool {
         self.relations.is_empty()
     }
@@ -257,71 +384,101 @@ impl Modes {
         pool.replace_nodes(roots, &map, &opaque)
     }
 
-    /// The relations' crossing functions `φ_k(t, z)` (the relation holds
-    /// where `φ_k > 0`, or `≥ 0` for `<=`/`>=`): the event indicators of
-    /// a Model Exchange FMU.
+    /// The crossing functions `φ_k(t, z)` of the modes: a relation's
+    /// (it holds where `φ_k > 0`, or `≥ 0` for `<=`/`>=`), and for
+    /// `floor(e)` with value `k` the distance `min(e − k, k + 1 − e)` to
+    /// the nearer end of `[k, k + 1)` (for `ceil`, of `(k − 1, k]`), which
+    /// changes sign where the function jumps: the event indicators of a
+    /// Model Exchange FMU.
     pub fn crossings(&mut self, t: f64, z: &[f64]) -> &[f64] {
         self.eval(t, z);
+        for k in 0..self.len() {
+            let (raw, v) = (self.raw[k], self.value[k]);
+            self.out[k] = match self.kind[k] {
+                Kind::Relation { .. } => raw,
+                Kind::Floor => (raw - v).min(v + 1.0 - raw),
+                Kind::Ceil => (raw - (v - 1.0)).min(v - raw),
+            };
+        }
         &self.out
     }
 
-    /// The current value of every mode.
-    pub fn values(&self) -> &[bool] {
+    /// The current value of every mode (a relation's 1 or 0, the integer
+    /// of a `floor`/`ceil`).
+    pub fn values(&self) -> &[f64] {
         &self.value
     }
 
     /// Sets the modes to `values` (and the parameters of `dae` that hold
     /// them): a saved state restored.
-    pub fn restore(&mut self, dae: &mut Dae, values: &[bool]) {
-        let which: Vec<usize> = (0..self.len())
-            .filter(|&k| values.get(k).is_some_and(|&v| v != self.value[k]))
-            .collect();
-        self.flip(dae, &which, false);
-    }
-
-    /// The relations' crossing functions at `(t, z)` into `self.out`.
-    fn eval(&mut self, t: f64, z: &[f64]) {
-        if let Some((tape, frame)) = &mut self.phi {
-            let z = &z[..self.n.min(z.len())];
-            tape.eval_frame(frame, t, &[z], &mut self.out);
+    pub fn restore(&mut self, dae: &mut Dae, values: &[f64]) {
+        for (k, &v) in values.iter().enumerate().take(self.len()) {
+            self.set(dae, k, v);
         }
     }
 
-    /// Sets every mode to its relation's value at `(t, z)` (and the
-    /// parameters of `dae` that hold them); returns whether one changed.
+    /// Sets mode `k` to `v` (and the parameter of `dae` that holds it).
+    fn set(&mut self, dae: &mut Dae, k: usize, v: f64) {
+        self.value[k] = v;
+        self.other[k] = match self.kind[k] {
+            Kind::Relation { .. } => 1.0 - v,
+            _ => v,
+        };
+        if let Some(p) = dae.parameters.get_mut(self.params[k]) {
+            p.value = v;
+        }
+    }
+
+    /// The tape's outputs at `(t, z)` into `self.raw`.
+    fn eval(&mut self, t: f64, z: &[f64]) {
+        if let Some((tape, frame)) = &mut self.phi {
+            let z = &z[..self.n.min(z.len())];
+            tape.eval_frame(frame, t, &[z], &mut self.raw);
+        }
+    }
+
+    /// Sets every mode to its relation's or function's value at `(t, z)`
+    /// (and the parameters of `dae` that hold them); returns whether one
+    /// changed.
     pub fn set_from(&mut self, dae: &mut Dae, t: f64, z: &[f64]) -> bool {
         self.eval(t, z);
         self.ahead.iter_mut().for_each(|a| *a = false);
         let mut changed = false;
         for k in 0..self.len() {
-            let now = holds(self.out[k], self.strict[k]);
+            let now = self.kind[k].value(self.raw[k]);
             changed |= now != self.value[k];
-            self.value[k] = now;
-            if let Some(p) = dae.parameters.get_mut(self.params[k]) {
-                p.value = if now { 1.0 } else { 0.0 };
-            }
+            self.set(dae, k, now);
         }
         changed
     }
 
-    /// The first time on `step` at which a relation differs from its mode
-    /// (see the module docs), with the relations changed there.
+    /// The first time on `step` at which a relation or function differs
+    /// from its mode (see the module docs), with the modes changed there.
     pub fn scan(&mut self, step: &Step<'_>) -> Option<RisingEdge> {
         let m = self.len();
         let (tape, frame) = self.phi.as_mut()?;
-        // "differs from the mode": the relation itself while the mode is
-        // false, its negation (−φ, of the other strictness) while it is true
-        let strict: Vec<bool> = (0..m).map(|k| self.strict[k] != self.value[k]).collect();
-        let pre = std::mem::replace(&mut self.ahead, vec![false; m]);
-        let (n, value) = (self.n, &self.value);
-        first_rising_edge(step, &pre, &strict, |t, z, out| {
-            tape.eval_frame(frame, t, &[&z[..n.min(z.len())]], out);
-            for (o, &v) in out.iter_mut().zip(value) {
-                if v {
-                    *o = -*o;
-                }
+        // the watched conditions: `sides` per mode (see `Kind::differs`)
+        let owner: Vec<(usize, usize)> = (0..m)
+            .flat_map(|k| (0..self.kind[k].sides()).map(move |s| (k, s)))
+            .collect();
+        let (kind, value) = (&self.kind, &self.value);
+        let strict: Vec<bool> = owner
+            .iter()
+            .map(|&(k, s)| kind[k].differs(value[k], 0.0)[s].1)
+            .collect();
+        let ahead = std::mem::replace(&mut self.ahead, vec![false; m]);
+        let pre: Vec<bool> = owner.iter().map(|&(k, _)| ahead[k]).collect();
+        let n = self.n;
+        let mut raw = vec![0.0; m];
+        let edge = first_rising_edge(step, &pre, &strict, |t, z, out| {
+            tape.eval_frame(frame, t, &[&z[..n.min(z.len())]], &mut raw);
+            for (o, &(k, s)) in out.iter_mut().zip(&owner) {
+                *o = kind[k].differs(value[k], raw[k])[s].0;
             }
-        })
+        })?;
+        let mut events: Vec<usize> = edge.events.iter().map(|&i| owner[i].0).collect();
+        events.dedup();
+        Some(RisingEdge { t: edge.t, events })
     }
 
     /// After the integration stopped at `t` with the solution `z` (at a
@@ -397,21 +554,28 @@ impl Modes {
     pub fn leaving(&mut self, t: f64, z: &[f64], zdot: &[f64], delta: f64) -> Vec<usize> {
         let ahead: Vec<f64> = z.iter().zip(zdot).map(|(x, d)| x + delta * d).collect();
         self.eval(t + delta, &ahead);
-        (0..self.len())
-            .filter(|&k| holds(self.out[k], self.strict[k]) != self.value[k])
-            .collect()
+        let mut out = Vec::new();
+        for k in 0..self.len() {
+            let after = self.kind[k].value(self.raw[k]);
+            if after != self.value[k] {
+                self.other[k] = after;
+                out.push(k);
+            }
+        }
+        out
     }
 
-    /// Negates the modes `which` (and the parameters of `dae` that hold
-    /// them); `ahead` marks them as set to their value just after the
-    /// current time (see [`Modes::scan`]).
+    /// Swaps the modes `which` to their other value (a relation's
+    /// negation; for `floor`/`ceil`, the value [`Modes::leaving`] found
+    /// just after the current time, and back on a second call), and the
+    /// parameters of `dae` that hold them; `ahead` marks them as set to
+    /// their value just after the current time (see [`Modes::scan`]).
     pub fn flip(&mut self, dae: &mut Dae, which: &[usize], ahead: bool) {
         for &k in which {
-            let now = !self.value[k];
-            self.value[k] = now;
+            std::mem::swap(&mut self.value[k], &mut self.other[k]);
             self.ahead[k] = ahead;
             if let Some(p) = dae.parameters.get_mut(self.params[k]) {
-                p.value = if now { 1.0 } else { 0.0 };
+                p.value = self.value[k];
             }
         }
     }

@@ -1,13 +1,22 @@
 //! Calls of the built-in functions: the elementary functions, `atan2`,
-//! `min`, `max`, `integer`, `der`, `sum`, `size`, `noEvent`, `smooth`,
-//! `reinit`.
+//! `min`, `max`, `integer`, `div`, `mod`, `rem`, `der`, `sum`, `size`,
+//! `noEvent`, `smooth`, `reinit`.
+//!
+//! The event-triggering functions (MLS 3.6 §3.7.2) are `floor` and `ceil`
+//! nodes: `integer(x)` is `floor(x)`, `div(x, y)` is
+//! `sign(x/y)·floor(abs(x/y))` (the quotient truncated towards zero),
+//! `mod(x, y)` is `x − floor(x/y)·y` and `rem(x, y)` is `x − div(x, y)·y`.
+//! Of the unknowns they are state events of the simulation
+//! (`daec_sim::Modes`), of `time` and parameters time events; inside
+//! `noEvent(…)` each `floor`/`ceil` is wrapped in `Func::NoEvent` and
+//! evaluated continuously.
 
 use super::{Lowerer, Mode, R, Reported, Val};
 use crate::BaseType;
 
 use crate::suggest::did_you_mean;
 use daec_diag::{Diagnostic, Span, codes};
-use daec_expr::{ExprId, Func, Func2, Leaf};
+use daec_expr::{ExprId, ExprPool, Func, Func2, Leaf};
 use daec_syntax::ast::{self, ExprKind};
 
 const FUNCS1: &[(&str, Func)] = &[
@@ -42,23 +51,54 @@ const FUNCS2: &[(&str, Func2)] = &[
 /// Every function name the language knows (for suggestions).
 const ALL_FUNCS: &[&str] = &[
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log", "log10",
-    "sqrt", "abs", "sign", "floor", "ceil", "integer", "atan2", "min", "max", "der", "sum", "size",
-    "noEvent", "smooth", "reinit", "pre", "edge", "change",
+    "sqrt", "abs", "sign", "floor", "ceil", "integer", "div", "mod", "rem", "atan2", "min", "max",
+    "der", "sum", "size", "noEvent", "smooth", "reinit", "pre", "edge", "change",
 ];
 
+/// `floor` or `ceil` of `x`, wrapped in `noEvent` when `quiet` (inside
+/// `noEvent(…)`: evaluated continuously, without events) and `x` depends
+/// on the unknowns (a function of `time` is a time event all the same).
+fn jump(p: &mut ExprPool, f: Func, x: ExprId, quiet: bool) -> ExprId {
+    let r = p.func(f, x);
+    if quiet && matches!(f, Func::Floor | Func::Ceil) && !p.max_orders(x).is_empty() {
+        p.func(Func::NoEvent, r)
+    } else {
+        r
+    }
+}
+
+/// `div(x, y)`, `mod(x, y)` or `rem(x, y)` (MLS 3.6 §3.7.2) through
+/// `floor` (see the module docs); `quiet` as for [`jump`].
+fn integer_division(p: &mut ExprPool, fname: &str, x: ExprId, y: ExprId, quiet: bool) -> ExprId {
+    let q = p.div(x, y);
+    let whole = if fname == "mod" {
+        jump(p, Func::Floor, q, quiet)
+    } else {
+        let s = p.func(Func::Sign, q);
+        let a = p.func(Func::Abs, q);
+        let f = jump(p, Func::Floor, a, quiet);
+        p.mul(s, f)
+    };
+    if fname == "div" {
+        return whole;
+    }
+    let m = p.mul(whole, y);
+    p.sub(x, m)
+}
+
 impl<'a> Lowerer<'a> {
-    /// `floor`, `ceil` or `integer` of the unknowns: MLS 3.6 §3.7.2 makes
-    /// them event-generating, daec evaluates them continuously (only a
-    /// function of `time` is a time event): a warning, once per call
-    /// site, with the `when` that locates the jumps (`W0117`).
-    fn warn_jump_without_events(&mut self, fname: &str, v: &Val, span: Span) {
+    /// `floor`, `ceil`, `integer`, `div`, `mod` or `rem` of a derivative
+    /// of the unknowns: MLS 3.6 §3.7.2 makes them event-generating, daec
+    /// evaluates them continuously (of the unknowns and of `time` they are
+    /// events): a warning, once per call site (`W0117`).
+    fn warn_jump_without_events(&mut self, fname: &str, v: &[ExprId], span: Span) {
         let reported = |d: &Diagnostic| {
             d.code == codes::NO_EVENT_JUMP && d.labels.first().is_some_and(|l| l.span == span)
         };
         if self.no_event > 0
-            || v.elems()
+            || !v
                 .iter()
-                .all(|&e| self.pool.max_orders(e).is_empty())
+                .any(|&e| self.pool.max_orders(e).iter().any(|&(_, k)| k > 0))
             || self.diags.iter().any(reported)
         {
             return;
@@ -66,11 +106,11 @@ impl<'a> Lowerer<'a> {
         self.diags.push(
             Diagnostic::warning(
                 codes::NO_EVENT_JUMP,
-                format!("`{fname}` of the unknowns jumps without an event"),
+                format!("`{fname}` of a derivative jumps without an event"),
             )
             .with_primary(span, "evaluated continuously")
-            .with_note("daec makes events of `floor`, `ceil` and `integer` of functions of `time` only; the step-size control steps over these jumps")
-            .with_help("to locate each jump, count it in a `when` clause: `when x > pre(k) + 1 then k = pre(k) + 1; end when;`"),
+            .with_note("daec makes events of `floor`, `ceil`, `integer`, `div`, `mod` and `rem` of the unknowns and of `time`, not of derivatives; the step-size control steps over these jumps")
+            .with_help("to say that no event is wanted, write `noEvent(…)` around the call; to locate the jumps, make the derivative an unknown of its own (`v = der(x)`)"),
         );
     }
 
@@ -121,8 +161,9 @@ impl<'a> Lowerer<'a> {
             let v = self.lower_expr(&args[0], mode)?;
             self.require_numeric(&v, args[0].span)?;
             if matches!(f, Func::Floor | Func::Ceil) {
-                self.warn_jump_without_events(&fname, &v, span);
+                self.warn_jump_without_events(&fname, v.elems(), span);
             }
+            let quiet = self.no_event > 0;
             let int_result = fname == "integer"
                 || (matches!(f, Func::Abs | Func::Sign) && v.ty() == BaseType::Integer);
             let ty = if int_result {
@@ -130,7 +171,7 @@ impl<'a> Lowerer<'a> {
             } else {
                 BaseType::Real
             };
-            let v = self.map(v, span, |p, x| p.func(f, x))?;
+            let v = self.map(v, span, |p, x| jump(p, f, x, quiet))?;
             return Ok(match v {
                 Val::Scalar(_, e) => Val::Scalar(ty, e),
                 Val::Array(_, s, e) => Val::Array(ty, s, e),
@@ -173,6 +214,29 @@ impl<'a> Lowerer<'a> {
             return self.zip(a, b, span, ty, |p, x, y| p.func2(f, x, y));
         }
         match &*fname {
+            "div" | "mod" | "rem" => {
+                if args.len() != 2 {
+                    return Err(arity(self, "2 arguments"));
+                }
+                let a = self.lower_expr(&args[0], mode);
+                let b = self.lower_expr(&args[1], mode);
+                let (a, b) = (a?, b?);
+                self.require_numeric(&a, args[0].span)?;
+                self.require_numeric(&b, args[1].span)?;
+                let mut es = a.elems().to_vec();
+                es.extend_from_slice(b.elems());
+                self.warn_jump_without_events(&fname, &es, span);
+                let ty = if a.ty() == BaseType::Integer && b.ty() == BaseType::Integer {
+                    BaseType::Integer
+                } else {
+                    BaseType::Real
+                };
+                let quiet = self.no_event > 0;
+                let name: &str = &fname;
+                self.zip(a, b, span, ty, |p, x, y| {
+                    integer_division(p, name, x, y, quiet)
+                })
+            }
             "der" => {
                 if args.len() != 1 {
                     return Err(arity(self, "1 argument"));
