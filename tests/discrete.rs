@@ -419,23 +419,72 @@ fn sample_fires_at_its_times_and_initial_at_the_start() {
     assert!(changes(&csv, "i0").is_empty());
 }
 
-/// `sample` outside a `when` condition is refused with its location.
+/// `sample` outside a `when` condition (MLS 3.6 §3.7.5): a Boolean
+/// defined by it, `tick = sample(0, 0.1)`, is true at the sample instants
+/// and false between them, so `when tick` counts 10 ticks in [0, 0.95]
+/// (the first at the start) and a second clause on `tick and x > 0.5`
+/// counts those after x = t passes 0.5; `y`, integrating
+/// `if sample(0, 1) then 1 else 0`, stays 0, the condition being true at
+/// instants only.
 #[test]
-fn sample_outside_when_is_an_error() {
-    let path = model(
-        "sample_outside",
-        "dae",
-        "model S\n  Real x(start = 0, fixed = true);\nequation\n  der(x) = if sample(0, 1) then 1 else 0;\nend S;\n",
-    );
-    let r = daec(&["simulate", path.to_str().unwrap()]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(
-        r.stderr
-            .contains("`sample` is supported in `when` conditions only"),
-        "{}",
-        r.stderr
-    );
-    assert!(r.stderr.contains("sample_outside.dae:4:"), "{}", r.stderr);
+fn sample_outside_when_is_true_at_its_instants() {
+    let text = "model S
+  Real x(start = 0, fixed = true);
+  Real y(start = 0, fixed = true);
+  Boolean tick = sample(0, 0.1);
+  Integer n(start = 0);
+  Integer m(start = 0);
+equation
+  der(x) = 1;
+  der(y) = if sample(0, 0.25) then 1 else 0;
+  when tick then
+    n = pre(n) + 1;
+  end when;
+  when tick and x > 0.55 then
+    m = pre(m) + 1;
+  end when;
+  annotation(experiment(StopTime = 0.95));
+end S;
+";
+    let path = model("sample_outside", "mo", text);
+    let (code, csv, err) = simulate(&path, &[]);
+    assert_eq!(code, 0, "{err}");
+    let last = csv.rows.last().unwrap();
+    assert_eq!(last[csv.col("n")], 10.0, "{last:?}");
+    assert_eq!(last[csv.col("m")], 4.0, "{last:?}");
+    let n = changes(&csv, "n");
+    assert_eq!(n.len(), 9, "{n:?}");
+    for (i, (t, _)) in n.iter().enumerate() {
+        assert!(close(*t, 0.1 * (i + 1) as f64, 1e-12), "tick {i} at {t}");
+    }
+    assert!(last[csv.col("y")].abs() < 1e-9, "{last:?}");
+    assert!(csv.rows.iter().all(|r| r[csv.col("tick")] == 0.0));
+}
+
+/// `sample` where it is still refused (`E0006`, located): in the body of
+/// a `when` and in a parameter's value.
+#[test]
+fn sample_in_a_when_body_or_a_parameter_is_an_error() {
+    for (name, body, message) in [
+        (
+            "sample_body",
+            "  Boolean b;\nequation\n  der(x) = 1;\n  when x > 1 then b = sample(0, 1); end when;\n",
+            "`sample` inside a `when` clause is supported in its condition only",
+        ),
+        (
+            "sample_param",
+            "  parameter Boolean b = sample(0, 1);\nequation\n  der(x) = 1;\n",
+            "`sample` is not a constant",
+        ),
+    ] {
+        let text = format!("model S\n  Real x(start = 0, fixed = true);\n{body}end S;\n");
+        let path = model(name, "dae", &text);
+        let r = daec(&["simulate", path.to_str().unwrap()]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(r.stderr.contains("E0006"), "{}", r.stderr);
+        assert!(r.stderr.contains(message), "{}", r.stderr);
+        assert!(r.stderr.contains(&format!("{name}.dae:")), "{}", r.stderr);
+    }
 }
 
 /// `flatten` writes a `sample` as its next-time variable and reads it

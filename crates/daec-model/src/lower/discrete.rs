@@ -25,11 +25,23 @@
 use super::declarations::Attr;
 use super::{Lowerer, Mode, R, SymKind, Val};
 use crate::budget::elements;
-use crate::{Assertion, BaseType, Defined, Discrete, Parameter};
+use crate::{Assertion, BaseType, Defined, Discrete, Event, Parameter};
 use daec_diag::{Diagnostic, Span, codes};
 use daec_expr::{CmpOp, ExprId, Leaf, ParamId};
 use daec_syntax::ast::{self, EquationKind, ExprKind};
 use rustc_hash::{FxHashMap, FxHashSet};
+
+/// The `when` that advances a `sample` outside `when` conditions
+/// (`Lowerer::free_sample`).
+pub(super) struct FreeSample {
+    /// Its condition, `time >= next`.
+    due: ExprId,
+    /// `next = if time >= pre(next) then pre(next) + interval else
+    /// pre(next)`.
+    assign: (u32, ExprId),
+    /// The `sample` call.
+    span: Span,
+}
 
 /// The names of the variables on the left of an equation `v = e` or
 /// `v[i] = e` inside a `when` clause of `model` (they are discrete, MLS
@@ -361,7 +373,7 @@ impl<'a> Lowerer<'a> {
         match fname {
             "pre" | "edge" | "change" => Some(self.event_operator(fname, args, span, mode)),
             "initial" | "terminal" => Some(self.flag_call(fname, args, span)),
-            "sample" => Some(self.sample_call(args, span)),
+            "sample" => Some(self.sample_call(args, span, mode)),
             _ => None,
         }
     }
@@ -455,20 +467,38 @@ impl<'a> Lowerer<'a> {
         p
     }
 
-    /// `sample(start, interval)` in a `when` condition (MLS 3.6 §16.5.1,
-    /// time events at `start + k·interval`): `time >= next`, with `next` a
-    /// discrete variable of its own (named `$sample<k>`, start value
-    /// `start`) that the clause advances by `interval` when it fires at or
-    /// after `next`.
-    fn sample_call(&mut self, args: &[ast::Expr], span: Span) -> R<Val> {
-        if !self.in_when_condition {
-            return Err(self.error(
-                Diagnostic::error(
-                    codes::UNSUPPORTED,
-                    "`sample` is supported in `when` conditions only",
+    /// `sample(start, interval)` (MLS 3.6 §3.7.5, §16.5.1: true at the
+    /// time events `start + k·interval`, false between them):
+    /// `time >= next`, with `next` a discrete variable of its own (named
+    /// `$sample<k>`, start value `start`) advanced by `interval` when it
+    /// is due. As the condition of a `when` (or an element of a vector
+    /// condition) the clause advances it; elsewhere (`Boolean tick =
+    /// sample(0, 0.1);`, `when tick and x > 1`, a condition of an `if`) a
+    /// `when time >= next` of its own does ([`Self::free_sample`]): the
+    /// clause of a larger condition fires only when all of it rises, so
+    /// it cannot advance the sample. There the value is `next >
+    /// pre(next)`: true during the event iteration at a sample instant,
+    /// from the round after that `when` fired (MLS §8.6: the clauses it
+    /// makes rise fire in that round), and false between events. Inside
+    /// the body of a `when` and in constant expressions it is not
+    /// supported.
+    fn sample_call(&mut self, args: &[ast::Expr], span: Span, mode: Mode) -> R<Val> {
+        if !self.in_when_condition && (self.in_when || mode == Mode::Const) {
+            let (message, label) = if self.in_when {
+                (
+                    "`sample` inside a `when` clause is supported in its condition only",
+                    "in the body of a `when`",
                 )
-                .with_primary(span, "outside a `when` condition"),
-            ));
+            } else {
+                ("`sample` is not a constant", "varies in time")
+            };
+            return Err(self
+                .error(Diagnostic::error(codes::UNSUPPORTED, message).with_primary(span, label)));
+        }
+        if !self.in_when_condition
+            && let Some(&due) = self.free_samples.get(&span)
+        {
+            return Ok(Val::Scalar(BaseType::Boolean, due));
         }
         if args.len() != 2 {
             return Err(self.error(
@@ -511,13 +541,56 @@ impl<'a> Lowerer<'a> {
         let advanced = self.pool.add(before, step);
         let due = self.pool.cmp(CmpOp::Ge, time, before);
         let value = self.pool.select(due, advanced, before);
-        self.sample_assigns.push((param, value));
-        self.assigned_by
-            .insert(param, (self.events.len() as u32, span));
-        Ok(Val::Scalar(
-            BaseType::Boolean,
-            self.pool.cmp(CmpOp::Ge, time, next),
-        ))
+        let reached = self.pool.cmp(CmpOp::Ge, time, next);
+        if self.in_when_condition {
+            self.sample_assigns.push((param, value));
+            self.assigned_by
+                .insert(param, (self.events.len() as u32, span));
+            return Ok(Val::Scalar(BaseType::Boolean, reached));
+        }
+        // true in the rounds of the event iteration after the sample's own
+        // `when` advanced `next`, false between events (`pre(next)` is
+        // `next` there), so the integration never sees it true
+        let now = self.pool.cmp(CmpOp::Gt, next, before);
+        self.free_samples.insert(span, now);
+        self.free_sample(reached, (param, value), span);
+        Ok(Val::Scalar(BaseType::Boolean, now))
+    }
+
+    /// The `when` of a `sample` outside `when` conditions: `when due then
+    /// next = …; end when;` ([`Self::sample_call`]), at `span`; within a
+    /// `when` statement (a sample in its condition), kept until the
+    /// statement's own events are pushed ([`Self::push_deferred_samples`]),
+    /// whose indices tell its branches.
+    fn free_sample(&mut self, due: ExprId, assign: (u32, ExprId), span: Span) {
+        let sample = FreeSample { due, assign, span };
+        match &mut self.deferred_samples {
+            Some(later) => later.push(sample),
+            None => self.push_free_sample(sample),
+        }
+    }
+
+    /// The `when`s of the samples deferred while a `when` statement was
+    /// lowered ([`Self::free_sample`]).
+    pub(super) fn push_deferred_samples(&mut self) {
+        for sample in self.deferred_samples.take().unwrap_or_default() {
+            self.push_free_sample(sample);
+        }
+    }
+
+    fn push_free_sample(&mut self, FreeSample { due, assign, span }: FreeSample) {
+        let clause = self.events.len() as u32;
+        self.assigned_by.insert(assign.0, (clause, span));
+        self.events.push(Event {
+            condition: due,
+            reinits: Vec::new(),
+            assigns: vec![assign],
+            clause,
+            terminate: None,
+        });
+        self.spans.events.push(span);
+        self.spans.reinits.push(Vec::new());
+        self.spans.assigns.push(vec![span]);
     }
 
     /// `assert(condition, message)` or `assert(condition, message, level)`

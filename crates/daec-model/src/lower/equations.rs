@@ -214,8 +214,12 @@ impl<'a> Lowerer<'a> {
                 }
                 let mut ok = true;
                 let clause = self.events.len() as u32;
+                self.deferred_samples = Some(Vec::new());
                 for (cond, body) in branches {
-                    self.in_when_condition = true;
+                    // (a `sample` in a larger condition, `when tick and
+                    // x > 1`, advances on its own: the clause fires only
+                    // when the whole condition rises)
+                    self.in_when_condition = sample_condition(cond);
                     let conditions = self.when_conditions(cond);
                     self.in_when_condition = false;
                     let samples = std::mem::take(&mut self.sample_assigns);
@@ -248,6 +252,7 @@ impl<'a> Lowerer<'a> {
                         self.spans.assigns.push(body_out.assign_spans.clone());
                     }
                 }
+                self.push_deferred_samples();
                 if ok { Ok(()) } else { Err(Reported) }
             }
             EquationKind::Call { name, args } => {
@@ -278,6 +283,17 @@ impl<'a> Lowerer<'a> {
                 ))
             }
         }
+    }
+}
+
+/// Whether the `when` condition `c` is a `sample(…)` call, or a vector
+/// (whose `sample` elements the clause advances: it fires when any element
+/// rises).
+fn sample_condition(c: &ast::Expr) -> bool {
+    match &c.kind {
+        ExprKind::Array(_) => true,
+        ExprKind::Call { func, .. } => matches!(func.as_slice(), [f] if f.name == "sample"),
+        _ => false,
     }
 }
 

@@ -239,10 +239,17 @@ struct Lowerer<'a> {
     terminal: Option<u32>,
     /// The `assert(…)` equations.
     asserts: Vec<Assertion>,
-    /// Whether a `when` condition is being lowered (where `sample` is
-    /// allowed), and the assignments its `sample`s add to the branch.
+    /// Whether a `when` condition that is a `sample` call (or a vector) is
+    /// being lowered, and the assignments its `sample`s add to the branch.
     in_when_condition: bool,
     sample_assigns: Vec<(u32, ExprId)>,
+    /// The other `sample` calls, by span: the value of
+    /// each (`time >= $sample<k>`, advanced by an event of its own), so
+    /// that a definition inlined at several uses makes one event.
+    free_samples: FxHashMap<Span, ExprId>,
+    /// While a `when` statement is lowered: the `when`s of the samples in
+    /// its conditions that advance on their own, pushed after it.
+    deferred_samples: Option<Vec<discrete::FreeSample>>,
     spans: SourceSpans,
     experiment: Experiment,
     in_when: bool,
@@ -296,6 +303,8 @@ impl<'a> Lowerer<'a> {
             asserts: Vec::new(),
             in_when_condition: false,
             sample_assigns: Vec::new(),
+            free_samples: FxHashMap::default(),
+            deferred_samples: None,
             spans: SourceSpans::default(),
             experiment: Experiment::default(),
             in_when: false,
