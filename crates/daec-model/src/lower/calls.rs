@@ -114,6 +114,22 @@ impl<'a> Lowerer<'a> {
         );
     }
 
+    /// The two numeric arguments `args` of a function, and the type of
+    /// its result when it keeps `Integer` (`Integer` if both are).
+    fn numeric_pair(&mut self, args: &[ast::Expr], mode: Mode) -> R<(Val, Val, BaseType)> {
+        let a = self.lower_expr(&args[0], mode);
+        let b = self.lower_expr(&args[1], mode);
+        let (a, b) = (a?, b?);
+        self.require_numeric(&a, args[0].span)?;
+        self.require_numeric(&b, args[1].span)?;
+        let ty = if a.ty() == BaseType::Integer && b.ty() == BaseType::Integer {
+            BaseType::Integer
+        } else {
+            BaseType::Real
+        };
+        Ok((a, b, ty))
+    }
+
     pub(super) fn call(
         &mut self,
         func: &[ast::Ident],
@@ -198,18 +214,11 @@ impl<'a> Lowerer<'a> {
             if args.len() != 2 {
                 return Err(arity(self, "2 arguments"));
             }
-            let a = self.lower_expr(&args[0], mode);
-            let b = self.lower_expr(&args[1], mode);
-            let (a, b) = (a?, b?);
-            self.require_numeric(&a, args[0].span)?;
-            self.require_numeric(&b, args[1].span)?;
-            let ty = if f != Func2::Atan2
-                && a.ty() == BaseType::Integer
-                && b.ty() == BaseType::Integer
-            {
-                BaseType::Integer
-            } else {
+            let (a, b, ty) = self.numeric_pair(args, mode)?;
+            let ty = if f == Func2::Atan2 {
                 BaseType::Real
+            } else {
+                ty
             };
             return self.zip(a, b, span, ty, |p, x, y| p.func2(f, x, y));
         }
@@ -218,19 +227,10 @@ impl<'a> Lowerer<'a> {
                 if args.len() != 2 {
                     return Err(arity(self, "2 arguments"));
                 }
-                let a = self.lower_expr(&args[0], mode);
-                let b = self.lower_expr(&args[1], mode);
-                let (a, b) = (a?, b?);
-                self.require_numeric(&a, args[0].span)?;
-                self.require_numeric(&b, args[1].span)?;
+                let (a, b, ty) = self.numeric_pair(args, mode)?;
                 let mut es = a.elems().to_vec();
                 es.extend_from_slice(b.elems());
                 self.warn_jump_without_events(&fname, &es, span);
-                let ty = if a.ty() == BaseType::Integer && b.ty() == BaseType::Integer {
-                    BaseType::Integer
-                } else {
-                    BaseType::Real
-                };
                 let quiet = self.no_event > 0;
                 let name: &str = &fname;
                 self.zip(a, b, span, ty, |p, x, y| {
