@@ -422,10 +422,10 @@ fn sample_fires_at_its_times_and_initial_at_the_start() {
 /// `sample` outside a `when` condition (MLS 3.6 §3.7.5): a Boolean
 /// defined by it, `tick = sample(0, 0.1)`, is true at the sample instants
 /// and false between them, so `when tick` counts 10 ticks in [0, 0.95]
-/// (the first at the start) and a second clause on `tick and x > 0.5`
-/// counts those after x = t passes 0.5; `y`, integrating
-/// `if sample(0, 1) then 1 else 0`, stays 0, the condition being true at
-/// instants only.
+/// (the first at the start) and the clauses on `tick and x > 0.55` and
+/// `sample(0, 0.1) and x > 0.55` count the 4 after x = t passes 0.55;
+/// `y`, integrating `if sample(0, 0.25) then 1 else 0`, stays 0, the
+/// condition being true at instants only.
 #[test]
 fn sample_outside_when_is_true_at_its_instants() {
     let text = "model S
@@ -434,6 +434,7 @@ fn sample_outside_when_is_true_at_its_instants() {
   Boolean tick = sample(0, 0.1);
   Integer n(start = 0);
   Integer m(start = 0);
+  Integer m2(start = 0);
 equation
   der(x) = 1;
   der(y) = if sample(0, 0.25) then 1 else 0;
@@ -442,6 +443,9 @@ equation
   end when;
   when tick and x > 0.55 then
     m = pre(m) + 1;
+  end when;
+  when sample(0, 0.1) and x > 0.55 then
+    m2 = pre(m2) + 1;
   end when;
   annotation(experiment(StopTime = 0.95));
 end S;
@@ -452,6 +456,9 @@ end S;
     let last = csv.rows.last().unwrap();
     assert_eq!(last[csv.col("n")], 10.0, "{last:?}");
     assert_eq!(last[csv.col("m")], 4.0, "{last:?}");
+    // (the sample of a larger condition advances on its own, not only
+    // when its clause fires: 4 ticks, not one firing where x crosses)
+    assert_eq!(last[csv.col("m2")], 4.0, "{last:?}");
     let n = changes(&csv, "n");
     assert_eq!(n.len(), 9, "{n:?}");
     for (i, (t, _)) in n.iter().enumerate() {
@@ -932,6 +939,18 @@ end F;
     assert!(!err.contains("W0117"), "{err}");
     let last = csv.rows.last().unwrap();
     assert!(close(last[csv.col("z")], 4.0, 1e-8), "{last:?}");
+    // `div` in a `.mo` model (of Real type, as x): integer(div(x, 1)) =
+    // floor(x) for x ≥ 0
+    let divided = model(
+        "DivOfState",
+        "mo",
+        &text.replace("integer(x)", "integer(div(x, 1))"),
+    );
+    let (code, csv, err) = simulate(&divided, &[]);
+    assert_eq!(code, 0, "{err}");
+    let last = csv.rows.last().unwrap();
+    assert!(close(last[csv.col("z")], 4.0, 1e-8), "{last:?}");
+    assert_eq!(changes(&csv, "k").len(), 2);
 }
 
 /// Discrete variables defined outside `when` have result columns, their
