@@ -229,6 +229,11 @@ pub mod codes {
     /// A name in a library's `package.order` that the package does not
     /// define (a warning).
     pub const PACKAGE_ORDER: &str = "W0137";
+    /// A mistake with an enumeration type (MLS 3.6, §4.9.5): an unknown
+    /// literal, values of two enumeration types (or of one and a number)
+    /// compared or equated, arithmetic on an enumeration value, a
+    /// malformed `enumeration(…)`.
+    pub const ENUMERATION: &str = "E0138";
     /// A function that cannot be inlined, or a mistake in one (an
     /// assignment to an input, an output not assigned, recursion).
     pub const FUNCTION: &str = "E0140";

@@ -979,6 +979,10 @@ impl Inst<'_> {
                     .iter()
                     .map(|(n, a)| Ok((n.clone(), self.sym(frame, env, a)?)))
                     .collect::<Result<Vec<_>, _>>()?;
+                if let Some(e) = self.enumeration_call(func, &args, named_args.len(), &frame.scope)
+                {
+                    return Ok(e);
+                }
                 let call = self.function_call(func, &args, &named_args, span, &frame.scope);
                 return match call {
                     Some(Expr {

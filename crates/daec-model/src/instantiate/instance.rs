@@ -51,13 +51,14 @@ impl<'a> Inst<'a> {
             if c.prefixes.inner {
                 inners.insert(name.clone(), flat.clone());
             }
-            let connector = self.is_connector(c, class);
+            let (connector, enumeration) = self.kind_of(c, class);
             names.insert(
                 name.clone(),
                 CompRef {
                     flat,
                     connector,
                     disabled: false,
+                    enumeration,
                 },
             );
         }
@@ -256,6 +257,23 @@ impl<'a> Inst<'a> {
                 redeclare: None,
                 span: sub.span.unwrap_or(c.decl.name.span),
             });
+        }
+        if let Some(v) = &m.value {
+            let home = match &v.home {
+                Home::Here => scope,
+                Home::In(s) => s.as_ref(),
+            };
+            let found = self.enum_type(&v.expr, home, &Vec::new());
+            self.check_binding(resolved.enumeration, found, v.expr.span);
+        }
+        if let Some(e) = resolved.enumeration {
+            self.enum_vars.insert(flat.clone(), e);
+            let fixed_value = matches!(variability, Variability::Parameter | Variability::Constant);
+            if !fixed_value && !m.subs.iter().any(|(n, _)| n == "start") {
+                // MLS 3.6, §4.9.5.1: the start value defaults to the
+                // first literal.
+                modifiers.push(enumeration_start(c.decl.name.span));
+            }
         }
         let binding = self.value_of(&m, scope);
         if variability != Variability::Continuous
@@ -493,10 +511,13 @@ impl<'a> Inst<'a> {
                 }
                 return;
             }
-            EquationKind::Simple { lhs, rhs } => EquationKind::Simple {
-                lhs: self.rename(lhs, scope, loops),
-                rhs: self.rename(rhs, scope, loops),
-            },
+            EquationKind::Simple { lhs, rhs } => {
+                self.check_equation(lhs, rhs, scope, loops);
+                EquationKind::Simple {
+                    lhs: self.rename(lhs, scope, loops),
+                    rhs: self.rename(rhs, scope, loops),
+                }
+            }
             EquationKind::Call { name, args } if name.name == "connect" => {
                 if let [a, b] = args.as_slice() {
                     self.connect(a, b, scope, loops, eq.span);
@@ -610,6 +631,26 @@ impl Inst<'_> {
                 )
             })
             .collect()
+    }
+}
+
+/// The modifier `start = 1` (the first literal) of a variable of an
+/// enumeration type.
+fn enumeration_start(span: daec_diag::Span) -> ast::Modifier {
+    ast::Modifier {
+        each: true,
+        is_final: false,
+        name: Ident {
+            name: "start".to_owned(),
+            span,
+        },
+        nested: Vec::new(),
+        value: Some(Expr {
+            kind: ExprKind::Integer(1),
+            span,
+        }),
+        redeclare: None,
+        span,
     }
 }
 

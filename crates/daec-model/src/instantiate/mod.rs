@@ -21,6 +21,7 @@
 
 mod balance;
 mod connect;
+mod enumeration;
 mod function;
 mod instance;
 mod modification;
@@ -98,6 +99,8 @@ pub fn instantiate(
         top: class,
         instances: 0,
         calls: Vec::new(),
+        enum_vars: HashMap::new(),
+        checked_enums: HashSet::new(),
     };
     let top = Instance {
         class,
@@ -185,6 +188,10 @@ pub(crate) struct Inst<'a> {
     instances: usize,
     /// The functions being inlined, outermost first.
     calls: Vec<usize>,
+    /// The enumeration type of each flat variable of one (its class).
+    enum_vars: HashMap<String, usize>,
+    /// The enumeration classes whose literals were checked.
+    checked_enums: HashSet<usize>,
 }
 
 /// One instance to build.
@@ -219,6 +226,9 @@ struct Resolved {
     connector: bool,
     /// Their causality.
     causality: Causality,
+    /// The enumeration class of an enumeration type (then `ty` is
+    /// `Integer`).
+    enumeration: Option<usize>,
 }
 
 /// What one class contributes to an instance, its base classes included.
@@ -513,6 +523,7 @@ impl<'a> Inst<'a> {
             dims: Vec::new(),
             connector: false,
             causality: Causality::None,
+            enumeration: None,
         };
         // A `redeclare` names the class in the scope it is written in.
         let (mut name, mut from) = match redeclared {
@@ -533,6 +544,12 @@ impl<'a> Inst<'a> {
             };
             let def = self.tree.nodes[found].def?;
             resolved.connector |= def.kind == ClassKind::Connector;
+            if let Some((class, _)) = self.enumeration(found) {
+                // MLS 3.6, §4.9.5: a value of an enumeration is its ordinal.
+                resolved.ty = Type::Builtin("Integer".to_owned());
+                resolved.enumeration = Some(class);
+                return Some(resolved);
+            }
             match &def.body {
                 ClassBody::Long { .. } => {
                     resolved.ty = Type::Class(found);
@@ -565,8 +582,10 @@ impl<'a> Inst<'a> {
         None
     }
 
-    fn is_connector(&mut self, c: &Component, class: usize) -> bool {
+    /// Whether component `c` is a connector, and the enumeration class of
+    /// its type.
+    fn kind_of(&mut self, c: &Component, class: usize) -> (bool, Option<usize>) {
         self.resolve_type(c, class, None, false)
-            .is_some_and(|r| r.connector)
+            .map_or((false, None), |r| (r.connector, r.enumeration))
     }
 }

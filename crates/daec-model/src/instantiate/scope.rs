@@ -17,6 +17,8 @@ pub(super) struct CompRef {
     pub connector: bool,
     /// Removed by a false condition (MLS 3.6, §4.4.5).
     pub disabled: bool,
+    /// The enumeration class of its type, if it is of one.
+    pub enumeration: Option<usize>,
 }
 
 /// The names of one instance.
@@ -99,6 +101,9 @@ impl Inst<'_> {
                     .iter()
                     .map(|(n, a)| (n.clone(), self.rename(a, scope, loops)))
                     .collect();
+                if let Some(e) = self.enumeration_call(func, &args, named_args.len(), scope) {
+                    return e;
+                }
                 if let Some(e) = self.function_call(func, &args, &named_args, span, scope) {
                     return e;
                 }
@@ -108,15 +113,21 @@ impl Inst<'_> {
                     named_args,
                 }
             }
-            ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
-                op: *op,
-                lhs: Box::new(self.rename(lhs, scope, loops)),
-                rhs: Box::new(self.rename(rhs, scope, loops)),
-            },
-            ExprKind::Unary { op, expr } => ExprKind::Unary {
-                op: *op,
-                expr: Box::new(self.rename(expr, scope, loops)),
-            },
+            ExprKind::Binary { op, lhs, rhs } => {
+                self.check_binary(*op, lhs, rhs, scope, loops);
+                ExprKind::Binary {
+                    op: *op,
+                    lhs: Box::new(self.rename(lhs, scope, loops)),
+                    rhs: Box::new(self.rename(rhs, scope, loops)),
+                }
+            }
+            ExprKind::Unary { op, expr } => {
+                self.check_unary(*op, expr, scope, loops);
+                ExprKind::Unary {
+                    op: *op,
+                    expr: Box::new(self.rename(expr, scope, loops)),
+                }
+            }
             ExprKind::If {
                 branches,
                 else_value,
@@ -180,6 +191,9 @@ impl Inst<'_> {
                 kind: ExprKind::Name(parts.to_vec()),
                 span,
             };
+        }
+        if let Some(value) = self.enumeration_name(parts, span, scope) {
+            return value;
         }
         if let Some(value) = self.package_constant(parts, scope) {
             return value;
