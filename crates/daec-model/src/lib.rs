@@ -22,6 +22,7 @@ mod budget;
 mod flat;
 mod instantiate;
 mod lower;
+mod start;
 mod suggest;
 
 pub use aliases::Alias;
@@ -30,6 +31,7 @@ pub use daec_syntax::lexer::ident_source;
 pub use flat::{FlatNames, to_dae_text};
 pub use instantiate::{instantiate, model_classes, root_model_classes};
 pub use lower::{LowerOptions, lower};
+pub use start::PointEnv;
 pub use suggest::did_you_mean;
 
 use std::sync::Arc;

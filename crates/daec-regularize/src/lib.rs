@@ -305,13 +305,11 @@ fn fix_branch_roots(
     (fixing, Some(Box::new(before)))
 }
 
-/// The start values of `dae`'s unknowns (0 where none is given): the
-/// reference point of the analysis.
+/// The start point of `dae` ([`Dae::start_point`]: the start values, and
+/// for unknowns without one the values the equations give them from the
+/// others): the reference point of the analysis.
 pub(crate) fn start_values(dae: &Dae) -> Vec<f64> {
-    dae.unknowns
-        .iter()
-        .map(|u| u.start.unwrap_or(0.0))
-        .collect()
+    dae.start_point()
 }
 
 fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOptions) -> Analysis {

@@ -561,7 +561,11 @@ fn load_with_text_override(text: &str, from: &str, to: &str) -> Dae {
 /// row one with the constant coefficient 1. Solving the `y` row for `ȧ`
 /// made `cos a` a denominator of the hidden constraints, singular where
 /// the rod hangs straight down; the constant pivot goes first, and no
-/// constraint divides by a state-dependent expression.
+/// constraint divides by a state-dependent expression. `x` and `y` start
+/// at 0 (the reference point the pivots are chosen at): the torque row
+/// `x*fy - y*fx` cancels the angular acceleration, so at a start point on
+/// the rod (`x = L cos a`, which the start point would give `x` without a
+/// start value) the Σ-Jacobian is singular and no formulation applies.
 #[test]
 fn hidden_constraints_pivot_on_a_constant_coefficient_first() {
     let mut dae = load_text(
@@ -572,8 +576,8 @@ fn hidden_constraints_pivot_on_a_constant_coefficient_first() {
   Real phi(start = 0, fixed = true);
   Real w(start = 0, fixed = true);
   Real a;
-  Real x;
-  Real y;
+  Real x(start = 0);
+  Real y(start = 0);
   Real vx;
   Real vy;
   Real fx;

@@ -11,7 +11,7 @@ use crate::error::{FailureCause, InitFailure, SimError};
 use crate::formulation::SimForm;
 use crate::places;
 use daec_diag::Label;
-use daec_expr::{Env, ExprId, Leaf, ParamId, to_modelica};
+use daec_expr::{ExprId, Leaf, to_modelica};
 use daec_model::{Dae, FlatNames};
 use daec_regularize::Analysis;
 use daec_regularize::UnknownKind;
@@ -24,7 +24,8 @@ pub struct MovedValue {
     pub variable: usize,
     /// Its flat name.
     pub name: String,
-    /// The start value (0 when none was given).
+    /// Its value at the start point ([`Dae::start_point`]: the start
+    /// value, or the value the equations give an unknown without one, else 0).
     pub start: f64,
     /// The consistent value.
     pub value: f64,
@@ -54,34 +55,13 @@ pub struct InitReport {
 pub const INIT_TOL: f64 = 1e-10;
 
 /// The model's expressions at `(t, z)` (no derivatives: NaN).
-pub(crate) struct ZEnv<'a> {
-    pub(crate) z: &'a [f64],
-    pub(crate) params: &'a [f64],
-    pub(crate) t: f64,
-}
+pub(crate) use daec_model::PointEnv as ZEnv;
 
-impl Env for ZEnv<'_> {
-    fn var(&self, unknown: u32, order: u32) -> f64 {
-        if order == 0 {
-            self.z.get(unknown as usize).copied().unwrap_or(f64::NAN)
-        } else {
-            f64::NAN
-        }
-    }
-    fn param(&self, p: ParamId) -> f64 {
-        self.params.get(p.0 as usize).copied().unwrap_or(f64::NAN)
-    }
-    fn time(&self) -> f64 {
-        self.t
-    }
-}
-
-/// Start values of the unknowns (0 where none is given).
+/// Start values of the unknowns: [`Dae::start_point`] (the declared ones,
+/// and for an unknown without one the value an equation gives it from the
+/// others, else 0).
 pub fn start_values(dae: &Dae) -> Vec<f64> {
-    dae.unknowns
-        .iter()
-        .map(|u| u.start.unwrap_or(0.0))
-        .collect()
+    dae.start_point()
 }
 
 /// Weights of the least-change projection: `1/nominal`, else

@@ -98,11 +98,7 @@ pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeE
             let n = dae.unknowns.len();
             let start: Vec<f64> = match &reg.success.point {
                 Some(p) if p.z.len() >= n => p.z[..n].to_vec(),
-                _ => dae
-                    .unknowns
-                    .iter()
-                    .map(|u| u.start.unwrap_or(0.0))
-                    .collect(),
+                _ => crate::start_values(dae),
             };
             jacobian_at(
                 dae,
