@@ -207,6 +207,30 @@ fn large_models_get_the_sparse_success_check() {
 }
 
 #[test]
+fn the_consistent_point_builds_no_derivative_expressions() {
+    // The Gauss–Newton Jacobian of the success check's projection comes
+    // from reverse-mode sweeps over the constraints, not from symbolic
+    // partial derivatives: the expression pool does not grow beyond what
+    // the analysis builds without the check (the pendulum chain's initial
+    // equations have no derivatives to substitute).
+    let pool_len = |opts: &AnalyzeOptions| {
+        let mut dae = load_with("models/scale/pendulum_chain.dae", &[("N", 200.0)]);
+        let a = analyze(&mut dae, opts);
+        let s = &a.regular().unwrap().success;
+        (dae.pool.len(), s.point.as_ref().map(|p| p.iterations))
+    };
+    let (checked, iterations) = pool_len(&AnalyzeOptions::default());
+    let (skipped, none) = pool_len(&AnalyzeOptions {
+        sparse_success_check_max_unknowns: 1000,
+        ..AnalyzeOptions::default()
+    });
+    assert_eq!(none, None);
+    // the start values violate the initial equations: the projection iterates
+    assert!(iterations.is_some_and(|i| i >= 1), "{iterations:?}");
+    assert_eq!(checked, skipped);
+}
+
+#[test]
 fn the_block_check_decides_large_blocks_by_sparse_lu() {
     // 200 links (1400 unknowns) with the dense check and the dense blocks
     // limited to 10 unknowns: the chain's large blocks go to the sparse LU

@@ -6,8 +6,9 @@
 // Index loops read best in matrix code.
 #![allow(clippy::needless_range_loop)]
 use crate::dense::{Matrix, least_norm_solve};
-use daec_expr::{Env, ExprId, ExprPool, Leaf, ParamId, Tape};
-use daec_solve::min_norm_solve_sparse;
+use crate::gradients::EquationGradients;
+use daec_expr::{Env, ExprId, ExprPool, ParamId};
+use daec_solve::MinNormSystem;
 
 /// The point `(t, z, ż, …)` as an [`Env`] for evaluation.
 pub struct Point<'a> {
@@ -28,27 +29,6 @@ impl Env for Point<'_> {
         } else {
             (self.derivative)(unknown, order).unwrap_or(0.0)
         }
-    }
-    fn param(&self, p: ParamId) -> f64 {
-        self.params.get(p.0 as usize).copied().unwrap_or(f64::NAN)
-    }
-    fn time(&self) -> f64 {
-        self.t
-    }
-}
-
-struct StateEnv<'a> {
-    position: &'a rustc_hash::FxHashMap<(u32, u32), usize>,
-    x: &'a [f64],
-    params: &'a [f64],
-    t: f64,
-}
-
-impl Env for StateEnv<'_> {
-    fn var(&self, unknown: u32, order: u32) -> f64 {
-        self.position
-            .get(&(unknown, order))
-            .map_or(f64::NAN, |&k| self.x[k])
     }
     fn param(&self, p: ParamId) -> f64 {
         self.params.get(p.0 as usize).copied().unwrap_or(f64::NAN)
@@ -120,35 +100,26 @@ pub fn consistent_point(
     for (k, &j) in free.iter().enumerate() {
         col_of[j] = Some(k);
     }
-    // Symbolic Jacobian entries (row, free column, expr), and the state
-    // leaves the equations use.
-    let mut jac: Vec<(usize, usize, ExprId)> = Vec::new();
-    let mut inputs: Vec<(ExprId, usize)> = Vec::new();
-    for (i, &e) in equations.iter().enumerate() {
-        for l in pool.leaves(e) {
-            if let Some(Leaf::Var { unknown, order }) = pool.as_leaf(l)
-                && let Some(&p) = position.get(&(unknown, order))
-            {
-                inputs.push((l, p));
-                if let Some(k) = col_of[p] {
-                    let d = pool.diff(e, l);
-                    jac.push((i, k, d));
-                }
+    // The equations' values and Jacobian entries (row, free column) by
+    // reverse-mode differentiation of each equation (no derivative
+    // expressions: linear in the size of the equations).
+    let mut compiled =
+        EquationGradients::new(pool, equations, |j, l| position.get(&(j, l)).copied());
+    let mut residuals = Vec::new();
+    let mut eval_all = |x: &[f64], jv: Option<&mut Vec<(usize, usize, f64)>>| -> Vec<f64> {
+        match jv {
+            Some(jv) => {
+                jv.clear();
+                let mut visit = |i: usize, p: usize, d: f64| {
+                    if let Some(k) = col_of[p] {
+                        jv.push((i, k, d));
+                    }
+                };
+                compiled.eval(pool, x, params, t, &mut residuals, Some(&mut visit));
             }
+            None => compiled.eval(pool, x, params, t, &mut residuals, None),
         }
-    }
-    let mut tape = Compiled::new(pool, equations, &jac, inputs);
-    let eval_all = |pool: &ExprPool, tape: &mut Option<Compiled>, x: &[f64]| -> Vec<f64> {
-        if let Some(tape) = tape {
-            return tape.eval(x, params, t).0.to_vec();
-        }
-        let env = StateEnv {
-            position: &position,
-            x,
-            params,
-            t,
-        };
-        equations.iter().map(|&e| pool.eval(e, &env)).collect()
+        residuals.clone()
     };
     let max_norm = |r: &[f64]| {
         r.iter().fold(0.0f64, |m, x| {
@@ -160,7 +131,7 @@ pub fn consistent_point(
         })
     };
     let mut z = start.to_vec();
-    let mut r = eval_all(pool, &mut tape, &z);
+    let mut r = eval_all(&z, None);
     let initial_residual = max_norm(&r);
     let m = equations.len();
     let w2inv: Vec<f64> = free
@@ -171,31 +142,14 @@ pub fn consistent_point(
         })
         .collect();
     let mut iterations = 0;
+    let mut jv: Vec<(usize, usize, f64)> = Vec::new();
+    let mut system: Option<MinNormSystem> = None;
     // The tolerance scales with the size of the values (round-off in
     // constraints of large values is larger).
     let tol_at = |x: &[f64]| options.tol * (1.0 + x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
     while max_norm(&r) > tol_at(&z) && iterations < options.max_iter && m > 0 && !free.is_empty() {
         iterations += 1;
-        let jv: Vec<(usize, usize, f64)> = match &mut tape {
-            Some(tape) => {
-                let values = tape.eval(&z, params, t).1;
-                jac.iter()
-                    .zip(values)
-                    .map(|(&(i, k, _), &v)| (i, k, v))
-                    .collect()
-            }
-            None => {
-                let p = StateEnv {
-                    position: &position,
-                    x: &z,
-                    params,
-                    t,
-                };
-                jac.iter()
-                    .map(|&(i, k, e)| (i, k, pool.eval(e, &p)))
-                    .collect()
-            }
-        };
+        r = eval_all(&z, Some(&mut jv));
         // y = W(e + Δ) of least norm with B y = J e − r, B = J W⁻¹
         // (QR of Bᵀ); Δ = W⁻¹ y − e, e = z − start. Rank-deficient J (a
         // redundant constraint): regularised normal equations instead.
@@ -208,9 +162,14 @@ pub fn consistent_point(
             for &(i, k, v) in &jv {
                 rhs[i] += v * e[k];
             }
-            let bv: Vec<(usize, usize, f64)> =
-                jv.iter().map(|&(i, k, v)| (i, k, v * winv[k])).collect();
-            min_norm_solve_sparse(m, free.len(), &bv, &rhs)
+            let bv: Vec<f64> = jv.iter().map(|&(_, k, v)| v * winv[k]).collect();
+            // the pattern of J is the same at every step: its ordering and
+            // symbolic factorisation are computed once
+            if system.is_none() {
+                let pairs: Vec<(usize, usize)> = jv.iter().map(|&(i, k, _)| (i, k)).collect();
+                system = MinNormSystem::new(m, free.len(), &pairs);
+            }
+            system.as_mut().and_then(|s| s.solve(&bv, &rhs))
         } else {
             dense_min_norm_step(m, free.len(), &jv, &winv, &e, &r)
         };
@@ -221,7 +180,7 @@ pub fn consistent_point(
             step_norm = step_norm.max(delta.abs());
             z[j] += delta;
         }
-        r = eval_all(pool, &mut tape, &z);
+        r = eval_all(&z, None);
         if !step_norm.is_finite() {
             break;
         }
@@ -248,63 +207,9 @@ pub fn consistent_point(
     }
 }
 
-/// The equations and the Jacobian entries of [`consistent_point`] compiled
-/// into one [`Tape`] (one forward loop per evaluation instead of a
-/// traversal of every expression, with values bit for bit those of
-/// [`ExprPool::eval`]); its inputs are the state leaves the equations use.
-struct Compiled {
-    tape: Tape,
-    /// For every input of the tape, its position in the state.
-    input_pos: Vec<usize>,
-    m: usize,
-    inputs: Vec<f64>,
-    out: Vec<f64>,
-    scratch: Vec<f64>,
-}
-
-impl Compiled {
-    /// `None` when the tape cannot be compiled (an equation uses an unknown
-    /// outside the state): the expressions are then evaluated one by one.
-    fn new(
-        pool: &ExprPool,
-        equations: &[ExprId],
-        jac: &[(usize, usize, ExprId)],
-        mut inputs: Vec<(ExprId, usize)>,
-    ) -> Option<Compiled> {
-        inputs.sort_unstable();
-        inputs.dedup();
-        let leaves: Vec<ExprId> = inputs.iter().map(|&(l, _)| l).collect();
-        let roots: Vec<ExprId> = equations
-            .iter()
-            .copied()
-            .chain(jac.iter().map(|&(_, _, e)| e))
-            .collect();
-        let tape = Tape::compile(pool, &roots, &leaves).ok()?;
-        Some(Compiled {
-            out: vec![0.0; roots.len()],
-            inputs: vec![0.0; leaves.len()],
-            input_pos: inputs.into_iter().map(|(_, p)| p).collect(),
-            m: equations.len(),
-            tape,
-            scratch: Vec::new(),
-        })
-    }
-
-    /// The equations' values and the Jacobian entries' values at the state
-    /// `x`.
-    fn eval(&mut self, x: &[f64], params: &[f64], t: f64) -> (&[f64], &[f64]) {
-        for (v, &p) in self.inputs.iter_mut().zip(&self.input_pos) {
-            *v = x[p];
-        }
-        self.tape
-            .eval(t, &self.inputs, params, &mut self.out, &mut self.scratch);
-        self.out.split_at(self.m)
-    }
-}
-
 /// Unknowns from which [`consistent_point`] solves its Gauss–Newton steps
 /// with the sparse augmented system
-/// (`daec_solve::min_norm_solve_sparse`) instead of the dense QR.
+/// (`daec_solve::MinNormSystem`) instead of the dense QR.
 const SPARSE_MIN_NORM_FROM: usize = 100;
 
 /// The dense Gauss–Newton step of [`consistent_point`]: `y` of least norm

@@ -25,6 +25,7 @@ mod expand;
 mod fixed_roots;
 mod forms;
 mod formulation;
+mod gradients;
 mod hidden_constraints;
 mod limits;
 mod linear_combination;

@@ -10,13 +10,14 @@
 //! [`crate::block_rank`]), which tells regular from singular and finds the
 //! first singular block, at any size.
 
-use daec_expr::ExprId;
+use daec_expr::{ExprId, ExprPool};
 use daec_model::Dae;
 
 use crate::AnalyzeOptions;
 use crate::block_rank::{BlockRank, block_rank};
-use crate::consistent::{ConsistentPoint, Point, ProjectionOptions, consistent_point};
+use crate::consistent::{ConsistentPoint, ProjectionOptions, consistent_point};
 use crate::dense::{self, FullPivLu, Matrix};
+use crate::gradients::EquationGradients;
 use crate::hidden_constraints::ConstraintArray;
 use crate::signature::JacobianEntry;
 
@@ -142,36 +143,22 @@ pub(crate) fn success_check(
         t0,
         &ProjectionOptions::default(),
     );
-    let mut values: rustc_hash::FxHashMap<(u32, u32), f64> =
-        state.iter().copied().zip(point.z.iter().copied()).collect();
-    // Derivatives at the point from Ω(t, z).
-    let mut derivs: Vec<((u32, u32), f64)> = Vec::new();
-    {
-        let lookup_state = |j: u32, l: u32| values.get(&(j, l)).copied();
-        let p = Point {
-            z: &point.z[..n],
-            derivative: &lookup_state,
-            params,
-            t: t0,
-        };
-        for (&key, &e) in &ca.derivatives {
-            derivs.push((key, dae.pool.eval(e, &p)));
-        }
-    }
-    values.extend(derivs);
-    let lookup = |j: u32, l: u32| values.get(&(j, l)).copied();
-    let p = Point {
-        z: &point.z[..n],
-        derivative: &lookup,
-        params,
-        t: t0,
-    };
+    // The point: the state, then the derivatives Ω(t, z) evaluated there.
+    let mut keys = state.clone();
+    let mut x = point.z.clone();
+    let (omega_keys, omega): (Vec<(u32, u32)>, Vec<ExprId>) =
+        ca.derivatives.iter().map(|(&k, &e)| (k, e)).unzip();
+    x.extend(eval_at(&dae.pool, &omega, &keys, &x, params, t0));
+    keys.extend(omega_keys);
+    let exprs: Vec<ExprId> = jacobian.iter().map(|e| e.expr).collect();
+    let jacobian_values = eval_at(&dae.pool, &exprs, &keys, &x, params, t0);
     if n > options.success_check_max_unknowns {
         // Large models: 𝔍's regularity block by block on the fine BTF (no
         // determinant or null vector: those need the dense factorisation).
         let entries: Vec<(usize, usize, f64)> = jacobian
             .iter()
-            .map(|e| (e.row, e.col, dae.pool.eval(e.expr, &p)))
+            .zip(&jacobian_values)
+            .map(|(e, &v)| (e.row, e.col, v))
             .collect();
         let blocks = block_rank(n, &entries, btf, options.dense_block_max);
         return SuccessCheck {
@@ -183,8 +170,8 @@ pub(crate) fn success_check(
         };
     }
     let mut jm = Matrix::zeros(n, n);
-    for e in jacobian {
-        jm.set(e.row, e.col, dae.pool.eval(e.expr, &p));
+    for (e, &v) in jacobian.iter().zip(&jacobian_values) {
+        jm.set(e.row, e.col, v);
     }
     // The rank is decided on 𝔍 equilibrated (R 𝔍 C, rows and columns
     // scaled to unit size): relative to 𝔍's largest entry, a regular 𝔍
@@ -217,4 +204,29 @@ pub(crate) fn success_check(
         order: Some(n),
         blocks: None,
     }
+}
+
+/// The values of `exprs` at the point whose leaves `z_j^(l)` for the
+/// `keys` `(j, l)` have the values `x` (a derivative leaf of no key counts
+/// as 0, an unknown of no key as NaN), compiled together: one pass over
+/// their nodes, the values those of `ExprPool::eval` bit for bit.
+fn eval_at(
+    pool: &ExprPool,
+    exprs: &[ExprId],
+    keys: &[(u32, u32)],
+    x: &[f64],
+    params: &[f64],
+    t: f64,
+) -> Vec<f64> {
+    let position: rustc_hash::FxHashMap<(u32, u32), usize> =
+        keys.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+    let zero = x.len();
+    let mut compiled = EquationGradients::new(pool, exprs, |j, l| {
+        position.get(&(j, l)).copied().or((l >= 1).then_some(zero))
+    });
+    let mut at = x.to_vec();
+    at.push(0.0);
+    let mut values = Vec::new();
+    compiled.eval(pool, &at, params, t, &mut values, None);
+    values
 }

@@ -17,7 +17,7 @@ use faer::linalg::solvers::{PartialPivLu, Solve};
 pub mod sparse;
 
 pub use sparse::{
-    SparseNewtonSystem, SparsePattern, SparseRealLu, min_norm_solve_sparse,
+    MinNormSystem, SparseNewtonSystem, SparsePattern, SparseRealLu, min_norm_solve_sparse,
     saddle_point_solve_sparse,
 };
 

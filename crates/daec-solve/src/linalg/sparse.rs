@@ -772,12 +772,129 @@ pub fn min_norm_solve_sparse(
     entries: &[(usize, usize, f64)],
     b: &[f64],
 ) -> Option<Vec<f64>> {
-    if entries.iter().any(|&(i, k, _)| i >= m || k >= n) {
-        return None;
+    let pairs: Vec<(usize, usize)> = entries.iter().map(|&(i, k, _)| (i, k)).collect();
+    let values: Vec<f64> = entries.iter().map(|e| e.2).collect();
+    MinNormSystem::new(m, n, &pairs)?.solve(&values, b)
+}
+
+/// The augmented system of [`min_norm_solve_sparse`] for a fixed pattern of
+/// `B`: the structure and the symbolic analysis of the sparse LU (COLAMD
+/// ordering, symbolic factorisation) are computed once, and every
+/// [`solve`](Self::solve) only factorises numerically — the Gauss–Newton
+/// steps of a projection keep the pattern of their Jacobian from step to
+/// step.
+#[derive(Debug)]
+pub struct MinNormSystem {
+    m: usize,
+    n: usize,
+    pattern: SparsePattern,
+    /// The slot of every entry of the assembly (the diagonal, `I`, `Bᵀ`,
+    /// `B`).
+    slot: Vec<usize>,
+    lu: SparseRealLu,
+}
+
+impl MinNormSystem {
+    /// The system for an `m × n` matrix `B` with entries at `entries`
+    /// (`(row, col)`, duplicates allowed); `None` if one lies outside
+    /// `m × n`.
+    pub fn new(m: usize, n: usize, entries: &[(usize, usize)]) -> Option<Self> {
+        if entries.iter().any(|&(i, k)| i >= m || k >= n) {
+            return None;
+        }
+        let identity: Vec<(usize, usize)> = (0..n).map(|k| (k, k)).collect();
+        let transpose: Vec<(usize, usize)> = entries.iter().map(|&(i, k)| (k, i)).collect();
+        let (pattern, slot) = saddle_pattern(
+            n,
+            m,
+            &[(&identity, 0, 0), (&transpose, 0, n), (entries, n, 0)],
+        );
+        let lu = SparseRealLu::new(&pattern);
+        Some(MinNormSystem {
+            m,
+            n,
+            pattern,
+            slot,
+            lu,
+        })
     }
-    let identity: Vec<(usize, usize, f64)> = (0..n).map(|k| (k, k, 1.0)).collect();
-    let transpose: Vec<(usize, usize, f64)> = entries.iter().map(|&(i, k, v)| (k, i, v)).collect();
-    saddle_point_solve_sparse(n, m, &identity, &transpose, entries, b)
+
+    /// The minimum-norm solution `y` of `B y = b`, `values` the entries of
+    /// `B` in the order of the pattern given to [`new`](Self::new) (see
+    /// [`min_norm_solve_sparse`]). `None` when the system is singular even
+    /// when regularised, or `values` or `b` have the wrong length.
+    pub fn solve(&mut self, values: &[f64], b: &[f64]) -> Option<Vec<f64>> {
+        let size = self.n + self.m;
+        if b.len() != self.m || self.slot.len() != size + self.n + 2 * values.len() {
+            return None;
+        }
+        let mut vals = vec![0.0; size];
+        vals.extend(std::iter::repeat_n(1.0, self.n));
+        vals.extend_from_slice(values);
+        vals.extend_from_slice(values);
+        let scale = values.iter().fold(0.0f64, |x, v| x.max(v.abs()));
+        solve_shifted(
+            &mut self.lu,
+            &self.pattern,
+            &self.slot,
+            &vals,
+            self.n,
+            scale,
+            b,
+        )
+    }
+}
+
+/// The `(row, col)` entries of a block of a saddle-point matrix and the
+/// row and column of its first entry.
+type PlacedBlock<'a> = (&'a [(usize, usize)], usize, usize);
+
+/// The pattern of the `(n + m) × (n + m)` saddle-point matrix: the whole
+/// diagonal (for the shift), then every block's entries at its offset; and
+/// for every assembled entry its slot.
+fn saddle_pattern(n: usize, m: usize, blocks: &[PlacedBlock<'_>]) -> (SparsePattern, Vec<usize>) {
+    let size = n + m;
+    let mut pairs: Vec<(usize, usize)> = (0..size).map(|i| (i, i)).collect();
+    for &(entries, r0, c0) in blocks {
+        pairs.extend(entries.iter().map(|&(i, j)| (r0 + i, c0 + j)));
+    }
+    SparsePattern::new(size, &pairs)
+}
+
+/// Sums the assembled values `vals` into their slots and solves the
+/// saddle-point system with the right-hand side `(0, b)`: unshifted
+/// first, then with `−1e-12·scale²` on the diagonal of the last `m` rows
+/// when that is singular. The first `n` entries of the solution.
+fn solve_shifted(
+    lu: &mut SparseRealLu,
+    pattern: &SparsePattern,
+    slot: &[usize],
+    vals: &[f64],
+    n: usize,
+    scale: f64,
+    b: &[f64],
+) -> Option<Vec<f64>> {
+    let size = pattern.n();
+    let mut values = vec![0.0; pattern.nnz()];
+    for (&s, &v) in slot.iter().zip(vals) {
+        values[s] += v;
+    }
+    for shift in [0.0, 1e-12 * scale * scale] {
+        let mut shifted = values.clone();
+        for &d in &slot[n..size] {
+            shifted[d] -= shift;
+        }
+        if lu.factor(pattern, &shifted).is_ok() {
+            let mut x = vec![0.0; size];
+            x[n..].copy_from_slice(b);
+            lu.solve(&mut x);
+            x.truncate(n);
+            if x.iter().all(|v| v.is_finite()) {
+                return Some(x);
+            }
+        }
+    }
+    None
 }
 
 /// The `y` part of the solution of the sparse saddle-point system
@@ -811,45 +928,54 @@ pub fn saddle_point_solve_sparse(
     if b.len() != m || outside(a, n, n) || outside(k, n, m) || outside(b_mat, m, n) {
         return None;
     }
-    let size = n + m;
-    // the diagonal (for the shift), then A, K and B
-    let mut pairs: Vec<(usize, usize)> = (0..size).map(|i| (i, i)).collect();
-    let mut vals = vec![0.0; size];
-    let blocks = [(a, 0, 0), (k, 0, n), (b_mat, n, 0)];
-    for (entries, r0, c0) in blocks {
-        for &(i, j, v) in entries {
-            pairs.push((r0 + i, c0 + j));
-            vals.push(v);
-        }
-    }
-    let (pattern, slot) = SparsePattern::new(size, &pairs);
-    let mut values = vec![0.0; pattern.nnz()];
-    for (&s, &v) in slot.iter().zip(&vals) {
-        values[s] += v;
-    }
+    let pairs = |e: &[(usize, usize, f64)]| -> Vec<(usize, usize)> {
+        e.iter().map(|&(i, j, _)| (i, j)).collect()
+    };
+    let (pa, pk, pb) = (pairs(a), pairs(k), pairs(b_mat));
+    let (pattern, slot) = saddle_pattern(n, m, &[(&pa, 0, 0), (&pk, 0, n), (&pb, n, 0)]);
+    let mut vals = vec![0.0; n + m];
+    vals.extend(a.iter().chain(k).chain(b_mat).map(|e| e.2));
     let scale = b_mat.iter().fold(0.0f64, |x, e| x.max(e.2.abs()));
     let mut lu = SparseRealLu::new(&pattern);
-    for shift in [0.0, 1e-12 * scale * scale] {
-        let mut shifted = values.clone();
-        for &d in &slot[n..size] {
-            shifted[d] -= shift;
-        }
-        if lu.factor(&pattern, &shifted).is_ok() {
-            let mut x = vec![0.0; size];
-            x[n..].copy_from_slice(b);
-            lu.solve(&mut x);
-            x.truncate(n);
-            if x.iter().all(|v| v.is_finite()) {
-                return Some(x);
-            }
-        }
-    }
-    None
+    solve_shifted(&mut lu, &pattern, &slot, &vals, n, scale, b)
 }
 
 #[cfg(test)]
 mod min_norm_tests {
-    use super::{min_norm_solve_sparse, saddle_point_solve_sparse};
+    use super::{MinNormSystem, min_norm_solve_sparse, saddle_point_solve_sparse};
+
+    #[test]
+    fn a_min_norm_system_solves_again_with_new_values_of_its_pattern() {
+        // B (2 × 4) with a duplicate entry, solved for three sets of values
+        // with one symbolic analysis: each the one-shot solution, bit for bit
+        let pattern = [(0, 0), (0, 1), (1, 1), (1, 2), (1, 2), (1, 3), (0, 3)];
+        let mut system = MinNormSystem::new(2, 4, &pattern).expect("inside 2 × 4");
+        for s in [1.0, -0.5, 3.0] {
+            let values: Vec<f64> = (0..pattern.len()).map(|k| s + k as f64).collect();
+            let entries: Vec<(usize, usize, f64)> = pattern
+                .iter()
+                .zip(&values)
+                .map(|(&(i, k), &v)| (i, k, v))
+                .collect();
+            let b = [1.0, s];
+            let y = system.solve(&values, &b).expect("full row rank");
+            let once = min_norm_solve_sparse(2, 4, &entries, &b).expect("full row rank");
+            assert_eq!(y, once);
+            // B y = b
+            let mut by = [0.0; 2];
+            for &(i, k, v) in &entries {
+                by[i] += v * y[k];
+            }
+            assert!(
+                (by[0] - b[0]).abs() < 1e-12 && (by[1] - b[1]).abs() < 1e-12,
+                "{by:?}"
+            );
+        }
+        // wrong lengths and entries outside B
+        assert_eq!(system.solve(&[1.0], &[1.0, 1.0]), None);
+        assert_eq!(system.solve(&[1.0; 7], &[1.0]), None);
+        assert!(MinNormSystem::new(2, 4, &[(2, 0)]).is_none());
+    }
 
     #[test]
     fn saddle_point_correction_lies_along_the_direction_and_satisfies_the_constraint() {

@@ -1,0 +1,397 @@
+//! Values and sparse gradients of a set of equations, for the Gauss–Newton
+//! iterations of [`crate::consistent_point`].
+//!
+//! Every equation is compiled once into a short program over the nodes it
+//! depends on (children before parents); an evaluation runs each program
+//! forward for the node values and backward for the adjoints — the reverse
+//! mode of algorithmic differentiation (Griewank & Walther, *Evaluating
+//! Derivatives*, 2nd ed., SIAM 2008, ch. 3) — which gives the equation's
+//! value and its partial derivatives with respect to all of its leaves in
+//! about twice the work of the value alone. No derivative expression is
+//! built: the cost is linear in the size of the equations, where
+//! differentiating every equation symbolically by every leaf costs the
+//! size times the number of leaves and grows the expression pool.
+//!
+//! The forward pass applies the scalar semantics of `daec_expr` in the
+//! order of [`ExprPool::eval`] (sums from `-0.0`, products from `1.0`,
+//! squares and reciprocals of integer powers), so the equations' values
+//! are those of the pool bit for bit. The partial derivatives are those of
+//! [`ExprPool::diff`] up to rounding.
+
+use daec_expr::{
+    ExprId, ExprPool, Func, Func2, Leaf, Node, apply_cmp, apply_func, apply_func2, powi,
+};
+
+/// Where a node of a program gets its value from.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// An operation of the pool on the program's earlier nodes.
+    Op,
+    /// A constant.
+    Const(f64),
+    /// The state entry at this position.
+    State(usize),
+    /// A parameter.
+    Param(usize),
+    /// Time.
+    Time,
+    /// A leaf outside the state (NaN, as an unknown of no value).
+    Missing,
+}
+
+/// The equations compiled for [`EquationGradients::eval`].
+pub(crate) struct EquationGradients {
+    /// Per equation, the range of its nodes in `nodes` (`m + 1` bounds).
+    eq_start: Vec<usize>,
+    /// The nodes of every equation, in increasing id order (children
+    /// first), the equation's root last.
+    nodes: Vec<ExprId>,
+    /// The value source of every entry of `nodes`.
+    sources: Vec<Source>,
+    /// Per entry of `nodes`, the range of its children in `children`.
+    child_start: Vec<usize>,
+    /// The children of every node, as positions within its equation's
+    /// program, in the order of [`Node::children`].
+    children: Vec<u32>,
+    /// Node values and adjoints of one equation (scratch).
+    values: Vec<f64>,
+    adjoints: Vec<f64>,
+    /// Prefix products of a product's factors (scratch).
+    prefix: Vec<f64>,
+}
+
+impl EquationGradients {
+    /// Compiles `equations`; `position` maps a variable leaf
+    /// `(unknown, order)` to its entry of the state (leaves it maps to
+    /// `None` evaluate to NaN).
+    pub(crate) fn new(
+        pool: &ExprPool,
+        equations: &[ExprId],
+        position: impl Fn(u32, u32) -> Option<usize>,
+    ) -> EquationGradients {
+        let mut g = EquationGradients {
+            eq_start: vec![0],
+            nodes: Vec::new(),
+            sources: Vec::new(),
+            child_start: vec![0],
+            children: Vec::new(),
+            values: Vec::new(),
+            adjoints: Vec::new(),
+            prefix: Vec::new(),
+        };
+        // the nodes of one equation: a depth-first search marked by the
+        // equation's stamp (no hashing, one pass over the equation)
+        let mut stamp = vec![u32::MAX; pool.len()];
+        let mut stack: Vec<ExprId> = Vec::new();
+        for (i, &e) in equations.iter().enumerate() {
+            let first = g.nodes.len();
+            let mark = i as u32;
+            stamp[e.index()] = mark;
+            stack.push(e);
+            while let Some(id) = stack.pop() {
+                g.nodes.push(id);
+                for c in pool.node(id).children() {
+                    if stamp[c.index()] != mark {
+                        stamp[c.index()] = mark;
+                        stack.push(c);
+                    }
+                }
+            }
+            g.nodes[first..].sort_unstable();
+            for k in first..g.nodes.len() {
+                let node = pool.node(g.nodes[k]);
+                let source = match node {
+                    Node::Const(v) => Source::Const(*v),
+                    Node::Leaf(Leaf::Time) => Source::Time,
+                    Node::Leaf(Leaf::Param(p)) => Source::Param(p.0 as usize),
+                    Node::Leaf(Leaf::Var { unknown, order }) => {
+                        position(*unknown, *order).map_or(Source::Missing, Source::State)
+                    }
+                    _ => Source::Op,
+                };
+                g.sources.push(source);
+                let own = &g.nodes[first..];
+                for c in node.children() {
+                    // children have smaller ids, so they precede the node
+                    let at = own.binary_search(&c).unwrap_or(0);
+                    g.children.push(at as u32);
+                }
+                g.child_start.push(g.children.len());
+            }
+            g.eq_start.push(g.nodes.len());
+        }
+        g
+    }
+
+    /// Number of equations.
+    pub(crate) fn len(&self) -> usize {
+        self.eq_start.len() - 1
+    }
+
+    /// The state positions of the variable leaves of equation `i` that
+    /// `position` mapped, in increasing node order (the order of
+    /// [`ExprPool::leaves`]).
+    #[cfg(test)]
+    fn state_leaves(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        (self.eq_start[i]..self.eq_start[i + 1]).filter_map(|k| match self.sources[k] {
+            Source::State(p) => Some(p),
+            _ => None,
+        })
+    }
+
+    /// Evaluates every equation at the state `x` into `residuals`; with
+    /// `gradients`, also every equation's partial derivatives: `visit(i, p,
+    /// ∂F_i/∂x_p)` for every state leaf of [`Self::state_leaves`], in that
+    /// order.
+    pub(crate) fn eval(
+        &mut self,
+        pool: &ExprPool,
+        x: &[f64],
+        params: &[f64],
+        t: f64,
+        residuals: &mut Vec<f64>,
+        mut gradients: Option<&mut dyn FnMut(usize, usize, f64)>,
+    ) {
+        residuals.clear();
+        for i in 0..self.len() {
+            let (lo, hi) = (self.eq_start[i], self.eq_start[i + 1]);
+            self.forward(pool, lo, hi, x, params, t);
+            residuals.push(self.values[hi - lo - 1]);
+            if let Some(visit) = gradients.as_mut() {
+                self.backward(pool, lo, hi);
+                for k in lo..hi {
+                    if let Source::State(p) = self.sources[k] {
+                        visit(i, p, self.adjoints[k - lo]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The values of the nodes `lo..hi` (one equation) into `values`.
+    fn forward(
+        &mut self,
+        pool: &ExprPool,
+        lo: usize,
+        hi: usize,
+        x: &[f64],
+        params: &[f64],
+        t: f64,
+    ) {
+        self.values.clear();
+        for k in lo..hi {
+            let v = match self.sources[k] {
+                Source::Const(v) => v,
+                Source::State(p) => x.get(p).copied().unwrap_or(f64::NAN),
+                Source::Param(p) => params.get(p).copied().unwrap_or(f64::NAN),
+                Source::Time => t,
+                Source::Missing => f64::NAN,
+                Source::Op => {
+                    let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
+                    let val = &self.values;
+                    let get = |c: usize| val[ch[c] as usize];
+                    op_value(pool.node(self.nodes[k]), ch.len(), get)
+                }
+            };
+            self.values.push(v);
+        }
+    }
+
+    /// The adjoints `∂F/∂node` of the nodes `lo..hi` (one equation, its
+    /// values computed) into `adjoints`, by one backward pass.
+    fn backward(&mut self, pool: &ExprPool, lo: usize, hi: usize) {
+        self.adjoints.clear();
+        self.adjoints.resize(hi - lo, 0.0);
+        self.adjoints[hi - lo - 1] = 1.0;
+        for k in (lo..hi).rev() {
+            let adj = self.adjoints[k - lo];
+            if adj == 0.0 || !matches!(self.sources[k], Source::Op) {
+                continue;
+            }
+            let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
+            let val = &self.values;
+            let v = |c: usize| val[ch[c] as usize];
+            let node = pool.node(self.nodes[k]);
+            let value = val[k - lo];
+            let adjoints = &mut self.adjoints;
+            let mut add = |c: usize, d: f64| adjoints[ch[c] as usize] += adj * d;
+            match node {
+                Node::Add(_) => (0..ch.len()).for_each(|c| add(c, 1.0)),
+                Node::Mul(_) => {
+                    // ∂/∂f_c = Π_{j≠c} f_j from prefix and suffix products
+                    self.prefix.clear();
+                    let mut p = 1.0;
+                    for c in 0..ch.len() {
+                        self.prefix.push(p);
+                        p *= v(c);
+                    }
+                    let mut suffix = 1.0;
+                    for c in (0..ch.len()).rev() {
+                        add(c, self.prefix[c] * suffix);
+                        suffix *= v(c);
+                    }
+                }
+                Node::Powi(_, n) => {
+                    // (a^n)' = n · a^(n−1)
+                    let d = match n.checked_sub(1) {
+                        Some(m) => powi(v(0), m),
+                        None => v(0).powf(f64::from(*n) - 1.0),
+                    };
+                    add(0, f64::from(*n) * d);
+                }
+                Node::Pow(..) => {
+                    let (a, b) = (v(0), v(1));
+                    add(0, b * a.powf(b - 1.0));
+                    add(1, value * a.ln());
+                }
+                Node::Func(f, _) => add(0, func_derivative(*f, v(0), value)),
+                Node::Func2(Func2::Atan2, ..) => {
+                    // atan2(y, x)' = (x·y' − y·x') / (x² + y²)
+                    let (y, x) = (v(0), v(1));
+                    let den = x * x + y * y;
+                    add(0, x / den);
+                    add(1, -y / den);
+                }
+                // the derivative of the selected operand (ties take the
+                // first, as evaluation does)
+                Node::Func2(Func2::Min, ..) => add(if v(0) <= v(1) { 0 } else { 1 }, 1.0),
+                Node::Func2(Func2::Max, ..) => add(if v(0) >= v(1) { 0 } else { 1 }, 1.0),
+                Node::Select(..) => add(if v(0) != 0.0 { 1 } else { 2 }, 1.0),
+                Node::Cmp(..) | Node::And(..) | Node::Or(..) | Node::Not(_) => {}
+                Node::Const(_) | Node::Leaf(_) => {}
+            }
+        }
+    }
+}
+
+/// The value of an operation node from its children's values (`get(c)` is
+/// the value of its `c`-th child; `len` children), as `ExprPool::eval`
+/// computes it.
+fn op_value(node: &Node, len: usize, get: impl Fn(usize) -> f64) -> f64 {
+    match node {
+        Node::Const(v) => *v,
+        Node::Leaf(_) => f64::NAN,
+        Node::Add(_) => (0..len).fold(-0.0, |s, c| s + get(c)),
+        Node::Mul(_) => (0..len).fold(1.0, |p, c| p * get(c)),
+        Node::Powi(_, 2) => {
+            let x = get(0);
+            x * x
+        }
+        Node::Powi(_, -1) => 1.0 / get(0),
+        Node::Powi(_, n) => powi(get(0), *n),
+        Node::Pow(..) => get(0).powf(get(1)),
+        Node::Func(f, _) => apply_func(*f, get(0)),
+        Node::Func2(f, ..) => apply_func2(*f, get(0), get(1)),
+        Node::Cmp(op, ..) => apply_cmp(*op, get(0), get(1)),
+        Node::And(..) => f64::from(get(0) != 0.0 && get(1) != 0.0),
+        Node::Or(..) => f64::from(get(0) != 0.0 || get(1) != 0.0),
+        Node::Not(_) => f64::from(get(0) == 0.0),
+        Node::Select(..) => {
+            if get(0) != 0.0 {
+                get(1)
+            } else {
+                get(2)
+            }
+        }
+    }
+}
+
+/// `f'(a)` of a unary function; `fa = f(a)` (the rules of
+/// `ExprPool::diff`).
+fn func_derivative(f: Func, a: f64, fa: f64) -> f64 {
+    match f {
+        Func::Sin => a.cos(),
+        Func::Cos => -a.sin(),
+        Func::Tan => 1.0 + fa * fa,
+        Func::Asin => 1.0 / (1.0 - a * a).sqrt(),
+        Func::Acos => -1.0 / (1.0 - a * a).sqrt(),
+        Func::Atan => 1.0 / (1.0 + a * a),
+        Func::Sinh => a.cosh(),
+        Func::Cosh => a.sinh(),
+        Func::Tanh => 1.0 - fa * fa,
+        Func::Exp => fa,
+        Func::Log => 1.0 / a,
+        Func::Log10 => (1.0 / std::f64::consts::LN_10) * (1.0 / a),
+        Func::Sqrt => 0.5 * (1.0 / fa),
+        Func::Abs => apply_func(Func::Sign, a),
+        Func::Sign | Func::Floor | Func::Ceil => 0.0,
+        Func::NoEvent => 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EquationGradients;
+    use daec_expr::{Env, ExprPool, Func, ParamId};
+
+    struct At<'a>(&'a [f64]);
+    impl Env for At<'_> {
+        fn var(&self, unknown: u32, _order: u32) -> f64 {
+            self.0[unknown as usize]
+        }
+        fn param(&self, _: ParamId) -> f64 {
+            2.0
+        }
+        fn time(&self) -> f64 {
+            0.5
+        }
+    }
+
+    #[test]
+    fn values_are_the_pools_and_gradients_the_symbolic_derivatives() {
+        let mut pool = ExprPool::new();
+        let (x, y, z) = (pool.var(0, 0), pool.var(1, 0), pool.var(2, 0));
+        let p = pool.param(ParamId(0));
+        let t = pool.time();
+        // x²·y + sin(x·z) − p·exp(y)/z + t·sqrt(x) + atan2(y, z)·x^p
+        let x2 = pool.powi(x, 2);
+        let a = pool.mul(x2, y);
+        let xz = pool.mul(x, z);
+        let b = pool.func(Func::Sin, xz);
+        let ey = pool.func(Func::Exp, y);
+        let pe = pool.mul(p, ey);
+        let c = pool.div(pe, z);
+        let sx = pool.func(Func::Sqrt, x);
+        let d = pool.mul(t, sx);
+        let at = pool.func2(daec_expr::Func2::Atan2, y, z);
+        let xp = pool.pow(x, p);
+        let e2 = pool.mul(at, xp);
+        let s1 = pool.add(a, b);
+        let s2 = pool.sub(s1, c);
+        let s3 = pool.add(s2, d);
+        let f = pool.add(s3, e2);
+        let g = pool.mul(xz, y);
+        let eqs = [f, g, x];
+        let state = [1.3, -0.7, 2.1];
+        let mut compiled = EquationGradients::new(&pool, &eqs, |j, _| Some(j as usize));
+        let mut r = Vec::new();
+        let mut grads: Vec<(usize, usize, f64)> = Vec::new();
+        let leaves_of: Vec<Vec<usize>> = (0..eqs.len())
+            .map(|i| compiled.state_leaves(i).collect())
+            .collect();
+        assert_eq!(leaves_of, [vec![0, 1, 2], vec![0, 1, 2], vec![0]]);
+        compiled.eval(
+            &pool,
+            &state,
+            &[2.0],
+            0.5,
+            &mut r,
+            Some(&mut |i, p, d| grads.push((i, p, d))),
+        );
+        let env = At(&state);
+        for (i, &e) in eqs.iter().enumerate() {
+            assert_eq!(r[i].to_bits(), pool.eval(e, &env).to_bits(), "equation {i}");
+        }
+        // every (equation, leaf) once: f has x, y, z; g has x, y, z; x has x
+        assert_eq!(grads.len(), 7);
+        let leaves = [x, y, z];
+        for &(i, j, d) in &grads {
+            let sym = pool.diff(eqs[i], leaves[j]);
+            let expected = pool.eval(sym, &env);
+            assert!(
+                (d - expected).abs() <= 1e-14 * (1.0 + expected.abs()),
+                "∂F{i}/∂z{j}: {d} vs {expected}"
+            );
+        }
+    }
+}
