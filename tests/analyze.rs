@@ -357,7 +357,7 @@ fn baese_cv_loop_circuit_level_one_constraint() {
     let h = constraints_by_level(&dae, &a);
     let level1: Vec<_> = h.iter().filter(|c| c.0 == 1).collect();
     assert_eq!(level1.len(), 1, "{h:?}");
-    let names: Vec<&str> = dae.unknowns.iter().map(|u| u.name.as_str()).collect();
+    let names: Vec<String> = dae.unknowns.iter().map(|u| u.name().into_owned()).collect();
     let ix = |n: &str| names.iter().position(|x| *x == n).unwrap();
     let (e1, e2, iv) = (ix("e1"), ix("e2"), ix("iV"));
     assert_proportional(

@@ -337,7 +337,7 @@ fn as_written_formulation(dae: &Dae) -> Formulation {
             .iter()
             .enumerate()
             .map(|(j, u)| FormUnknown {
-                name: u.name.clone(),
+                name: u.name().into_owned(),
                 kind: UnknownKind::Original(j),
             })
             .collect(),
@@ -510,7 +510,7 @@ pub fn as_written(
         pos,
         counts: counts_of(&indices),
         indices_from,
-        names: dae.unknowns.iter().map(|u| u.name.clone()).collect(),
+        names: dae.unknowns.iter().map(|u| u.name().into_owned()).collect(),
         y0: dae
             .unknowns
             .iter()

@@ -147,13 +147,13 @@ pub fn variables(dae: &Dae) -> Vec<FmuVariable> {
     let mut out = Vec::with_capacity(dae.unknowns.len() + dae.parameters.len());
     for (j, u) in dae.unknowns.iter().enumerate() {
         out.push(FmuVariable {
-            name: u.name.clone(),
+            name: u.name().into_owned(),
             kind: VarKind::Unknown(j),
             ty: BaseType::Real,
             start: u.start,
             fixed: u.fixed,
-            description: u.description.as_deref().map(String::from),
-            unit: u.unit.as_deref().map(String::from),
+            description: u.description().map(String::from),
+            unit: u.unit().map(String::from),
             min: u.min,
             max: u.max,
             nominal: u.nominal,

@@ -197,12 +197,12 @@ impl MeModel {
         let mut vars = variables(lowered);
         for (j, u) in self.dae.unknowns.iter().enumerate().skip(self.n_lowered) {
             vars.push(FmuVariable {
-                name: u.name.clone(),
+                name: u.name().into_owned(),
                 kind: VarKind::Reduced(j),
                 ty: BaseType::Real,
                 start: None,
                 fixed: false,
-                description: u.description.as_deref().map(String::from),
+                description: u.description().map(String::from),
                 unit: None,
                 min: None,
                 max: None,
@@ -214,7 +214,7 @@ impl MeModel {
             if !self.is_state[j] {
                 continue;
             }
-            let name = format!("der({})", u.name);
+            let name = format!("der({})", u.name());
             if let Some(v) = vars.iter_mut().find(|v| v.name == name) {
                 v.derivative_of = Some(j);
                 continue;
@@ -225,7 +225,7 @@ impl MeModel {
                 ty: BaseType::Real,
                 start: None,
                 fixed: false,
-                description: Some(format!("the derivative of {}", u.name)),
+                description: Some(format!("the derivative of {}", u.name())),
                 unit: None,
                 min: None,
                 max: None,

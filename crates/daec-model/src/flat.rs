@@ -255,9 +255,9 @@ pub fn to_dae_text(dae: &Dae) -> String {
     // Unknowns, grouped by array.
     let mut i = 0;
     while i < dae.unknowns.len() {
-        let base = &dae.unknowns[i].base;
+        let base = dae.unknowns[i].base();
         let mut j = i + 1;
-        while j < dae.unknowns.len() && &dae.unknowns[j].base == base {
+        while j < dae.unknowns.len() && dae.unknowns[j].base() == base {
             j += 1;
         }
         let group = &dae.unknowns[i..j];
@@ -273,22 +273,20 @@ pub fn to_dae_text(dae: &Dae) -> String {
             attribute(group, &dims, "nominal", |u| u.nominal.map(number)),
             attribute(group, &dims, "min", |u| u.min.map(number)),
             attribute(group, &dims, "max", |u| u.max.map(number)),
-            attribute(group, &dims, "unit", |u| u.unit.as_deref().map(quoted)),
+            attribute(group, &dims, "unit", |u| u.unit().map(quoted)),
             attribute(group, &dims, "displayUnit", |u| {
-                u.display_unit.as_deref().map(quoted)
+                u.display_unit().map(quoted)
             }),
-            attribute(group, &dims, "quantity", |u| {
-                u.quantity.as_deref().map(quoted)
-            }),
+            attribute(group, &dims, "quantity", |u| u.quantity().map(quoted)),
         ];
         let _ = writeln!(
             out,
             "  {} {}{}{}{};",
-            group[0].type_name,
+            group[0].type_name(),
             ident_source(base),
             dims_text(&dims),
             modification(attrs),
-            description(group[0].description.as_deref())
+            description(group[0].description())
         );
         i = j;
     }

@@ -34,6 +34,7 @@ pub use lower::{LowerOptions, lower};
 pub use start::PointEnv;
 pub use suggest::did_you_mean;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use daec_diag::Span;
@@ -102,18 +103,68 @@ impl std::fmt::Debug for Subscripts {
     }
 }
 
-/// One scalar unknown of the flat DAE.
-///
-/// The texts an array's elements have in common (the base name, the type
-/// name, the description and the `unit`, `displayUnit` and `quantity`
-/// attributes) are shared: every element of an array holds the same
-/// [`Arc<str>`], so a large array stores each text once.
+/// What the scalar unknowns of one declaration share: its base name, type
+/// name, description and the `unit`, `displayUnit` and `quantity`
+/// attributes. Every element of an array holds the same
+/// `Arc<UnknownDecl>`, so a large array stores these once and an element
+/// costs only its subscripts and its numeric attributes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnknownDecl {
+    /// The declared (array) name, e.g. `p`.
+    pub base: Arc<str>,
+    /// The declared type name as `.dae` source (e.g. `Real`,
+    /// `Modelica.Units.SI.Length`).
+    pub type_name: Arc<str>,
+    /// The description string.
+    pub description: Option<Arc<str>>,
+    /// `unit`.
+    pub unit: Option<Arc<str>>,
+    /// `displayUnit` (metadata).
+    pub display_unit: Option<Arc<str>>,
+    /// `quantity` (metadata).
+    pub quantity: Option<Arc<str>>,
+    /// How the elements' flat names are formed: 0 for `base[i]`; `k` when
+    /// `base` is `der(…(der(stem))…)` with `k` applications, whose
+    /// elements are named `der(…(der(stem[i]))…)` (the new unknowns of a
+    /// first-order reduction).
+    pub derivative: u32,
+}
+
+impl UnknownDecl {
+    /// A declaration of base name `base` and type `Real` without
+    /// attributes.
+    pub fn real(base: &str, description: Option<&str>) -> UnknownDecl {
+        UnknownDecl {
+            base: base.into(),
+            type_name: "Real".into(),
+            description: description.map(Into::into),
+            unit: None,
+            display_unit: None,
+            quantity: None,
+            derivative: 0,
+        }
+    }
+
+    /// The text before and after the element's `stem[i]` in its flat name
+    /// (empty for an ordinary declaration, `der(` and `)` for a
+    /// derivative), and the stem.
+    fn name_parts(&self) -> (&str, &str, &str) {
+        let k = self.derivative as usize;
+        let b = &*self.base;
+        match (b.get(..4 * k), b.get(4 * k..b.len().saturating_sub(k))) {
+            (Some(pre), Some(stem)) if k > 0 => (pre, stem, &b[b.len() - k..]),
+            _ => ("", b, ""),
+        }
+    }
+}
+
+/// One scalar unknown of the flat DAE: its declaration's shared data
+/// ([`UnknownDecl`]), its subscripts inside the array and its own numeric
+/// attributes. The flat name is rendered on demand ([`Unknown::name`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Unknown {
-    /// Flat name, e.g. `x` or `p[3]` or `A[1,2]`.
-    pub name: String,
-    /// The declared (array) name this scalar belongs to, e.g. `p`.
-    pub base: Arc<str>,
+    /// The declaration this scalar belongs to.
+    decl: Arc<UnknownDecl>,
     /// The 1-based subscripts inside its array (empty for scalars).
     pub subscripts: Subscripts,
     /// `start` (initial guess, or initial value when `fixed`).
@@ -126,16 +177,107 @@ pub struct Unknown {
     pub min: Option<f64>,
     /// `max`.
     pub max: Option<f64>,
-    /// `unit`.
-    pub unit: Option<Arc<str>>,
-    /// `displayUnit` (metadata).
-    pub display_unit: Option<Arc<str>>,
-    /// `quantity` (metadata).
-    pub quantity: Option<Arc<str>>,
-    /// The declared type name as `.dae` source (e.g. `Real`, `Modelica.Units.SI.Length`).
-    pub type_name: Arc<str>,
+}
+
+impl Unknown {
+    /// The element of `decl` at `subscripts`, without numeric attributes.
+    pub fn new(decl: Arc<UnknownDecl>, subscripts: Subscripts) -> Unknown {
+        Unknown {
+            decl,
+            subscripts,
+            start: None,
+            fixed: false,
+            nominal: None,
+            min: None,
+            max: None,
+        }
+    }
+
+    /// A scalar `Real` unknown named `name`, without attributes.
+    pub fn scalar(name: &str, description: Option<&str>) -> Unknown {
+        Unknown::new(
+            Arc::new(UnknownDecl::real(name, description)),
+            Subscripts::default(),
+        )
+    }
+
+    /// The shared data of its declaration.
+    pub fn decl(&self) -> &Arc<UnknownDecl> {
+        &self.decl
+    }
+
+    /// Replaces the shared data of its declaration.
+    pub fn set_decl(&mut self, decl: Arc<UnknownDecl>) {
+        self.decl = decl;
+    }
+
+    /// The flat name, e.g. `x` or `p[3]` or `A[1,2]` (`der(p[3])` for an
+    /// unknown of a first-order reduction), rendered from the
+    /// declaration's base name and the subscripts.
+    pub fn name(&self) -> Cow<'_, str> {
+        if self.subscripts.is_empty() {
+            return Cow::Borrowed(&self.decl.base);
+        }
+        let (pre, stem, post) = self.decl.name_parts();
+        let mut out = String::with_capacity(self.decl.base.len() + 2 + 8 * self.subscripts.len());
+        out.push_str(pre);
+        out.push_str(stem);
+        lower::push_subscripts(&mut out, &self.subscripts);
+        out.push_str(post);
+        Cow::Owned(out)
+    }
+
+    /// Whether the flat name is `name` (without rendering it).
+    pub fn name_is(&self, name: &str) -> bool {
+        if self.subscripts.is_empty() {
+            return *self.decl.base == *name;
+        }
+        let (pre, stem, post) = self.decl.name_parts();
+        let Some(rest) = name
+            .strip_prefix(pre)
+            .and_then(|r| r.strip_prefix(stem))
+            .and_then(|r| r.strip_suffix(post))
+        else {
+            return false;
+        };
+        subscripts_are(rest, &self.subscripts)
+    }
+
+    /// The declared (array) name this scalar belongs to, e.g. `p`.
+    pub fn base(&self) -> &str {
+        &self.decl.base
+    }
+
+    /// The declared type name as `.dae` source.
+    pub fn type_name(&self) -> &str {
+        &self.decl.type_name
+    }
+
     /// The description string.
-    pub description: Option<Arc<str>>,
+    pub fn description(&self) -> Option<&str> {
+        self.decl.description.as_deref()
+    }
+
+    /// `unit`.
+    pub fn unit(&self) -> Option<&str> {
+        self.decl.unit.as_deref()
+    }
+
+    /// `displayUnit` (metadata).
+    pub fn display_unit(&self) -> Option<&str> {
+        self.decl.display_unit.as_deref()
+    }
+
+    /// `quantity` (metadata).
+    pub fn quantity(&self) -> Option<&str> {
+        self.decl.quantity.as_deref()
+    }
+
+    /// The flat name as `.dae` source (`'a b'[2]` for element 2 of the
+    /// quoted array `'a b'`), as the printers write it.
+    pub fn source_name(&self) -> String {
+        source_name(&self.name(), self.base(), &self.subscripts)
+    }
 }
 
 /// One scalar parameter or constant.
@@ -341,6 +483,23 @@ pub struct Dae {
     pub aliases: Vec<Alias>,
 }
 
+/// Whether `text` is `subs` as a flat name writes them (`[2,3]`), without
+/// rendering them.
+fn subscripts_are(mut text: &str, subs: &[usize]) -> bool {
+    for (k, &s) in subs.iter().enumerate() {
+        let Some(rest) = text.strip_prefix(if k == 0 { '[' } else { ',' }) else {
+            return false;
+        };
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let number = &rest[..digits];
+        if number.len() > 1 && number.starts_with('0') || number.parse::<usize>() != Ok(s) {
+            return false;
+        }
+        text = &rest[digits..];
+    }
+    text == "]"
+}
+
 /// A flat name as `.dae` source: `base` as an identifier (quoted when it
 /// is not a plain one) followed by the `subscripts`; `name` itself (quoted
 /// as needed) when there are none.
@@ -352,14 +511,6 @@ fn source_name(name: &str, base: &str, subscripts: &[usize]) -> String {
     let mut out = ident_source(base).into_owned();
     lower::push_subscripts(&mut out, subscripts);
     out
-}
-
-impl Unknown {
-    /// The flat name as `.dae` source (`'a b'[2]` for element 2 of the
-    /// quoted array `'a b'`), as the printers write it.
-    pub fn source_name(&self) -> String {
-        source_name(&self.name, &self.base, &self.subscripts)
-    }
 }
 
 impl Parameter {
@@ -431,9 +582,16 @@ impl Dae {
             .filter(|p| !p.name.starts_with('$'))
     }
 
+    /// The flat name of unknown `j` (`?` when there is none).
+    pub fn unknown_name(&self, j: usize) -> Cow<'_, str> {
+        self.unknowns
+            .get(j)
+            .map_or(Cow::Borrowed("?"), Unknown::name)
+    }
+
     /// Index of the unknown with this flat name.
     pub fn unknown_index(&self, name: &str) -> Option<usize> {
-        self.unknowns.iter().position(|u| u.name == name)
+        self.unknowns.iter().position(|u| u.name_is(name))
     }
 
     /// Whether `other` is this DAE with other values only: the same

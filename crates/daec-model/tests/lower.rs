@@ -134,7 +134,7 @@ end P;
     );
     assert_eq!(m.display_unit.as_deref(), Some("g"));
     assert_eq!(m.quantity.as_deref(), Some("Mass"));
-    assert_eq!(dae.unknowns[0].display_unit.as_deref(), Some("mm"));
+    assert_eq!(dae.unknowns[0].display_unit(), Some("mm"));
     let text = to_dae_text(&dae);
     assert!(
         text.contains(
@@ -417,7 +417,7 @@ end 'my model';
 "#
     .replace("BIDI", "\u{202e}");
     let dae = lowered(&src);
-    let names: Vec<&str> = dae.unknowns.iter().map(|u| u.name.as_str()).collect();
+    let names: Vec<String> = dae.unknowns.iter().map(|u| u.name().into_owned()).collect();
     assert_eq!(
         names,
         [
@@ -450,7 +450,11 @@ end 'my model';
     assert_eq!(text.lines().count(), 23, "{text}");
     let again = lowered(&text);
     assert_eq!(to_dae_text(&again), text);
-    let again_names: Vec<&str> = again.unknowns.iter().map(|u| u.name.as_str()).collect();
+    let again_names: Vec<String> = again
+        .unknowns
+        .iter()
+        .map(|u| u.name().into_owned())
+        .collect();
     assert_eq!(again_names, names);
     assert_eq!(again.name, "my model");
     assert_eq!(again.parameters, dae.parameters);
@@ -523,12 +527,12 @@ fn contradictory_signs_keep_the_equations() {
 
 #[test]
 fn an_array_stores_its_shared_texts_once() {
-    // An unknown's inline part stays small (a vector element's subscript
-    // inline); the texts its array shares (base name, type name,
-    // description, units) are one allocation per array, not one per
-    // element.
+    // An unknown's inline part is its declaration (one pointer), its
+    // subscripts and its numeric attributes; the data its array shares
+    // (base name, type name, description, units) is one allocation per
+    // array, not one per element, and its flat name is rendered on demand.
     assert!(
-        std::mem::size_of::<daec_model::Unknown>() <= 208,
+        std::mem::size_of::<daec_model::Unknown>() <= 96,
         "Unknown is {} bytes",
         std::mem::size_of::<daec_model::Unknown>()
     );
@@ -537,25 +541,27 @@ fn an_array_stores_its_shared_texts_once() {
     );
     assert_eq!(dae.unknowns.len(), 50);
     let first = &dae.unknowns[0];
-    assert_eq!(&*first.base, "x");
-    assert_eq!(&*first.type_name, "Modelica.Units.SI.Length");
-    assert_eq!(first.description.as_deref(), Some("positions"));
+    assert_eq!(first.base(), "x");
+    assert_eq!(first.type_name(), "Modelica.Units.SI.Length");
+    assert_eq!(first.description(), Some("positions"));
+    assert_eq!(first.unit(), Some("m"));
+    assert_eq!(first.display_unit(), Some("mm"));
+    assert_eq!(first.quantity(), Some("Length"));
+    for u in &dae.unknowns[1..] {
+        assert!(
+            std::sync::Arc::ptr_eq(u.decl(), first.decl()),
+            "{}",
+            u.name()
+        );
+    }
+    assert_eq!(*dae.unknowns[6].subscripts, [7]);
+    assert_eq!(dae.unknowns[6].name(), "x[7]");
+    assert_eq!(dae.equations.len(), 50);
+    assert_eq!(dae.equations[0].description.as_deref(), Some("decay"));
     let same = |a: &Option<std::sync::Arc<str>>, b: &Option<std::sync::Arc<str>>| match (a, b) {
         (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
         _ => false,
     };
-    for u in &dae.unknowns[1..] {
-        assert!(std::sync::Arc::ptr_eq(&u.base, &first.base), "{}", u.name);
-        assert!(std::sync::Arc::ptr_eq(&u.type_name, &first.type_name));
-        assert!(same(&u.description, &first.description));
-        assert!(same(&u.unit, &first.unit));
-        assert!(same(&u.display_unit, &first.display_unit));
-        assert!(same(&u.quantity, &first.quantity));
-    }
-    assert_eq!(*dae.unknowns[6].subscripts, [7]);
-    assert_eq!(dae.unknowns[6].name, "x[7]");
-    assert_eq!(dae.equations.len(), 50);
-    assert_eq!(dae.equations[0].description.as_deref(), Some("decay"));
     for e in &dae.equations[1..] {
         assert!(same(&e.description, &dae.equations[0].description));
     }
@@ -597,4 +603,37 @@ end S;",
     assert_eq!(at("f"), -4.0);
     assert_eq!(at("q"), 0.0);
     assert_eq!(at("w"), 0.0);
+}
+
+#[test]
+fn an_unknown_renders_its_flat_name_from_its_declaration() {
+    use daec_model::{Unknown, UnknownDecl};
+    use std::sync::Arc;
+    let x = Arc::new(UnknownDecl::real("x", Some("positions")));
+    let u = Unknown::new(x.clone(), vec![2, 3].into());
+    assert_eq!(u.name(), "x[2,3]");
+    assert_eq!(u.base(), "x");
+    assert_eq!(u.description(), Some("positions"));
+    assert!(u.name_is("x[2,3]"));
+    assert!(!u.name_is("x[2,4]"));
+    assert!(!u.name_is("x[2,3"));
+    assert!(!u.name_is("x[2,3]]"));
+    assert!(!u.name_is("x[02,3]"));
+    assert!(!u.name_is("x[2,3,4]"));
+    assert!(!u.name_is("y[2,3]"));
+    assert!(!u.name_is("x"));
+    assert_eq!(Unknown::new(x, vec![7].into()).name(), "x[7]");
+    // The unknowns of a first-order reduction: `der(der(x[4]))`, an
+    // element of the declaration `der(der(x))`.
+    let mut d = UnknownDecl::real("der(der(x))", None);
+    d.derivative = 2;
+    let u = Unknown::new(Arc::new(d), vec![4].into());
+    assert_eq!(u.name(), "der(der(x[4]))");
+    assert_eq!(u.base(), "der(der(x))");
+    assert!(u.name_is("der(der(x[4]))"));
+    assert!(!u.name_is("der(der(x))[4]"));
+    let s = Unknown::scalar("der(y)", None);
+    assert_eq!(s.name(), "der(y)");
+    assert!(s.name_is("der(y)"));
+    assert_eq!(s.type_name(), "Real");
 }

@@ -471,7 +471,7 @@ const CHARGE_PUMP: &str = "models/testset/charge_pump.dae";
 /// comes from, with the start value of the gate potential `U1` replaced.
 fn charge_pump_hidden_constraint(u1: f64) -> (usize, u32) {
     let mut dae = load_with(CHARGE_PUMP, &[]);
-    let j = dae.unknowns.iter().position(|u| u.name == "U1").unwrap();
+    let j = dae.unknowns.iter().position(|u| u.name() == "U1").unwrap();
     dae.unknowns[j].start = Some(u1);
     let a = analyze(&mut dae, &AnalyzeOptions::default());
     let ca = a.regular().unwrap().constraints.as_ref().unwrap();

@@ -64,7 +64,7 @@ impl Bounded {
             .filter(|(_, u)| u.min.is_some() || u.max.is_some())
             .map(|(j, u)| Bounded {
                 column: j,
-                name: u.name.clone(),
+                name: u.name().into_owned(),
                 min: u.min,
                 max: u.max,
                 declaration: places::unknown_label(dae, j, "declared here", false),

@@ -337,7 +337,7 @@ impl WhenEvents {
             scratch: Vec::new(),
             conditions,
             involved,
-            names: dae.unknowns.iter().map(|u| u.name.clone()).collect(),
+            names: dae.unknowns.iter().map(|u| u.name().into_owned()).collect(),
             assigns: dae
                 .events
                 .iter()
@@ -602,7 +602,7 @@ pub fn reinit_diagnostics(dae: &Dae, analysis: &Analysis) -> Vec<Diagnostic> {
                 .and_then(|s| s.get(r))
                 .or(dae.spans.events.get(k))
                 .copied();
-            let name = &u.name;
+            let name = &u.name();
             let diag = if d.get(j) == Some(&0) {
                 Diagnostic::error(
                     codes::REINIT_NOT_STATE,

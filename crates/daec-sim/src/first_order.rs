@@ -8,8 +8,9 @@
 //! and the integrator need a first-order model.
 
 use daec_expr::{ExprId, Leaf};
-use daec_model::{Dae, Equation, Unknown};
+use daec_model::{Dae, Equation, Unknown, UnknownDecl};
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 fn derivative_name(base: &str, k: u32) -> String {
     (0..k).fold(base.to_string(), |s, _| format!("der({s})"))
@@ -135,27 +136,14 @@ fn quasi_linearize(dae: &mut Dae) -> Vec<usize> {
 }
 
 fn new_unknown(u: &Unknown, k: u32) -> Unknown {
-    Unknown {
-        name: derivative_name(&u.name, k),
-        base: derivative_name(&u.base, k).into(),
-        subscripts: u.subscripts.clone(),
-        start: None,
-        fixed: false,
-        nominal: None,
-        min: None,
-        max: None,
-        unit: None,
-        display_unit: None,
-        quantity: None,
-        type_name: "Real".into(),
-        description: Some(
-            format!(
-                "derivative of order {k} of {} (first-order reduction)",
-                u.name
-            )
-            .into(),
-        ),
-    }
+    let description = format!(
+        "derivative of order {k} of {} (first-order reduction)",
+        u.name()
+    );
+    let mut decl = UnknownDecl::real(&derivative_name(u.base(), k), Some(&description));
+    // Its elements are named `der(x[i])`, not `der(x)[i]`.
+    decl.derivative = if u.subscripts.is_empty() { 0 } else { k };
+    Unknown::new(Arc::new(decl), u.subscripts.clone())
 }
 
 fn push_links(dae: &mut Dae, links: Vec<(ExprId, ExprId)>) {

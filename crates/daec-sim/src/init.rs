@@ -85,7 +85,7 @@ fn var_names(dae: &Dae, e: ExprId, fixed: &[bool]) -> String {
             } else {
                 ""
             };
-            format!("`{}`{f}", dae.unknowns[j].name)
+            format!("`{}`{f}", dae.unknowns[j].name())
         })
         .collect();
     if out.is_empty() {
@@ -114,7 +114,7 @@ fn involved(dae: &Dae, e: ExprId) -> Vec<usize> {
 fn involved_names(dae: &Dae, e: ExprId) -> Vec<String> {
     involved(dae, e)
         .into_iter()
-        .map(|j| dae.unknowns[j].name.clone())
+        .map(|j| dae.unknowns[j].name().into_owned())
         .collect()
 }
 
@@ -174,7 +174,7 @@ fn check_start_values(dae: &Dae, start: &[f64]) -> Result<(), SimError> {
     match start.iter().position(|x| !x.is_finite()) {
         None => Ok(()),
         Some(j) => {
-            let name = &dae.unknowns[j].name;
+            let name = dae.unknowns[j].name().into_owned();
             let label = places::unknown_label(dae, j, format!("start = {}", start[j]), true);
             Err(SimError::initialization(
                 InitFailure::NonFiniteStart {
@@ -371,7 +371,7 @@ pub fn initialize(
         .filter(|&j| (z_orig[j] - start[j]).abs() > 1e-12 * start[j].abs().max(1.0))
         .map(|j| MovedValue {
             variable: j,
-            name: dae.unknowns[j].name.clone(),
+            name: dae.unknowns[j].name().into_owned(),
             start: start[j],
             value: z_orig[j],
         })

@@ -57,7 +57,7 @@ pub fn invariant_rows(dae: &Dae) -> Result<Vec<ExprId>, SimError> {
                     _ => None,
                 });
         if let Some(j) = bad {
-            let name = dae.unknowns.get(j).map_or("?", |u| u.name.as_str());
+            let name = dae.unknown_name(j);
             let label = places::invariant_label(dae, k, "contains a derivative");
             return Err(SimError::unsupported(
                 Unsupported::InvariantDerivative { invariant: k },
@@ -364,7 +364,7 @@ fn derivative_check(
             _ => None,
         });
     if let Some(j) = unsolved {
-        let name = d.unknowns.get(j).map_or("?", |u| u.name.as_str());
+        let name = d.unknown_name(j);
         return DerivativeCheck::NotChecked(format!(
             "the analysis did not solve for the derivative of `{name}`"
         ));
@@ -416,7 +416,7 @@ fn derivative_check(
                 .unknowns
                 .iter()
                 .zip(&points[p])
-                .map(|(u, &x)| (u.name.clone(), x))
+                .map(|(u, &x)| (u.name().into_owned(), x))
                 .collect(),
         },
     }

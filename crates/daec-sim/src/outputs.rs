@@ -159,7 +159,7 @@ impl Outputs {
             .map(|d| d.param as usize)
             .filter(|&p| !dae.parameters[p].name.starts_with('$'))
             .collect();
-        let mut names: Vec<String> = dae.unknowns.iter().map(|u| u.name.clone()).collect();
+        let mut names: Vec<String> = dae.unknowns.iter().map(|u| u.name().into_owned()).collect();
         names.extend(discrete.iter().map(|&p| dae.parameters[p].name.clone()));
         names.extend(dae.defined.iter().map(|d| d.name.clone()));
         Outputs {

@@ -196,7 +196,7 @@ fn reinit_failure(
     value: f64,
     t: f64,
 ) -> crate::SimError {
-    let name = dae.unknowns.get(j).map_or("?", |u| u.name.as_str());
+    let name = dae.unknown_name(j);
     let time = t;
     let t = daec_solve::readable_number(t);
     let expr = dae

@@ -171,7 +171,7 @@ impl SigmaJacobian {
             .map(|v| {
                 let names: Vec<String> = v
                     .iter()
-                    .map(|&j| format!("`{}`", dae.unknowns.get(j).map_or("?", |u| u.name.as_str())))
+                    .map(|&j| format!("`{}`", dae.unknown_name(j)))
                     .collect();
                 format!("; near-null direction in {}", names.join(", "))
             })
@@ -335,7 +335,7 @@ mod tests {
         let analysis = analyze(&mut dae, &AnalyzeOptions::default());
         let sigma = SigmaJacobian::new(&analysis).expect("regular");
         assert_eq!(sigma.n, 409);
-        let at = |name: &str| dae.unknowns.iter().position(|u| u.name == name).unwrap();
+        let at = |name: &str| dae.unknowns.iter().position(|u| u.name() == name).unwrap();
         let n = dae.unknowns.len();
         let mut z0: Vec<f64> = dae
             .unknowns

@@ -205,7 +205,11 @@ pub fn integrate_second_order(
     }
     let (t0, t_end) = (init.t0.max(ro.t0), ro.t_end);
     let mut writer = OutputWriter::new(ro.output, t0, t_end, ro.interval);
-    let names: Vec<String> = reduced.unknowns.iter().map(|u| u.name.clone()).collect();
+    let names: Vec<String> = reduced
+        .unknowns
+        .iter()
+        .map(|u| u.name().into_owned())
+        .collect();
     let n_red = names.len();
     // A row of the results: x, then the velocities at their reduced index.
     let row = |x: &[f64], xd: &[f64]| {
@@ -243,7 +247,7 @@ pub fn integrate_second_order(
             &original
                 .unknowns
                 .iter()
-                .map(|u| u.name.clone())
+                .map(|u| u.name().into_owned())
                 .collect::<Vec<_>>(),
             &[],
             &orders.iter().map(|&o| o > 0).collect::<Vec<_>>(),

@@ -59,7 +59,7 @@ fn explicit_equations_of_otherwise_unused_variables_are_split_off() {
     let mut outputs = split_outputs(&mut dae, Form::Ggl);
     assert_eq!(outputs.output_names(), ["a", "b"]);
     assert_eq!(outputs.names(), ["x", "a", "q", "b", "r", "s", "w"]);
-    let names: Vec<&str> = dae.unknowns.iter().map(|u| u.name.as_str()).collect();
+    let names: Vec<String> = dae.unknowns.iter().map(|u| u.name().into_owned()).collect();
     assert_eq!(names, ["x", "q", "r", "s", "w"]);
     // the other equations, renumbered, read as before
     let kept: Vec<String> = [0, 2, 4, 5, 6].iter().map(|&i| before[i].clone()).collect();

@@ -132,9 +132,9 @@ fn second_order_models_are_reduced_to_first_order() {
     let m = dae.equations.len();
     let added = reduce_to_first_order(&mut dae);
     assert_eq!(added.len(), 2);
-    let names: Vec<&str> = added
+    let names: Vec<String> = added
         .iter()
-        .map(|&j| dae.unknowns[j].name.as_str())
+        .map(|&j| dae.unknowns[j].name().into_owned())
         .collect();
     assert_eq!(names, ["der(x)", "der(y)"]);
     assert_eq!(dae.unknowns.len(), n + 2);
@@ -165,7 +165,7 @@ fn derivatives_in_nonlinear_terms_get_their_own_unknowns() {
     assert_eq!(velocities, ["u_y"]);
     let added = reduce_to_first_order(&mut dae);
     assert_eq!(added.len(), 1);
-    assert_eq!(dae.unknowns[added[0]].name, "der(y)");
+    assert_eq!(dae.unknowns[added[0]].name(), "der(y)");
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());
     assert!(hic_form(&mut dae, &analysis).is_ok());
 }

@@ -144,7 +144,7 @@ fn singular_diagnostic(dae: &Dae, sing: &StructuralSingularity) -> Diagnostic {
             list_names(
                 dm.over_cols
                     .iter()
-                    .map(|&j| format!("`{}`", dae.unknowns[j].name)),
+                    .map(|&j| format!("`{}`", dae.unknowns[j].name())),
                 12
             ),
         ));
@@ -158,7 +158,7 @@ fn singular_diagnostic(dae: &Dae, sing: &StructuralSingularity) -> Diagnostic {
             list_names(
                 dm.under_cols
                     .iter()
-                    .map(|&j| format!("`{}`", dae.unknowns[j].name)),
+                    .map(|&j| format!("`{}`", dae.unknowns[j].name())),
                 12
             ),
             list_names(dm.under_rows.iter().map(|&i| eq_name(i)), 12),
@@ -169,7 +169,7 @@ fn singular_diagnostic(dae: &Dae, sing: &StructuralSingularity) -> Diagnostic {
             if seen.insert(sp) {
                 d = d.with_secondary(
                     sp,
-                    format!("`{}` is under-determined", dae.unknowns[j].name),
+                    format!("`{}` is under-determined", dae.unknowns[j].name()),
                 );
             }
         }
@@ -350,7 +350,7 @@ pub(crate) fn fixed_root_text(dae: &Dae, f: &daec_regularize::FixedRoot) -> Stri
         .get(f.equation)
         .map(|e| to_modelica(&dae.pool, e.residual, &names))
         .unwrap_or_default();
-    let unknown = dae.unknowns.get(f.unknown).map_or("?", |u| u.name.as_str());
+    let unknown = dae.unknown_name(f.unknown);
     format!(
         "{unknown} is fixed at {} by {}: `{equation} = 0` on this branch (the isolated root its consistent initial value {} selects)",
         f.value,
@@ -363,7 +363,7 @@ pub(crate) fn fixed_root_text(dae: &Dae, f: &daec_regularize::FixedRoot) -> Stri
 /// equation, root, the value that selected it), each refusal, and the
 /// Σ-method's numbers for the model as written (`as_written`).
 fn fixed_roots_json(dae: &Dae, analysis: &Analysis) -> Value {
-    let name = |j: usize| dae.unknowns.get(j).map_or("?", |u| u.name.as_str());
+    let name = |j: usize| dae.unknown_name(j);
     let as_written = analysis
         .before_fixing
         .as_ref()
@@ -395,7 +395,7 @@ fn fixed_roots_json(dae: &Dae, analysis: &Analysis) -> Value {
 
 /// Why an equation in one unknown did not fix it.
 fn root_refusal_text(dae: &Dae, r: &daec_regularize::RootRefusal) -> String {
-    let unknown = dae.unknowns.get(r.unknown).map_or("?", |u| u.name.as_str());
+    let unknown = dae.unknown_name(r.unknown);
     format!(
         "{} is an equation in {unknown} alone, but {unknown} is not fixed at a root: {}",
         eq_name(r.equation),
@@ -1005,7 +1005,7 @@ fn write_json_report(
         )?;
         m.serialize_entry("structural_index", &structural_index)?;
         m.serialize_entry("success_check", &success)?;
-        m.serialize_entry("unknowns", &Array(|| dae.unknowns.iter().map(|u| &u.name)))
+        m.serialize_entry("unknowns", &Array(|| dae.unknowns.iter().map(|u| u.name())))
     })
 }
 

@@ -160,9 +160,9 @@ fn write_json(
     });
     let hvt = f.hvt.as_ref().map(|h| {
         Array(move || {
-            h.iter().enumerate().map(|(j, &i)| {
-                json!({"unknown": dae.unknowns.get(j).map(|u| u.name.as_str()), "equation": i})
-            })
+            h.iter().enumerate().map(
+                |(j, &i)| json!({"unknown": dae.unknowns.get(j).map(|u| u.name()), "equation": i}),
+            )
         })
     });
     write_object(w, |m| {
@@ -175,7 +175,7 @@ fn write_json(
         )?;
         m.serialize_entry(
             "first_order_reduction",
-            &Array(|| first_order.iter().map(|&j| dae.unknowns[j].name.as_str())),
+            &Array(|| first_order.iter().map(|&j| dae.unknowns[j].name())),
         )?;
         m.serialize_entry("form", f.form.name())?;
         m.serialize_entry("hvt", &hvt)?;

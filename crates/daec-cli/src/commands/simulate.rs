@@ -246,9 +246,9 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     let mut original = method.is_second_order().then(|| dae.clone());
     let added = daec_sim::reduce_to_first_order(&mut dae);
     if args.verbose && !added.is_empty() {
-        let names: Vec<&str> = added
+        let names: Vec<String> = added
             .iter()
-            .map(|&j| dae.unknowns[j].name.as_str())
+            .map(|&j| dae.unknowns[j].name().into_owned())
             .collect();
         let _ = writeln!(
             ctx.io.stderr,
@@ -505,7 +505,7 @@ fn error_control_warning(
     let (names, _) = super::vars::column_names(dae);
     let chosen: Vec<&str> = columns
         .iter()
-        .filter_map(|&j| names.get(j).copied())
+        .filter_map(|&j| names.get(j).map(|n| &**n))
         .filter(|&name| {
             let of = dae.aliases.iter().find(|a| a.name == name);
             report.affects(of.map_or(name, |a| a.of.as_str()))

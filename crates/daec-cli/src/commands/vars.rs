@@ -2,6 +2,7 @@
 
 use crate::Ctx;
 use daec_model::Dae;
+use std::borrow::Cow;
 
 /// Whether `name` matches the glob `pattern`: `*` stands for any run of
 /// characters (dots and brackets included), `?` for one character, and
@@ -39,20 +40,20 @@ pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
 /// `when`), then each alias of one of them (its column holds the alias's
 /// own values, negated for a negated alias). The second value is how many
 /// come before the aliases.
-pub(crate) fn column_names(dae: &Dae) -> (Vec<&str>, usize) {
-    let mut names: Vec<&str> = dae
+pub(crate) fn column_names(dae: &Dae) -> (Vec<Cow<'_, str>>, usize) {
+    let mut names: Vec<Cow<'_, str>> = dae
         .unknowns
         .iter()
-        .map(|u| u.name.as_str())
-        .chain(dae.shown_discrete().map(|p| p.name.as_str()))
-        .chain(dae.defined.iter().map(|d| d.name.as_str()))
+        .map(|u| u.name())
+        .chain(dae.shown_discrete().map(|p| Cow::from(p.name.as_str())))
+        .chain(dae.defined.iter().map(|d| Cow::from(d.name.as_str())))
         .collect();
     let base = names.len();
-    let aliases: Vec<&str> = dae
+    let aliases: Vec<Cow<'_, str>> = dae
         .aliases
         .iter()
-        .filter(|a| names.contains(&a.of.as_str()))
-        .map(|a| a.name.as_str())
+        .filter(|a| names.iter().any(|n| *n == a.of))
+        .map(|a| Cow::from(a.name.as_str()))
         .collect();
     names.extend(aliases);
     (names, base)
@@ -77,13 +78,13 @@ pub(crate) fn plot_columns(
     let mut taken = vec![false; names.len()];
     for v in vars {
         let v = v.trim();
-        let matched: Vec<usize> = match names.iter().position(|&n| n == v) {
+        let matched: Vec<usize> = match names.iter().position(|n| n == v) {
             Some(j) => vec![j],
             None if v.contains(['*', '?']) => (0..names.len())
-                .filter(|&j| glob_match(v, names[j]))
+                .filter(|&j| glob_match(v, &names[j]))
                 .collect(),
             None => {
-                let hint = daec_model::did_you_mean(v, names.iter().copied())
+                let hint = daec_model::did_you_mean(v, names.iter().map(|n| &**n))
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
                 return Err(

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use super::{EvalState, Lowerer, Mode, R, SymKind, Symbol, push_subscripts, type_source, unravel};
+use super::{EvalState, Lowerer, Mode, R, SymKind, Symbol, type_source, unravel};
 use crate::budget::elements;
 use crate::suggest::did_you_mean;
-use crate::{BaseType, Unknown};
+use crate::{BaseType, Unknown, UnknownDecl};
 use daec_diag::{Diagnostic, Span, codes};
 use daec_syntax::ast::{Causality, Declaration, ExprKind, Modifier, Variability};
 
@@ -250,31 +250,19 @@ impl<'a> Lowerer<'a> {
             return Err(self.no_memory(n, std::mem::size_of::<Unknown>(), d.span));
         }
         self.symbols[s].first = self.unknowns.len();
-        let name = &d.name.name;
-        // One copy of each shared text for the whole array.
-        let base: Arc<str> = Arc::from(name.as_str());
-        let type_name: Arc<str> = Arc::from(type_source(&d.type_name));
-        let description = d.description.as_deref().map(|t| self.shared_text(t));
+        // One copy of the shared data for the whole array.
+        let decl = Arc::new(UnknownDecl {
+            base: Arc::from(d.name.name.as_str()),
+            type_name: Arc::from(type_source(&d.type_name)),
+            description: d.description.as_deref().map(|t| self.shared_text(t)),
+            unit: None,
+            display_unit: None,
+            quantity: None,
+            derivative: 0,
+        });
         for i in 0..n {
             let subs = unravel(i, &dims);
-            let mut flat_name = String::with_capacity(name.len() + 2 + 8 * subs.len());
-            flat_name.push_str(name);
-            push_subscripts(&mut flat_name, &subs);
-            self.unknowns.push(Unknown {
-                name: flat_name,
-                base: base.clone(),
-                subscripts: subs.into(),
-                start: None,
-                fixed: false,
-                nominal: None,
-                min: None,
-                max: None,
-                unit: None,
-                display_unit: None,
-                quantity: None,
-                type_name: type_name.clone(),
-                description: description.clone(),
-            });
+            self.unknowns.push(Unknown::new(decl.clone(), subs.into()));
             self.spans.unknowns.push(d.span);
         }
         self.symbols[s].dims = dims;
@@ -372,14 +360,19 @@ impl<'a> Lowerer<'a> {
                 let group = &mut self.unknowns[first..first + n];
                 match attr {
                     Attr::Text(text) => {
-                        let text: Arc<str> = Arc::from(text);
+                        let Some(first) = group.first() else {
+                            continue;
+                        };
+                        let mut decl = UnknownDecl::clone(first.decl());
+                        let slot = match key {
+                            "unit" => &mut decl.unit,
+                            "displayUnit" => &mut decl.display_unit,
+                            _ => &mut decl.quantity,
+                        };
+                        *slot = Some(Arc::from(text));
+                        let decl = Arc::new(decl);
                         for u in group {
-                            let slot = match key {
-                                "unit" => &mut u.unit,
-                                "displayUnit" => &mut u.display_unit,
-                                _ => &mut u.quantity,
-                            };
-                            *slot = Some(text.clone());
+                            u.set_decl(decl.clone());
                         }
                     }
                     Attr::Values(values) => {
@@ -399,7 +392,7 @@ impl<'a> Lowerer<'a> {
                 let u = &self.unknowns[j];
                 if let Some(start) = u.start
                     && let Some(w) = bounds_warning(
-                        &format!("start value {start} of `{}`", u.name),
+                        &format!("start value {start} of `{}`", u.name()),
                         start,
                         u.min,
                         u.max,

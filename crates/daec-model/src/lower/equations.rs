@@ -83,7 +83,7 @@ impl<'a> Lowerer<'a> {
             let names: Vec<String> = unused
                 .iter()
                 .take(20)
-                .map(|&j| format!("`{}`", self.unknowns[j].name))
+                .map(|&j| format!("`{}`", self.unknowns[j].name()))
                 .collect();
             let more = if unused.len() > 20 {
                 format!(" and {} more", unused.len() - 20)
@@ -106,7 +106,7 @@ impl<'a> Lowerer<'a> {
                 if seen.insert(sp) {
                     d = d.with_secondary(
                         sp,
-                        format!("`{}` appears in no equation", self.unknowns[j].base),
+                        format!("`{}` appears in no equation", self.unknowns[j].base()),
                     );
                 }
             }

@@ -39,9 +39,11 @@ use crate::formulation::{
 };
 use crate::{Analysis, Regular};
 use daec_expr::{ExprId, ExprPool, Leaf, Names, ParamId, to_modelica};
-use daec_model::{Dae, Equation, Parameter, Unknown};
+use daec_model::{Dae, Equation, Parameter, Unknown, UnknownDecl};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
 use std::fmt::Write;
+use std::sync::Arc;
 
 /// Options of [`regularize`].
 #[derive(Clone, Debug, Default)]
@@ -116,8 +118,7 @@ pub(crate) fn names(dae: &Dae, vars: impl IntoIterator<Item = usize>) -> Vec<Str
         .map(|&j| {
             dae.unknowns
                 .get(j)
-                .map_or("?", |u| u.name.as_str())
-                .to_string()
+                .map_or_else(|| "?".to_string(), |u| u.name().into_owned())
         })
         .collect()
 }
@@ -224,13 +225,13 @@ impl DerivativeFlags {
 /// identifiers (`der(x)`, the unknowns of the first-order reduction) are
 /// made identifiers (`der_x`), so that every name prints as valid `.dae`.
 pub(crate) fn original_unknowns(dae: &Dae) -> Vec<FormUnknown> {
-    if dae.unknowns.iter().all(|u| is_identifier(&u.base)) {
+    if dae.unknowns.iter().all(|u| is_identifier(u.base())) {
         return dae
             .unknowns
             .iter()
             .enumerate()
             .map(|(j, u)| FormUnknown {
-                name: u.name.clone(),
+                name: u.name().into_owned(),
                 kind: UnknownKind::Original(j),
             })
             .collect();
@@ -240,10 +241,10 @@ pub(crate) fn original_unknowns(dae: &Dae) -> Vec<FormUnknown> {
         .iter()
         .enumerate()
         .map(|(j, u)| FormUnknown {
-            name: if is_identifier(&u.base) {
-                u.name.clone()
+            name: if is_identifier(u.base()) {
+                u.name().into_owned()
             } else {
-                namer.fresh(sanitize(&u.base))
+                namer.fresh(sanitize(u.base()))
             },
             kind: UnknownKind::Original(j),
         })
@@ -279,8 +280,8 @@ impl Namer {
     pub(crate) fn new(dae: &Dae) -> Namer {
         let mut taken: FxHashSet<String> = FxHashSet::default();
         for u in &dae.unknowns {
-            taken.insert(u.name.clone());
-            taken.insert(u.base.to_string());
+            taken.insert(u.name().into_owned());
+            taken.insert(u.base().to_string());
         }
         for p in &dae.parameters {
             taken.insert(p.name.clone());
@@ -303,7 +304,7 @@ impl Namer {
     /// `prefix_x_l` for `z_j^(l)` (`x[2]` becomes `x_2`); `_` appended
     /// until unique.
     pub(crate) fn derivative(&mut self, dae: &Dae, prefix: &str, j: usize, l: u32) -> String {
-        let base = sanitize(dae.unknowns.get(j).map_or("z", |u| u.name.as_str()));
+        let base = sanitize(&dae.unknowns.get(j).map_or(Cow::Borrowed("z"), |u| u.name()));
         self.fresh(format!("{prefix}_{base}_{l}"))
     }
 
@@ -503,10 +504,12 @@ impl Formulation {
             match u.kind {
                 UnknownKind::Original(j) if j < dae.unknowns.len() => {
                     let mut v = dae.unknowns[j].clone();
-                    if !is_identifier(&v.base) {
+                    if !is_identifier(v.base()) {
                         // `der(x)` of the first-order reduction.
-                        v.name = u.name.clone();
-                        v.base = u.name.as_str().into();
+                        let mut decl = UnknownDecl::clone(v.decl());
+                        decl.base = u.name.as_str().into();
+                        decl.derivative = 0;
+                        v.set_decl(Arc::new(decl));
                         v.subscripts = Default::default();
                     }
                     unknowns.push(v);
@@ -523,21 +526,7 @@ impl Formulation {
                         }
                         UnknownKind::Original(_) => None,
                     };
-                    unknowns.push(Unknown {
-                        name: u.name.clone(),
-                        base: u.name.as_str().into(),
-                        subscripts: Default::default(),
-                        start: None,
-                        fixed: false,
-                        nominal: None,
-                        min: None,
-                        max: None,
-                        unit: None,
-                        display_unit: None,
-                        quantity: None,
-                        type_name: "Real".into(),
-                        description: description.map(Into::into),
-                    });
+                    unknowns.push(Unknown::scalar(&u.name, description.as_deref()));
                 }
             }
         }
@@ -599,7 +588,7 @@ impl Formulation {
             return format!("z{j}");
         };
         match u.kind {
-            UnknownKind::Original(i) if dae.unknowns.get(i).is_some_and(|v| v.name == u.name) => {
+            UnknownKind::Original(i) if dae.unknowns.get(i).is_some_and(|v| v.name() == u.name) => {
                 dae.unknowns[i].source_name()
             }
             _ => daec_model::ident_source(&u.name).into_owned(),
