@@ -436,6 +436,39 @@ pub(crate) fn emit_with(
     }
 }
 
+/// Text command output written to `-o FILE` or stdout as it is produced
+/// (`write` prints to a `fmt::Write`), not held whole.
+pub(crate) fn emit_text(
+    ctx: &mut Ctx<'_, '_>,
+    output: Option<&Path>,
+    write: &mut dyn FnMut(&mut dyn std::fmt::Write),
+) -> Result<(), i32> {
+    emit_with(ctx, output, &mut |w| {
+        let mut out = FmtIo { w, error: None };
+        write(&mut out);
+        out.error.map_or(Ok(()), Err)
+    })
+}
+
+/// A `fmt::Write` over an `io::Write` that keeps the first error and fails
+/// every write after it.
+struct FmtIo<'a> {
+    w: &'a mut dyn Write,
+    error: Option<std::io::Error>,
+}
+
+impl std::fmt::Write for FmtIo<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.error.is_some() {
+            return Err(std::fmt::Error);
+        }
+        self.w.write_all(s.as_bytes()).map_err(|e| {
+            self.error = Some(e);
+            std::fmt::Error
+        })
+    }
+}
+
 /// Writes command output to `-o FILE` (see [`files`]) or stdout.
 pub(crate) fn emit(ctx: &mut Ctx<'_, '_>, output: Option<&Path>, text: &str) -> Result<(), i32> {
     emit_with(ctx, output, &mut |w| w.write_all(text.as_bytes()))

@@ -136,7 +136,7 @@ fn modification<const N: usize>(attrs: [Option<String>; N]) -> String {
 /// The declarations of the discrete variables, an array as one
 /// (`Integer n[2](start = {1, 2});`): `discrete Real y(start = 1.0);`,
 /// `Integer n(start = 2);`, `Boolean b(start = true);`.
-fn discrete_declarations(dae: &Dae, out: &mut String) {
+fn discrete_declarations(dae: &Dae, out: &mut dyn Write) {
     let params: Vec<&Parameter> = dae
         .discrete
         .iter()
@@ -183,8 +183,17 @@ fn discrete_declarations(dae: &Dae, out: &mut String) {
 
 /// Prints the flat model as `.dae` text.
 pub fn to_dae_text(dae: &Dae) -> String {
-    let names = FlatNames(dae);
     let mut out = String::new();
+    write_dae_text(dae, &mut out);
+    out
+}
+
+/// Writes the flat model as `.dae` text ([`to_dae_text`]) to `out` line by
+/// line, so that a large model's text is never held whole. An error of
+/// `out` does not stop the writing: a writer over an `io::Write` keeps its
+/// first error and fails every later write.
+pub fn write_dae_text(dae: &Dae, out: &mut dyn Write) {
+    let names = FlatNames(dae);
     let model_name = ident_source(&dae.name);
     let _ = writeln!(
         out,
@@ -251,7 +260,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
         );
         i = j;
     }
-    discrete_declarations(dae, &mut out);
+    discrete_declarations(dae, &mut *out);
     // Unknowns, grouped by array.
     let mut i = 0;
     while i < dae.unknowns.len() {
@@ -296,7 +305,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
         let _ = writeln!(out, "  Real {};", ident_source(&a.name));
     }
     // (an invariant keeps its annotation: the flat model declares it too)
-    let eqs_with = |out: &mut String, list: &[Equation], annotation: &str| {
+    let eqs_with = |out: &mut dyn Write, list: &[Equation], annotation: &str| {
         for e in list {
             let _ = writeln!(
                 out,
@@ -307,13 +316,13 @@ pub fn to_dae_text(dae: &Dae) -> String {
             );
         }
     };
-    let eqs = |out: &mut String, list: &[Equation]| eqs_with(out, list, "");
+    let eqs = |out: &mut dyn Write, list: &[Equation]| eqs_with(out, list, "");
     if !dae.initial_equations.is_empty() {
-        out.push_str("initial equation\n");
-        eqs(&mut out, &dae.initial_equations);
+        let _ = out.write_str("initial equation\n");
+        eqs(&mut *out, &dae.initial_equations);
     }
-    out.push_str("equation\n");
-    eqs(&mut out, &dae.equations);
+    let _ = out.write_str("equation\n");
+    eqs(&mut *out, &dae.equations);
     for a in &dae.aliases {
         let _ = writeln!(
             out,
@@ -324,7 +333,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
         );
     }
     eqs_with(
-        &mut out,
+        &mut *out,
         &dae.invariants,
         " annotation(__daec(invariant = true))",
     );
@@ -378,7 +387,7 @@ pub fn to_dae_text(dae: &Dae) -> String {
             .get(k + 1)
             .is_none_or(|e| e.clause as usize == k + 1)
         {
-            out.push_str("  end when;\n");
+            let _ = out.write_str("  end when;\n");
         }
     }
     let x = &dae.experiment;
@@ -398,5 +407,4 @@ pub fn to_dae_text(dae: &Dae) -> String {
         let _ = writeln!(out, "  annotation(experiment({}));", exp.join(", "));
     }
     let _ = writeln!(out, "end {model_name};");
-    out
 }

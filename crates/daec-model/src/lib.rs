@@ -28,7 +28,7 @@ mod suggest;
 pub use aliases::Alias;
 pub use budget::MemoryBudget;
 pub use daec_syntax::lexer::ident_source;
-pub use flat::{FlatNames, to_dae_text};
+pub use flat::{FlatNames, to_dae_text, write_dae_text};
 pub use instantiate::{instantiate, model_classes, root_model_classes};
 pub use lower::{LowerOptions, lower};
 pub use start::PointEnv;

@@ -637,3 +637,36 @@ fn an_unknown_renders_its_flat_name_from_its_declaration() {
     assert!(s.name_is("der(y)"));
     assert_eq!(s.type_name(), "Real");
 }
+
+#[test]
+fn the_flat_text_is_written_line_by_line() {
+    // `write_dae_text` hands the text to its writer in pieces of a line or
+    // less, so that `daec flatten` of a large model never holds it whole;
+    // the pieces make up `to_dae_text`.
+    struct Pieces {
+        text: String,
+        largest: usize,
+        count: usize,
+    }
+    impl std::fmt::Write for Pieces {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.text.push_str(s);
+            self.largest = self.largest.max(s.len());
+            self.count += 1;
+            Ok(())
+        }
+    }
+    let dae = lowered(
+        "model C\n  parameter Integer N = 2000;\n  Real x[N](each start = 1) \"positions\";\nequation\n  for k in 1:N loop\n    der(x[k]) = -x[k] \"decay\";\n  end for;\nend C;\n",
+    );
+    let mut out = Pieces {
+        text: String::new(),
+        largest: 0,
+        count: 0,
+    };
+    daec_model::write_dae_text(&dae, &mut out);
+    assert_eq!(out.text, to_dae_text(&dae));
+    assert!(out.text.len() > 50_000, "{}", out.text.len());
+    assert!(out.largest < 100, "a piece of {} bytes", out.largest);
+    assert!(out.count > 2000, "{} pieces", out.count);
+}

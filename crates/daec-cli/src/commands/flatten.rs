@@ -1,8 +1,8 @@
 //! `daec flatten`: the flat scalar model as `.dae` text or JSON.
 
 use crate::json::{Array, write_object};
-use crate::{Ctx, Format, ModelArgs, emit, emit_with, load};
-use daec_model::{Dae, FlatNames, to_dae_text};
+use crate::{Ctx, Format, ModelArgs, emit_text, emit_with, load};
+use daec_model::{Dae, FlatNames, write_dae_text};
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::json;
@@ -20,7 +20,7 @@ pub(crate) fn flatten(
     let loaded = load(ctx, args)?;
     let dae = &loaded.dae;
     match format {
-        Format::Text => emit(ctx, output, &to_dae_text(dae)),
+        Format::Text => emit_text(ctx, output, &mut |out| write_dae_text(dae, out)),
         Format::Json => emit_with(ctx, output, &mut |w| write_json(w, dae)),
     }
 }
