@@ -237,26 +237,35 @@ fn run_capturing(args: Vec<OsString>, mut capture: Capture) -> Embedded {
 /// prepared simulation before it integrates: the formulation, its tapes
 /// and the DAE with the nodes they added.
 /// The later runs with the shared analysis take it with their parameter
-/// values rebound and their own consistent initial point
-/// ([`Prepared::rebind`]), unless the simulation depends on values
-/// beyond those ([`Prepared::rebindable`]: StE, DD, relations frozen into
-/// modes, `when` events, declared invariants) or integrates a
-/// second-order method; then each run prepares its own.
+/// values rebound ([`Prepared::rebind`]): their own modes of the
+/// relations in `if` conditions, consistent initial point, invariants'
+/// check and, for StE and DD, state selection, computed at their values
+/// — for every formulation and method, `when` events, discrete
+/// variables, declared invariants, second-order methods and `--native`
+/// (whose library takes the parameters at run time, so one build from
+/// the cache serves every run). A run of StE or DD whose values choose
+/// another state selection prepares its own.
 ///
 /// Every other run analyses and prepares its model in full, as `daec
-/// simulate` does: an `Integer` or `Boolean` parameter, a parameter that
-/// sizes an array or picks an `if` branch or a conditional component at
-/// lowering — any value folded into the equations —, a pivot
-/// that changes, a Σ-Jacobian singular at the run's consistent point, or
-/// a first model whose analysis needed conversions or roots fixed. Either
-/// way the run's analysis and preparation are those `daec simulate`
-/// computes, and so are its results.
+/// simulate` does. The rule: a value folded into the equations changes
+/// the model — an `Integer` or `Boolean` parameter, a constant, a `Real`
+/// parameter the lowering evaluated (`Evaluate = true`, one that sizes
+/// an array or picks an `if` branch or a conditional component) —,
+/// told by the parameters before anything is analysed
+/// ([`Dae::structural_change`], [`SharedAnalysis::structural`]) and by
+/// the expressions ([`Dae::same_structure`]); so does a pivot of the
+/// hidden constraints that changes, a Σ-Jacobian singular at the run's
+/// consistent point, or a first model whose analysis needed conversions
+/// or roots fixed. Either way the run's analysis and preparation are
+/// those `daec simulate` computes, and so are its results.
 #[derive(Debug, Default)]
 pub struct SharedAnalysis {
     base: OnceLock<Option<Box<SharedBase>>>,
     reused: AtomicUsize,
     prepared: OnceLock<Option<Box<SharedPrepared>>>,
     rebound: AtomicUsize,
+    structural: AtomicUsize,
+    preparations: AtomicUsize,
 }
 
 /// What the first run of a parameter study kept.
@@ -299,6 +308,21 @@ impl SharedAnalysis {
         self.rebound.load(Ordering::Relaxed)
     }
 
+    /// How many runs the parameters alone showed to have another
+    /// structure than the first ([`Dae::structural_change`]): analysed
+    /// and prepared in full.
+    pub fn structural(&self) -> usize {
+        self.structural.load(Ordering::Relaxed)
+    }
+
+    /// How many runs prepared their simulation in full (built and
+    /// compiled the formulation): the first, and those that could not
+    /// reuse its preparation. A study whose runs all share the model
+    /// prepares it once.
+    pub fn preparations(&self) -> usize {
+        self.preparations.load(Ordering::Relaxed)
+    }
+
     /// The analysis of `dae` (see the type's docs), and whether it is the
     /// study's shared one; `dae` becomes the analysed DAE, as [`analyze`]
     /// leaves it.
@@ -322,6 +346,10 @@ impl SharedAnalysis {
             return fresh;
         }
         if let Some(base) = base
+            && base.before.structural_change(dae).is_some()
+        {
+            self.structural.fetch_add(1, Ordering::Relaxed);
+        } else if let Some(base) = base
             && base.before.same_structure(dae)
         {
             let mut rebound = base.after.clone();
@@ -336,29 +364,34 @@ impl SharedAnalysis {
         (analyze(dae, &options), false)
     }
 
-    /// The prepared simulation of `dae`, which has the study's shared
-    /// `analysis` (see the type's docs), for `form` and `method`; `dae`
-    /// becomes the prepared DAE, as [`daec_sim::prepare_method`] leaves
-    /// it.
+    /// The prepared simulation of `dae` for `form` and `method`: when
+    /// `shared`, `analysis` is the study's shared one and the prepared
+    /// simulation is shared too (see the type's docs); `dae` becomes the
+    /// prepared DAE, as [`daec_sim::prepare_method`] leaves it.
     pub(crate) fn prepare(
         &self,
         dae: &mut Dae,
-        analysis: &Analysis,
+        (analysis, shared): (&Analysis, bool),
         form: Form,
         method: Method,
     ) -> Result<Prepared, SimError> {
+        let prepare = |dae: &mut Dae| {
+            self.preparations.fetch_add(1, Ordering::Relaxed);
+            daec_sim::prepare_method(dae, analysis, form, method)
+        };
+        if !shared {
+            return prepare(dae);
+        }
         let mut fresh = None;
         let base = self.prepared.get_or_init(|| {
-            let prepared = daec_sim::prepare_method(dae, analysis, form, method);
+            let prepared = prepare(dae);
             let base = match &prepared {
-                Ok(p) if !method.is_second_order() && p.rebindable(dae) => {
-                    Some(Box::new(SharedPrepared {
-                        form,
-                        method,
-                        dae: dae.clone(),
-                        prepared: Mutex::new(p.clone()),
-                    }))
-                }
+                Ok(p) if p.rebindable() => Some(Box::new(SharedPrepared {
+                    form,
+                    method,
+                    dae: dae.clone(),
+                    prepared: Mutex::new(p.clone()),
+                })),
                 _ => None,
             };
             fresh = Some(prepared);
@@ -380,7 +413,7 @@ impl SharedAnalysis {
                 return prepared;
             }
         }
-        daec_sim::prepare_method(dae, analysis, form, method)
+        prepare(dae)
     }
 }
 
@@ -574,6 +607,170 @@ mod tests {
             alone_and_shared(&model, &["-p", &g, "-p", &l], &shared);
         }
         assert_eq!((shared.reused(), shared.rebound()), (3, 3));
+    }
+
+    /// Runs `study` — a model and each run's options — alone and
+    /// sharing one analysis, asserting that both agree to the last bit
+    /// (see [`alone_and_shared`]); returns the shared analysis.
+    fn study(model: &ModelText, runs: &[&[&str]]) -> Arc<SharedAnalysis> {
+        let shared = Arc::new(SharedAnalysis::new());
+        for run in runs {
+            alone_and_shared(model, run, &shared);
+        }
+        shared
+    }
+
+    /// The counts of a study: runs that reused the analysis, runs that
+    /// reused the prepared simulation, runs prepared in full, runs whose
+    /// parameters changed the structure.
+    fn counts(shared: &SharedAnalysis) -> (usize, usize, usize, usize) {
+        (
+            shared.reused(),
+            shared.rebound(),
+            shared.preparations(),
+            shared.structural(),
+        )
+    }
+
+    /// A bouncing ball whose floor is a parameter (a `when` event), with
+    /// drag on the sign of the velocity (an `if` mode) and a start height
+    /// through a parameter.
+    const BALL: &str = "model Ball\n  parameter Real g = 9.81;\n  parameter Real e = 0.8;\n  parameter Real floor = 0;\n  parameter Real h0 = 1;\n  Real h(start = h0, fixed = true);\n  Real v(start = 0, fixed = true);\nequation\n  der(h) = v;\n  der(v) = -g - (if v > 0 then 0.05*v*v else -0.05*v*v);\n  when h < floor then\n    reinit(v, -e*v);\n  end when;\nend Ball;\n";
+
+    #[test]
+    fn a_study_of_events_and_modes_prepares_once() {
+        let model = ModelText {
+            name: "ball.dae".into(),
+            text: BALL.into(),
+        };
+        let shared = study(
+            &model,
+            &[
+                &[],
+                &["-p", "floor=0.3"],
+                &["-p", "e=0.5", "-p", "h0=2"],
+                // the ball starts below the floor: the event fires later
+                &["-p", "h0=0.2", "-p", "floor=0.25"],
+            ],
+        );
+        assert_eq!(counts(&shared), (3, 3, 1, 0));
+    }
+
+    /// A thermostat: `when`/`elsewhen` on parameters, a Boolean and an
+    /// Integer assigned at events (discrete variables).
+    const THERMOSTAT: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/discrete/thermostat.dae"
+    );
+
+    #[test]
+    fn a_study_of_discrete_variables_prepares_once() {
+        let model = ModelText::read(THERMOSTAT).expect("a readable model");
+        let shared = study(
+            &model,
+            &[
+                &[],
+                &["-p", "Tlow=18", "-p", "Thigh=22"],
+                &["-p", "P=3", "-p", "tau=5"],
+            ],
+        );
+        assert_eq!(counts(&shared), (2, 2, 1, 0));
+    }
+
+    /// `sample(0, Ts)`: the interval is folded into the equations, the
+    /// gain is not.
+    const SAMPLED: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/discrete/sampled_controller.dae"
+    );
+
+    #[test]
+    fn a_sampled_controller_shares_its_gain_not_its_period() {
+        let model = ModelText::read(SAMPLED).expect("a readable model");
+        let shared = study(
+            &model,
+            &[&[], &["-p", "K=3"], &["-p", "Ts=0.2"], &["-p", "K=1"]],
+        );
+        // (Ts is a `sample` interval: the run with another one is the
+        // only other preparation)
+        let (reused, rebound, preparations, _) = counts(&shared);
+        assert_eq!((reused, rebound, preparations), (2, 2, 2));
+    }
+
+    /// The pendulum with its energy declared as an invariant.
+    const PENDULUM_ENERGY: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/steinbrecher/pendulum_energy.dae"
+    );
+
+    #[test]
+    fn a_study_with_a_declared_invariant_prepares_once() {
+        let model = ModelText::read(PENDULUM_ENERGY).expect("a readable model");
+        for extra in [&["--method", "radau5"][..], &["--method", "projection"]] {
+            let runs: Vec<Vec<&str>> = [&[][..], &["-p", "g=9.81"], &["-p", "m=2", "-p", "g=5"]]
+                .iter()
+                .map(|p| [extra, p].concat())
+                .collect();
+            let runs: Vec<&[&str]> = runs.iter().map(|r| r.as_slice()).collect();
+            let shared = study(&model, &runs);
+            assert_eq!(counts(&shared), (2, 2, 1, 0), "{extra:?}");
+        }
+    }
+
+    /// Runs each of `options` with three parameter sets of `model` (`g`
+    /// and `l`), alone and sharing, asserting one preparation per study.
+    fn three_sets(model: &ModelText, options: &[&[&str]]) {
+        for &extra in options {
+            let runs: Vec<Vec<&str>> = [&[][..], &["-p", "g=9.81", "-p", "l=2"], &["-p", "g=20"]]
+                .iter()
+                .map(|p| [extra, p].concat())
+                .collect();
+            let runs: Vec<&[&str]> = runs.iter().map(|r| r.as_slice()).collect();
+            let shared = study(model, &runs);
+            assert_eq!(counts(&shared), (2, 2, 1, 0), "{extra:?}");
+        }
+    }
+
+    #[test]
+    fn studies_of_every_formulation_prepare_once() {
+        let model = ModelText::read(PENDULUM).expect("a readable model");
+        // (StE and DD choose their states at each run's consistent point;
+        // the pendulum's swing switches them during the runs)
+        three_sets(
+            &model,
+            &[
+                &["--form", "ste"],
+                &["--form", "dd"],
+                &["--form", "ada"],
+                &["--method", "radau5-projected"],
+                &["--method", "projection"],
+            ],
+        );
+    }
+
+    /// The pendulum written with second derivatives.
+    const PENDULUM_2ND: &str = "model P2\n  parameter Real g = 9.81;\n  parameter Real l = 1;\n  Real x(start = 1);\n  Real y(start = 0, fixed = true);\n  Real lambda(start = 0);\ninitial equation\n  der(y) = 0;\nequation\n  der(der(x)) = lambda*x;\n  der(der(y)) = lambda*y - g;\n  x^2 + y^2 = l^2;\nend P2;\n";
+
+    #[test]
+    fn studies_of_second_order_methods_prepare_once() {
+        let model = ModelText {
+            name: "p2.dae".into(),
+            text: PENDULUM_2ND.into(),
+        };
+        three_sets(
+            &model,
+            &[&["--method", "radau-2nd"], &["--method", "bdf-2nd"]],
+        );
+    }
+
+    #[test]
+    fn an_integer_parameter_is_told_structural_before_the_analysis() {
+        let model = ModelText {
+            name: "ensemble.dae".into(),
+            text: ENSEMBLE.into(),
+        };
+        let shared = study(&model, &[&[], &["-p", "N=3"], &["-p", "k=3"]]);
+        assert_eq!(counts(&shared), (1, 1, 2, 1));
     }
 
     #[test]

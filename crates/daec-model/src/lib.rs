@@ -594,6 +594,41 @@ impl Dae {
         self.unknowns.iter().position(|u| u.name_is(name))
     }
 
+    /// Why `other` cannot be this DAE with other values only, told by
+    /// its parameters before the expressions are compared: a structural
+    /// parameter (`Integer`, `Boolean`, a constant, a `Real` one the
+    /// lowering evaluated: any folded into the equations, array sizes and
+    /// `if` branches) with another value, or another number of parameters
+    /// or unknowns (an array sized by a parameter). `None` does not mean
+    /// the same structure: [`Dae::same_structure`] decides that.
+    pub fn structural_change(&self, other: &Dae) -> Option<String> {
+        for (a, b) in self.parameters.iter().zip(&other.parameters) {
+            if a.name != b.name {
+                return Some(format!("parameter `{}` is `{}` there", a.name, b.name));
+            }
+            if (!a.symbolic || !b.symbolic) && a.value != b.value {
+                return Some(format!(
+                    "the structural parameter `{}` is {} instead of {}",
+                    a.name, b.value, a.value
+                ));
+            }
+        }
+        if self.parameters.len() != other.parameters.len() {
+            return Some(format!(
+                "{} parameters instead of {}",
+                other.parameters.len(),
+                self.parameters.len()
+            ));
+        }
+        (self.unknowns.len() != other.unknowns.len()).then(|| {
+            format!(
+                "{} unknowns instead of {}",
+                other.unknowns.len(),
+                self.unknowns.len()
+            )
+        })
+    }
+
     /// Whether `other` is this DAE with other values only: the same
     /// expressions (node for node, [`ExprPool::same_nodes`]), equations,
     /// initial equations, invariants, events, experiment and aliases; the

@@ -54,10 +54,11 @@ fn run<'py>(
 /// prepared simulation shared ([`SharedAnalysis`]): with `text` the model argument `name` is
 /// that text; without it, the file `name` is read here once (each run
 /// reads it itself when it cannot be read as UTF-8). Returns the
-/// outcomes in the order of `runs`, how many runs reused the analysis
-/// and how many the prepared simulation
-/// ([`SharedAnalysis::rebound`]). The GIL is released while the
-/// commands run.
+/// outcomes in the order of `runs`, how many runs reused the analysis,
+/// how many the prepared simulation ([`SharedAnalysis::rebound`]) and
+/// how many runs prepared the model in full
+/// ([`SharedAnalysis::preparations`]: 1 when all shared it). The GIL is
+/// released while the commands run.
 #[pyfunction]
 #[pyo3(signature = (runs, name, text=None, workers=1))]
 fn run_many<'py>(
@@ -66,21 +67,22 @@ fn run_many<'py>(
     name: String,
     text: Option<String>,
     workers: usize,
-) -> PyResult<(Bound<'py, PyList>, usize, usize)> {
-    let (outs, reused, rebound) = py.detach(move || {
+) -> PyResult<(Bound<'py, PyList>, usize, usize, usize)> {
+    let (outs, reused, rebound, preparations) = py.detach(move || {
         let source = match text {
             Some(text) => Some(ModelText { name, text }),
             None => ModelText::read(&name),
         };
         let shared = Arc::new(SharedAnalysis::new());
         let outs = parallel(runs, source, workers, &shared);
-        (outs, shared.reused(), shared.rebound())
+        let counts = (shared.reused(), shared.rebound(), shared.preparations());
+        (outs, counts.0, counts.1, counts.2)
     });
     let items = outs
         .into_iter()
         .map(|out| to_python(py, out))
         .collect::<PyResult<Vec<_>>>()?;
-    Ok((PyList::new(py, items)?, reused, rebound))
+    Ok((PyList::new(py, items)?, reused, rebound, preparations))
 }
 
 /// Runs each command line of `runs` on one of `workers` scoped threads

@@ -237,8 +237,8 @@ def test_simulate_many_shares_the_analysis_of_a_study():
     # (the private binding counts the runs that reused the first's analysis
     # and its prepared simulation)
     runs = [["daec", "simulate", str(PENDULUM), "--t-end", "1", *daec._param_args(p)] for p in sets]
-    _, reused, rebound = daec._daec.run_many(runs, str(PENDULUM), None, 2)
-    assert (reused, rebound) == (len(sets) - 1, len(sets) - 1)
+    _, reused, rebound, prepared = daec._daec.run_many(runs, str(PENDULUM), None, 2)
+    assert (reused, rebound, prepared) == (len(sets) - 1, len(sets) - 1, 1)
 
 
 #: A binding equation and a parameter computed from another, through
@@ -263,7 +263,8 @@ def study(model, sets, **opts):
     assert_each_equals_simulate(model, sets, many, **opts)
     extra = [str(v) for k, v in opts.items() for v in (f"--{k.replace('_', '-')}", v)]
     runs = [["daec", "simulate", "<m>", *extra, *daec._param_args(p)] for p in sets]
-    _, reused, rebound = daec._daec.run_many(runs, "<m>", model, 1)
+    _, reused, rebound, prepared = daec._daec.run_many(runs, "<m>", model, 1)
+    assert prepared == len(sets) - rebound
     return many, reused, rebound
 
 

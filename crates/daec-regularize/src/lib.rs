@@ -41,7 +41,7 @@ pub use error::{OtherHvts, Refusal, RegularizeError};
 pub use expand::expand;
 pub use fixed_roots::{FixedRoot, RootFixing, RootRefusal, fix_roots};
 pub use forms::{
-    MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels_at, dd_log_quality,
+    MIN_LEVEL_CONDITIONING, RegularizeOptions, best_hvt, dd_levels, dd_levels_at, dd_log_quality,
     hvt_conditioning, log_kappa, regularize, ste_for_hvt,
 };
 pub use formulation::{

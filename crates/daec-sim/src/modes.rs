@@ -286,13 +286,7 @@ impl Modes {
         let m = relations.len();
         Ok(Self {
             value: vec![0.0; m],
-            other: kind
-                .iter()
-                .map(|k| match k {
-                    Kind::Relation { .. } => 1.0,
-                    _ => 0.0,
-                })
-                .collect(),
+            other: first_others(&kind),
             ahead: vec![false; m],
             raw: vec![0.0; m],
             out: vec![0.0; m],
@@ -311,6 +305,24 @@ impl Modes {
         if let Some((tape, frame)) = &mut self.phi {
             *frame = tape.frame(params);
         }
+    }
+
+    /// Puts the modes back as [`Modes::new`] left them for `dae` (a DAE
+    /// of the structure they were made for, with other values): every
+    /// mode 0 (a relation false), its parameter 0, the crossing
+    /// functions at `dae`'s parameter values. A prepared simulation
+    /// rebound to other values sets them from there as the preparation
+    /// does.
+    pub(crate) fn reset(&mut self, dae: &mut Dae) {
+        self.value.iter_mut().for_each(|v| *v = 0.0);
+        self.other = first_others(&self.kind);
+        self.ahead.iter_mut().for_each(|a| *a = false);
+        for &p in &self.params {
+            if let Some(p) = dae.parameters.get_mut(p) {
+                p.value = 0.0;
+            }
+        }
+        self.set_params(&dae.parameter_values());
     }
 
     /// Number of modes.
@@ -674,6 +686,17 @@ pub(crate) fn right_limits(
 
 /// The parameter that holds a mode (a symbolic `Real` that the run sets
 /// to 0 or 1).
+/// The values [`Modes::flip`] swaps in before the modes are first set:
+/// a relation's 1 (it starts false), a `floor`/`ceil` mode's 0.
+fn first_others(kind: &[Kind]) -> Vec<f64> {
+    kind.iter()
+        .map(|k| match k {
+            Kind::Relation { .. } => 1.0,
+            _ => 0.0,
+        })
+        .collect()
+}
+
 fn mode_parameter(name: String) -> Parameter {
     Parameter {
         description: Some("the value of a relation between events".into()),

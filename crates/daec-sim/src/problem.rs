@@ -445,6 +445,9 @@ impl FormProblem {
             *c.frame.get_mut() = c.tape.frame(params);
         }
         *self.both_stages.get_mut() = self.both.tape.lanes::<3>(params);
+        if let Some(c) = &mut self.invariants {
+            *c.frame.get_mut() = c.tape.frame(params);
+        }
         if let Some(p) = &mut self.projector {
             p.set_params(params);
         }

@@ -453,8 +453,8 @@ fn prepare_model(
     method: daec_sim::Method,
 ) -> Result<daec_sim::Prepared, SimError> {
     match ctx.capture.as_ref().and_then(|c| c.shared.as_ref()) {
-        Some(study) if shared => study.prepare(dae, analysis, form, method),
-        _ => daec_sim::prepare_method(dae, analysis, form, method),
+        Some(study) => study.prepare(dae, (analysis, shared), form, method),
+        None => daec_sim::prepare_method(dae, analysis, form, method),
     }
 }
 

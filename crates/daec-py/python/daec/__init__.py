@@ -465,7 +465,7 @@ def simulate_many(
         except ValueError as e:
             e.index, e.params = k, p
             raise
-    outcomes, _reused, _rebound = _daec.run_many(runs, arg, text, workers)
+    outcomes, _reused, _rebound, _prepared = _daec.run_many(runs, arg, text, workers)
     out: List[Union[Result, Exception]] = []
     for k, (p, outcome) in enumerate(zip(params, outcomes)):
         try:

@@ -82,6 +82,17 @@ const DENSE_PIVOT_MAX: usize = 200;
 /// The dummy-derivative formulation of `dae`, the dummies chosen by
 /// pivoting at the consistent point of the analysis.
 pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeError> {
+    let levels = dd_levels(dae, analysis)?;
+    dd_with_levels(dae, analysis, &levels)
+}
+
+/// The dummy derivatives [`dd`] builds its formulation with: Mattsson–
+/// Söderlind pivoting on 𝔍 at the consistent point of `analysis`'s success
+/// check (else at the start values) — for each unknown, how many of its
+/// highest derivatives are dummies. The part of [`dd`] that depends on
+/// values: a DD formulation reused for other values holds for them when
+/// this choice is the same there.
+pub fn dd_levels(dae: &Dae, analysis: &Analysis) -> Result<Vec<u32>, RegularizeError> {
     let form = Form::Dd;
     // (`regular` refuses a Σ-Jacobian singular at the consistent point)
     let reg = regular(dae, analysis, form)?;
@@ -108,8 +119,7 @@ pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeE
             )
         }
     };
-    let levels = choose_levels(analysis, &jac).map_err(|cause| err(form, cause))?;
-    dd_with_levels(dae, analysis, &levels)
+    choose_levels(analysis, &jac).map_err(|cause| err(form, cause))
 }
 
 /// 𝔍 at `(t, z)` (derivatives taken as 0 where 𝔍 depends on them), sparse.

@@ -30,7 +30,7 @@ pub mod ggl;
 pub mod hic;
 pub mod ste;
 
-pub use dd::{dd_levels_at, dd_log_quality};
+pub use dd::{dd_levels, dd_levels_at, dd_log_quality};
 pub use ste::{MIN_LEVEL_CONDITIONING, best_hvt, hvt_conditioning, log_kappa, ste_for_hvt};
 
 use crate::error::{Refusal, RegularizeError};
