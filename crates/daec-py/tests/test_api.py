@@ -254,18 +254,28 @@ end Bound;
 """
 
 
-def study(model, sets, **opts):
+def study_counts(model, sets, **opts):
     """`simulate_many` on one worker (the first set is the shared one),
     asserted equal to one `simulate` per set bit for bit (a failed run's
-    partial results); the results (or exceptions) and how many runs
-    reused the analysis and the prepared simulation."""
+    partial results); the results (or exceptions), how many runs reused
+    the analysis and the prepared simulation, and how many prepared the
+    model in full."""
     many = daec.simulate_many(model, params=sets, workers=1, errors="return", **opts)
     assert_each_equals_simulate(model, sets, many, **opts)
-    extra = [str(v) for k, v in opts.items() for v in (f"--{k.replace('_', '-')}", v)]
-    runs = [["daec", "simulate", "<m>", *extra, *daec._param_args(p)] for p in sets]
-    _, reused, rebound, prepared = daec._daec.run_many(runs, "<m>", model, 1)
+    extra = []
+    for k, v in opts.items():
+        flag = f"--{k.replace('_', '-')}"
+        extra += [flag] if v is True else [flag, str(v)]
+    arg, text = daec._source(model)
+    runs = [["daec", "simulate", arg, *extra, *daec._param_args(p)] for p in sets]
+    _, reused, rebound, prepared = daec._daec.run_many(runs, arg, text, 1)
     assert prepared == len(sets) - rebound
-    return many, reused, rebound
+    return many, reused, rebound, prepared
+
+
+def study(model, sets, **opts):
+    """:func:`study_counts` without the count of preparations."""
+    return study_counts(model, sets, **opts)[:3]
 
 
 def test_simulate_many_rebinds_the_prepared_simulation():
@@ -277,8 +287,11 @@ def test_simulate_many_rebinds_the_prepared_simulation():
         {"k": 0.5, "x0": -1.5},
         {"a": 1.0},  # y escapes at t = 1: this run fails
     ]
-    many, reused, rebound = study(ENSEMBLE, sets, t_end=2.0, rtol=1e-8, interval=0.1)
-    assert (reused, rebound) == (4, 4)
+    many, reused, rebound, prepared = study_counts(
+        ENSEMBLE, sets, t_end=2.0, rtol=1e-8, interval=0.1
+    )
+    # (N = 3 changes the equations: that run is prepared on its own)
+    assert (reused, rebound, prepared) == (4, 4, 2)
     assert many[2]["x[1]"][0] == 3.0 and many[4]["x[2]"][0] == -1.5
     assert "x[3]" in many[3] and "x[3]" not in many[0]
     assert isinstance(many[5], daec.SimulationError) and many[5].index == 5
@@ -290,6 +303,81 @@ def test_simulate_many_rebinds_the_prepared_simulation():
         c = p.get("c", 3 * p.get("k", 2.0))
         assert np.allclose(r["v"], c * r["x"], rtol=1e-12, atol=0), p
         assert abs(r["x"][-1] - np.exp(-p.get("k", 2.0))) < 1e-5, p
+
+
+#: A bouncing ball whose floor is a parameter (a `when` event), with
+#: drag on the sign of the velocity (an `if` mode).
+BALL = """model Ball
+  parameter Real g = 9.81;
+  parameter Real e = 0.8;
+  parameter Real floor = 0;
+  parameter Real h0 = 1;
+  Real h(start = h0, fixed = true);
+  Real v(start = 0, fixed = true);
+equation
+  der(h) = v;
+  der(v) = -g - (if v > 0 then 0.05*v*v else -0.05*v*v);
+  when h < floor then
+    reinit(v, -e*v);
+  end when;
+end Ball;
+"""
+
+#: The pendulum written with second derivatives.
+PENDULUM_2ND = """model P2
+  parameter Real g = 9.81;
+  parameter Real l = 1;
+  Real x(start = 1);
+  Real y(start = 0, fixed = true);
+  Real lambda(start = 0);
+initial equation
+  der(y) = 0;
+equation
+  der(der(x)) = lambda*x;
+  der(der(y)) = lambda*y - g;
+  x^2 + y^2 = l^2;
+end P2;
+"""
+
+#: The pendulum with its energy declared as an invariant.
+PENDULUM_ENERGY = PENDULUM.parent / "pendulum_energy.dae"
+
+
+def test_simulate_many_prepares_a_model_with_events_once():
+    sets = [{}, {"floor": 0.3}, {"e": 0.5, "h0": 2.0}, {"g": 5.0, "floor": -0.5}]
+    many, reused, rebound, prepared = study_counts(BALL, sets, t_end=2.5)
+    assert (reused, rebound, prepared) == (3, 3, 1)
+    # the floor moved up: the first bounce is where h = 0.3
+    first = np.argmax(np.diff(many[1]["v"]) > 1.0)
+    assert abs(many[1]["h"][first] - 0.3) < 0.05
+
+
+@pytest.mark.parametrize(
+    "model,opts",
+    [
+        (PENDULUM_ENERGY, {}),  # a declared invariant, kept as constraint rows
+        (PENDULUM_ENERGY, {"method": "projection"}),
+        (PENDULUM, {"form": "ste"}),
+        (PENDULUM, {"form": "dd"}),
+        (PENDULUM_2ND, {"method": "radau-2nd"}),
+    ],
+    ids=["invariant", "invariant-projection", "ste", "dd", "radau-2nd"],
+)
+def test_simulate_many_prepares_every_kind_of_model_once(model, opts):
+    sets = [{}, {"g": 9.81, "l": 2.0}, {"g": 20.0}]
+    if model is PENDULUM_ENERGY:
+        sets = [{}, {"g": 9.81}, {"g": 5.0, "m": 2.0}]
+    _, reused, rebound, prepared = study_counts(model, sets, t_end=1.0, **opts)
+    assert (reused, rebound, prepared) == (2, 2, 1)
+
+
+def test_simulate_many_native_shares_one_library(tmp_path, monkeypatch):
+    monkeypatch.setenv("DAEC_CACHE_DIR", str(tmp_path / "cache"))
+    sets = [{}, {"g": 9.81, "l": 2.0}, {"g": 20.0}]
+    _, reused, rebound, prepared = study_counts(PENDULUM, sets, t_end=1.0, native=True)
+    assert (reused, rebound, prepared) == (2, 2, 1)
+    # the parameters are inputs of the library: one build serves every set
+    assert len(list((tmp_path / "cache").glob("*.so"))) == 1
 
 
 def test_simulate_many_names_the_failed_run():

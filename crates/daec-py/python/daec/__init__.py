@@ -423,21 +423,28 @@ def simulate_many(
     (the pivots of the hidden constraints, which must come out the same,
     and the consistent point of the success check); the prepared
     simulation is taken with the run's parameter values rebound, and
-    the run's consistent initial point is computed.
+    what its preparation computes from values is computed again: the
+    modes of the relations in ``if`` conditions, the consistent initial
+    point, the check of the declared invariants there, and for the
+    formulations ``ste`` and ``dd`` the state selection at that point.
+    This holds for every model and option: ``when`` events (also on
+    parameters, and ``sample``), discrete variables, declared
+    invariants, every formulation and method (the second-order ones
+    too) and ``native=True``, whose compiled library takes the
+    parameters at run time, so one build serves every run.
 
     The rule for the fallback: a run is analysed and prepared in full,
     as :func:`simulate` does, when a value changes the model's equations
     — an ``Integer`` or ``Boolean`` parameter, a parameter that sizes an
-    array or selects an ``if`` branch or a conditional component at
-    lowering (a ``Real`` parameter stays symbolic unless the lowering
-    needs its value; there is no ``Evaluate`` annotation) —, when a pivot of the hidden constraints changes,
-    or when the Σ-Jacobian is singular at its consistent point. It
-    analyses the model once more but takes the prepared simulation
-    anew when its preparation depends on values beyond the parameters
-    and the initial point: the formulations ``ste`` and ``dd`` (chosen
-    at the initial point), relations in ``if`` conditions (their modes),
-    ``when`` events, declared invariants, and the second-order methods.
-    Either way its results are those of :func:`simulate`.
+    array, selects an ``if`` branch or a conditional component at
+    lowering, or a ``sample`` interval (a ``Real`` parameter stays
+    symbolic unless the lowering needs its value; there is no
+    ``Evaluate`` annotation); such a parameter is told before the run is
+    analysed. A run is also prepared in full when a pivot of the hidden
+    constraints changes, when the Σ-Jacobian is singular at its
+    consistent point, or, with ``ste`` and ``dd``, when its values
+    choose other states. Either way its results are those of
+    :func:`simulate`.
 
     ``errors="raise"`` (the default) runs every set, then raises the
     exception of the first run that failed (in the order of ``params``);
