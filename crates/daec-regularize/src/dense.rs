@@ -118,50 +118,71 @@ pub struct FullPivLu {
     sign: f64,
 }
 
-/// The largest `|a_ij|` of the rows from `i0` and the columns from `j0` of
-/// the row-major `data` with `n` columns, and where: the first in
-/// row-major order of the largest (NaN entries never are); `(-1, i0, j0)`
-/// when there is none.
-fn largest(data: &[f64], n: usize, i0: usize, j0: usize) -> (f64, usize, usize) {
-    let mut best = (-1.0, i0, j0);
-    if n == 0 {
-        return best;
+/// The largest `|v|` of `row` from column `j0` and where: the first of
+/// the largest (NaN entries never are); `(-1, j0)` when there is none.
+fn row_largest(row: &[f64], j0: usize) -> (f64, usize) {
+    let mut best = (-1.0, j0);
+    for (j, &v) in row.iter().enumerate().skip(j0) {
+        if v.abs() > best.0 {
+            best = (v.abs(), j);
+        }
     }
-    for (r, row) in data.chunks_exact(n).enumerate().skip(i0) {
-        for (j, &v) in row.iter().enumerate().skip(j0) {
-            if v.abs() > best.0 {
-                best = (v.abs(), r, j);
-            }
+    best
+}
+
+/// The largest of the rows' largest entries `row_max` (`(|v|, column)`
+/// of each row) from row `i0`, and where: the first in row-major order of
+/// the largest entries of the matrix, as a scan of every entry finds it;
+/// `(-1, i0, j0)` when there is none.
+fn largest(row_max: &[(f64, usize)], i0: usize, j0: usize) -> (f64, usize, usize) {
+    let mut best = (-1.0, i0, j0);
+    for (i, &(v, j)) in row_max.iter().enumerate().skip(i0) {
+        if v > best.0 {
+            best = (v, i, j);
         }
     }
     best
 }
 
 /// Step `k` of the LU factorisation of the row-major `data` (`n` columns,
-/// the pivot at `(k, k)`): the multipliers into column `k` below the
-/// pivot, the rows below updated; returns the next pivot, the largest
-/// entry of the rows and columns after `k` ([`largest`]), found as the
-/// rows are updated.
-fn eliminate(data: &mut [f64], n: usize, k: usize) -> (f64, usize, usize) {
-    let mut best = (-1.0, k + 1, k + 1);
+/// the pivot at `(k, k)`, brought there by swapping column `k` with
+/// column `pj`): the multipliers into column `k` below the pivot, the
+/// rows below updated; returns the next pivot, the largest entry of the
+/// rows and columns after `k` ([`largest`]).
+///
+/// `row_max` holds every row's largest entry from column `k` as it was
+/// before the swap, and is brought to the columns after `k`: a row the
+/// step changes (a nonzero multiplier) is scanned again; so is an
+/// unchanged row whose largest entry was in column `k` or `pj` (the swap
+/// moved it); any other row's largest entry is where it was, and the
+/// first of its row still: the entry the swap put at `pj` came from
+/// column `k`, before it, so it was smaller. On a sparse matrix most
+/// rows are unchanged, and the search for the complete pivot costs a
+/// pass over the rows instead of one over the entries; the pivots, and
+/// so every value, are those of a scan of every entry.
+fn eliminate(
+    data: &mut [f64],
+    n: usize,
+    (k, pj): (usize, usize),
+    row_max: &mut [(f64, usize)],
+) -> (f64, usize, usize) {
     let (top, rest) = data.split_at_mut((k + 1) * n);
     let pivot_row = &top[k * n..];
     let p = pivot_row[k];
     for (r, row) in rest.chunks_exact_mut(n).enumerate() {
         let f = row[k] / p;
         row[k] = f;
+        let max = &mut row_max[k + 1 + r];
         if f != 0.0 {
             for (v, &u) in row[k + 1..].iter_mut().zip(&pivot_row[k + 1..]) {
                 *v -= f * u;
             }
-        }
-        for (j, &v) in row.iter().enumerate().skip(k + 1) {
-            if v.abs() > best.0 {
-                best = (v.abs(), k + 1 + r, j);
-            }
+            *max = row_largest(row, k + 1);
+        } else if max.1 <= k || max.1 == pj {
+            *max = row_largest(row, k + 1);
         }
     }
-    best
+    largest(row_max, k + 1, k + 1)
 }
 
 impl FullPivLu {
@@ -174,9 +195,14 @@ impl FullPivLu {
         let tol = rel_tol * a.max_abs().max(f64::MIN_POSITIVE);
         let mut sign = 1.0;
         let mut rank = 0;
-        // (the pivot of each step is found while the step before updates
-        // the rows below it, in the same row-major order)
-        let mut next = largest(&lu.data, n, 0, 0);
+        // (the pivot of each step is found from the rows' largest
+        // entries, which the step before keeps up to date)
+        let mut row_max: Vec<(f64, usize)> = if n == 0 {
+            vec![(-1.0, 0); m]
+        } else {
+            lu.data.chunks_exact(n).map(|r| row_largest(r, 0)).collect()
+        };
+        let mut next = largest(&row_max, 0, 0);
         for k in 0..m.min(n) {
             let (best, pi, pj) = next;
             if best.is_nan() || best <= tol {
@@ -187,6 +213,7 @@ impl FullPivLu {
                     lu.data.swap(k * n + j, pi * n + j);
                 }
                 row_perm.swap(k, pi);
+                row_max.swap(k, pi);
                 sign = -sign;
             }
             if pj != k {
@@ -196,7 +223,7 @@ impl FullPivLu {
                 col_perm.swap(k, pj);
                 sign = -sign;
             }
-            next = eliminate(&mut lu.data, n, k);
+            next = eliminate(&mut lu.data, n, (k, pj), &mut row_max);
             rank += 1;
         }
         FullPivLu {
@@ -371,6 +398,44 @@ mod tests {
             rows,
             cols,
             data: d.to_vec(),
+        }
+    }
+
+    #[test]
+    fn the_pivots_from_row_maxima_are_those_of_full_scans_on_sparse_matrices() {
+        // sparse and dense matrices of small integers (many ties),
+        // some with NaN entries, rank-deficient ones and rectangular ones
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..400 {
+            let (m, n) = (1 + (next() % 12) as usize, 1 + (next() % 12) as usize);
+            let (m, n) = if case % 3 == 0 { (m, n) } else { (n, n) };
+            let density = next() % 4;
+            let mut a = Matrix::zeros(m, n);
+            for v in a.data.iter_mut() {
+                if next() % 4 < density.max(1) {
+                    *v = (next() % 7) as f64 - 3.0;
+                }
+            }
+            if case % 17 == 0 {
+                a.data[(next() as usize) % (m * n)] = f64::NAN;
+            }
+            if case % 5 == 0 && m > 1 {
+                // a repeated row
+                for j in 0..n {
+                    a.set(m - 1, j, a.get(0, j));
+                }
+            }
+            let lu = FullPivLu::new(&a, 1e-10);
+            let (data, rows, cols, rank) = reference(&a, 1e-10);
+            let bits = |d: &[f64]| d.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&lu.lu.data), bits(&data), "case {case}: {a:?}");
+            assert_eq!((&lu.row_perm, &lu.col_perm, lu.rank), (&rows, &cols, rank));
         }
     }
 
