@@ -748,6 +748,29 @@ mod tests {
         );
     }
 
+    /// The pendulum started at rest at the angle `a` from the vertical
+    /// (its multiplier consistent there).
+    const PENDULUM_ANGLE: &str = "model PA\n  parameter Real a = 1.5;\n  parameter Real g = 9.81;\n  Real x(start = sin(a));\n  Real y(start = -cos(a));\n  Real v(start = 0, fixed = true);\n  Real w(start = 0, fixed = true);\n  Real lambda(start = g*cos(a)/2);\nequation\n  der(x) = v;\n  der(y) = w;\n  der(v) = -2*x*lambda;\n  der(w) = -2*y*lambda - g;\n  x^2 + y^2 = 1;\nend PA;\n";
+
+    #[test]
+    fn a_run_whose_values_choose_other_dummies_prepares_its_own() {
+        let model = ModelText {
+            name: "pa.dae".into(),
+            text: PENDULUM_ANGLE.into(),
+        };
+        // near the horizontal StE's HVT and DD's dummies pivot on x, near
+        // the bottom on y: the run at a = 0.1 prepares its own
+        for form in ["ste", "dd"] {
+            let runs: [&[&str]; 3] = [
+                &["--form", form],
+                &["--form", form, "-p", "a=0.1"],
+                &["--form", form, "-p", "a=1.4"],
+            ];
+            let shared = study(&model, &runs);
+            assert_eq!(counts(&shared), (2, 1, 2, 0), "{form}");
+        }
+    }
+
     /// The pendulum written with second derivatives.
     const PENDULUM_2ND: &str = "model P2\n  parameter Real g = 9.81;\n  parameter Real l = 1;\n  Real x(start = 1);\n  Real y(start = 0, fixed = true);\n  Real lambda(start = 0);\ninitial equation\n  der(y) = 0;\nequation\n  der(der(x)) = lambda*x;\n  der(der(y)) = lambda*y - g;\n  x^2 + y^2 = l^2;\nend P2;\n";
 
