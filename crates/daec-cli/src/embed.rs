@@ -632,6 +632,14 @@ mod tests {
         )
     }
 
+    /// Runs `study` as [`study`] does and asserts that every run but the
+    /// first reused the first's analysis and prepared simulation.
+    fn prepared_once(model: &ModelText, runs: &[&[&str]]) {
+        let shared = study(model, runs);
+        let others = runs.len() - 1;
+        assert_eq!(counts(&shared), (others, others, 1, 0), "{runs:?}");
+    }
+
     /// A bouncing ball whose floor is a parameter (a `when` event), with
     /// drag on the sign of the velocity (an `if` mode) and a start height
     /// through a parameter.
@@ -643,7 +651,7 @@ mod tests {
             name: "ball.dae".into(),
             text: BALL.into(),
         };
-        let shared = study(
+        prepared_once(
             &model,
             &[
                 &[],
@@ -653,7 +661,6 @@ mod tests {
                 &["-p", "h0=0.2", "-p", "floor=0.25"],
             ],
         );
-        assert_eq!(counts(&shared), (3, 3, 1, 0));
     }
 
     /// A thermostat: `when`/`elsewhen` on parameters, a Boolean and an
@@ -666,7 +673,7 @@ mod tests {
     #[test]
     fn a_study_of_discrete_variables_prepares_once() {
         let model = ModelText::read(THERMOSTAT).expect("a readable model");
-        let shared = study(
+        prepared_once(
             &model,
             &[
                 &[],
@@ -674,7 +681,6 @@ mod tests {
                 &["-p", "P=3", "-p", "tau=5"],
             ],
         );
-        assert_eq!(counts(&shared), (2, 2, 1, 0));
     }
 
     /// `sample(0, Ts)`: the interval is folded into the equations, the
@@ -706,37 +712,33 @@ mod tests {
     #[test]
     fn a_study_with_a_declared_invariant_prepares_once() {
         let model = ModelText::read(PENDULUM_ENERGY).expect("a readable model");
-        for extra in [&["--method", "radau5"][..], &["--method", "projection"]] {
-            let runs: Vec<Vec<&str>> = [&[][..], &["-p", "g=9.81"], &["-p", "m=2", "-p", "g=5"]]
-                .iter()
-                .map(|p| [extra, p].concat())
-                .collect();
+        let sets: [&[&str]; 3] = [&[], &["-p", "g=9.81"], &["-p", "m=2", "-p", "g=5"]];
+        each_option(
+            &model,
+            &[&["--method", "radau5"], &["--method", "projection"]],
+            &sets,
+        );
+    }
+
+    /// Runs each of `options` with the parameter sets `sets` of `model`,
+    /// alone and sharing, asserting one preparation per study.
+    fn each_option(model: &ModelText, options: &[&[&str]], sets: &[&[&str]]) {
+        for &extra in options {
+            let runs: Vec<Vec<&str>> = sets.iter().map(|p| [extra, p].concat()).collect();
             let runs: Vec<&[&str]> = runs.iter().map(|r| r.as_slice()).collect();
-            let shared = study(&model, &runs);
-            assert_eq!(counts(&shared), (2, 2, 1, 0), "{extra:?}");
+            prepared_once(model, &runs);
         }
     }
 
-    /// Runs each of `options` with three parameter sets of `model` (`g`
-    /// and `l`), alone and sharing, asserting one preparation per study.
-    fn three_sets(model: &ModelText, options: &[&[&str]]) {
-        for &extra in options {
-            let runs: Vec<Vec<&str>> = [&[][..], &["-p", "g=9.81", "-p", "l=2"], &["-p", "g=20"]]
-                .iter()
-                .map(|p| [extra, p].concat())
-                .collect();
-            let runs: Vec<&[&str]> = runs.iter().map(|r| r.as_slice()).collect();
-            let shared = study(model, &runs);
-            assert_eq!(counts(&shared), (2, 2, 1, 0), "{extra:?}");
-        }
-    }
+    /// Three sets of `g` and `l` of the pendulums.
+    const G_AND_L: [&[&str]; 3] = [&[], &["-p", "g=9.81", "-p", "l=2"], &["-p", "g=20"]];
 
     #[test]
     fn studies_of_every_formulation_prepare_once() {
         let model = ModelText::read(PENDULUM).expect("a readable model");
         // (StE and DD choose their states at each run's consistent point;
         // the pendulum's swing switches them during the runs)
-        three_sets(
+        each_option(
             &model,
             &[
                 &["--form", "ste"],
@@ -745,6 +747,7 @@ mod tests {
                 &["--method", "radau5-projected"],
                 &["--method", "projection"],
             ],
+            &G_AND_L,
         );
     }
 
@@ -780,9 +783,10 @@ mod tests {
             name: "p2.dae".into(),
             text: PENDULUM_2ND.into(),
         };
-        three_sets(
+        each_option(
             &model,
             &[&["--method", "radau-2nd"], &["--method", "bdf-2nd"]],
+            &G_AND_L,
         );
     }
 

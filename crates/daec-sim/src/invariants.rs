@@ -139,6 +139,21 @@ fn push_rows(constraints: &mut Vec<ConstraintRow>, rows: &[ExprId]) {
 pub fn with_invariant_rows(form: &SimForm, rows: &[ExprId]) -> SimForm {
     let mut ql = form.ql.clone();
     push_rows(&mut ql.constraints, rows);
+    with_split(form, ql, rows.len())
+}
+
+/// `form` without the invariant rows [`with_invariant_rows`] added: the
+/// formulation the consistent initial point is computed on.
+pub(crate) fn without_invariant_rows(form: &SimForm) -> SimForm {
+    let mut ql = form.ql.clone();
+    let keep = ql.constraints.len().saturating_sub(form.invariants);
+    ql.constraints.truncate(keep);
+    with_split(form, ql, 0)
+}
+
+/// `form` with the quasi-linear split `ql`, whose last `invariants`
+/// constraint rows are declared invariants.
+fn with_split(form: &SimForm, ql: QuasiLinearForm, invariants: usize) -> SimForm {
     let mut f = SimForm::from_parts(
         form.form,
         form.hvt.clone(),
@@ -146,7 +161,7 @@ pub fn with_invariant_rows(form: &SimForm, rows: &[ExprId]) -> SimForm {
         form.n_original,
         form.rows.clone(),
     );
-    f.invariants = rows.len();
+    f.invariants = invariants;
     f.limits = form.limits.clone();
     f
 }

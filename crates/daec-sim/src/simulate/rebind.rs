@@ -27,9 +27,8 @@
 use super::{Prepared, dummy_levels, prepared_limits};
 use crate::error::SimError;
 use crate::events::MAX_EVENT_ITERATIONS;
-use crate::formulation::SimForm;
 use crate::init::{initialize, start_values};
-use crate::invariants::check_at_start;
+use crate::invariants::{check_at_start, without_invariant_rows};
 use crate::outputs::Outputs;
 use crate::regularity::SigmaJacobian;
 use daec_model::Dae;
@@ -110,7 +109,11 @@ impl Prepared {
         self.modes.set_from(dae, t0, &start_values(dae));
         // (the consistent point is that of the model without the
         // invariant rows the overdetermined forms carry)
-        let form = without_invariant_rows(&self.form);
+        let form = if self.form.invariants == 0 {
+            Cow::Borrowed(&self.form)
+        } else {
+            Cow::Owned(without_invariant_rows(&self.form))
+        };
         let mut init = initialize(dae, analysis, &form)?;
         for _ in 0..MAX_EVENT_ITERATIONS {
             if !self.modes.set_from(dae, init.t0, &init.z0) {
@@ -133,26 +136,4 @@ impl Prepared {
         self.start_variant = 0;
         Ok(())
     }
-}
-
-/// `form` without the declared invariants the overdetermined forms
-/// enforce as their last constraint rows
-/// ([`crate::invariants::with_invariant_rows`]): the formulation the
-/// preparation initialises.
-fn without_invariant_rows(form: &SimForm) -> Cow<'_, SimForm> {
-    if form.invariants == 0 {
-        return Cow::Borrowed(form);
-    }
-    let mut ql = form.ql.clone();
-    let keep = ql.constraints.len().saturating_sub(form.invariants);
-    ql.constraints.truncate(keep);
-    let mut f = SimForm::from_parts(
-        form.form,
-        form.hvt.clone(),
-        ql,
-        form.n_original,
-        form.rows.clone(),
-    );
-    f.limits = form.limits.clone();
-    Cow::Owned(f)
 }
