@@ -249,8 +249,9 @@ fn run_capturing(args: Vec<OsString>, mut capture: Capture) -> Embedded {
 /// Every other run analyses and prepares its model in full, as `daec
 /// simulate` does. The rule: a value folded into the equations changes
 /// the model — an `Integer` or `Boolean` parameter, a constant, a `Real`
-/// parameter the lowering evaluated (`Evaluate = true`, one that sizes
-/// an array or picks an `if` branch or a conditional component) —,
+/// parameter the lowering evaluated (one that sizes an array, picks an
+/// `if` branch or a conditional component, or is a `sample` interval;
+/// the lowering knows no `Evaluate` annotation) —,
 /// told by the parameters before anything is analysed
 /// ([`Dae::structural_change`], [`SharedAnalysis::structural`]) and by
 /// the expressions ([`Dae::same_structure`]); so does a pivot of the
