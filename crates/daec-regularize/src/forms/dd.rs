@@ -86,12 +86,13 @@ pub fn dd(dae: &mut Dae, analysis: &Analysis) -> Result<Formulation, RegularizeE
     dd_with_levels(dae, analysis, &levels)
 }
 
-/// The dummy derivatives [`dd`] builds its formulation with: Mattsson–
-/// Söderlind pivoting on 𝔍 at the consistent point of `analysis`'s success
-/// check (else at the start values) — for each unknown, how many of its
-/// highest derivatives are dummies. The part of [`dd`] that depends on
-/// values: a DD formulation reused for other values holds for them when
-/// this choice is the same there.
+/// The dummy derivatives the DD formulation ([`crate::regularize`] with
+/// [`Form::Dd`]) is built with: Mattsson–Söderlind pivoting on 𝔍 at the
+/// consistent point of `analysis`'s success check (else at the start
+/// values) — for each unknown, how many of its highest derivatives are
+/// dummies. The part of the construction that depends on values: a DD
+/// formulation reused for other values holds for them when this choice
+/// is the same there.
 pub fn dd_levels(dae: &Dae, analysis: &Analysis) -> Result<Vec<u32>, RegularizeError> {
     let form = Form::Dd;
     // (`regular` refuses a Σ-Jacobian singular at the consistent point)
