@@ -664,6 +664,22 @@ mod tests {
         );
     }
 
+    /// A decay in steps: `floor` of an unknown (a mode that holds an
+    /// integer between its events).
+    const STAIRS: &str = "model Stairs\n  parameter Real k = 1;\n  parameter Real x0 = 2.5;\n  Real x(start = x0, fixed = true);\nequation\n  der(x) = -k*floor(x) - 0.5;\nend Stairs;\n";
+
+    #[test]
+    fn a_study_of_floor_modes_prepares_once() {
+        let model = ModelText {
+            name: "stairs.dae".into(),
+            text: STAIRS.into(),
+        };
+        prepared_once(
+            &model,
+            &[&[], &["-p", "k=2"], &["-p", "x0=3.7", "-p", "k=0.5"]],
+        );
+    }
+
     /// A thermostat: `when`/`elsewhen` on parameters, a Boolean and an
     /// Integer assigned at events (discrete variables).
     const THERMOSTAT: &str = concat!(
