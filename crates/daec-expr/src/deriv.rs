@@ -9,7 +9,7 @@
 //! parameters to 0; the chain rule gives `d/dt f = Σ ∂f/∂z_j^(k) · z_j^(k+1)
 //! + ∂f/∂t`.
 
-use crate::node::{CmpOp, ExprId, Func, Func2, Leaf, Node};
+use crate::node::{Callee, CmpOp, ExprId, Func, Func2, FuncId, Leaf, Node};
 use crate::pool::ExprPool;
 
 /// Marks an absent entry of the dense total-derivative memo.
@@ -223,6 +223,80 @@ impl ExprPool {
             Node::Select(c, a, b) => {
                 let (da, db) = (d(self, a), d(self, b));
                 self.select(c, da, db)
+            }
+            Node::Call(callee, args) => {
+                let da: Vec<ExprId> = args.iter().map(|&a| d(self, a)).collect();
+                if da.iter().all(|&x| self.is_zero(x)) {
+                    return zero;
+                }
+                self.call_derivative(callee, &args, &da)
+            }
+        }
+    }
+
+    /// The directional derivative of the call `callee(args)` along the
+    /// derivatives `da` of its arguments: a call of the function's
+    /// derivative, `f_der(args, da)` (MLS 3.6 §12.7.1). The `derivative`
+    /// annotation gives `f_der` when the inputs it does not differentiate
+    /// have zero derivatives here; otherwise it is the forward-mode
+    /// derivative of the algorithm ([`crate::Function::forward_derivative`]).
+    /// NaN, recorded in [`ExprPool::derivative_limit`], beyond
+    /// [`crate::MAX_DERIVATIVE_ORDER`].
+    fn call_derivative(&mut self, callee: Callee, args: &[ExprId], da: &[ExprId]) -> ExprId {
+        let f = self.function_arc(callee.function());
+        let annotated = f.derivative.as_ref().filter(|ann| {
+            ann.differentiated.len() == args.len()
+                && ann
+                    .differentiated
+                    .iter()
+                    .zip(da)
+                    .all(|(&taken, &x)| taken || self.is_zero(x))
+        });
+        let (der, operands): (FuncId, Vec<ExprId>) = match annotated {
+            Some(ann) => {
+                let mut ops = args.to_vec();
+                ops.extend(
+                    da.iter()
+                        .zip(&ann.differentiated)
+                        .filter(|&(_, &taken)| taken)
+                        .map(|(&x, _)| x),
+                );
+                (ann.function, ops)
+            }
+            None => {
+                let Some(der) = self.forward_derivative_of(callee.function()) else {
+                    return self.constant(f64::NAN);
+                };
+                let mut ops = args.to_vec();
+                ops.extend_from_slice(da);
+                (der, ops)
+            }
+        };
+        match Callee::new(der, callee.output()) {
+            Some(c) => self.call(c, &operands),
+            None => self.constant(f64::NAN),
+        }
+    }
+
+    /// The forward-mode derivative of function `id`, made once; `None`
+    /// (recorded) beyond [`crate::MAX_DERIVATIVE_ORDER`].
+    fn forward_derivative_of(&mut self, id: FuncId) -> Option<FuncId> {
+        if let Some(&d) = self.derivatives.get(&id.0) {
+            return Some(FuncId(d));
+        }
+        let f = self.function_arc(id);
+        let made = (f.order < crate::MAX_DERIVATIVE_ORDER)
+            .then(|| f.forward_derivative())
+            .flatten()
+            .and_then(|d| self.add_function(d));
+        match made {
+            Some(d) => {
+                self.derivatives.insert(id.0, d.0);
+                Some(d)
+            }
+            None => {
+                self.derivative_limit.get_or_insert(id);
+                None
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Direct (non-recursive) evaluation of the DAG with the scalar semantics
 //! of [`crate::scalar`]: the values of the leaves come from an [`Env`].
 
-use crate::node::{ExprId, Leaf, Node, ParamId};
+use crate::node::{Callee, ExprId, Leaf, Node, ParamId};
 use crate::pool::ExprPool;
 use crate::query::IdMap;
 use crate::scalar::{eval_op, powi};
@@ -25,6 +25,16 @@ pub(crate) fn eval_leaf(l: Leaf, env: &dyn Env) -> f64 {
 }
 
 impl ExprPool {
+    /// The value of output `callee` of its function on `args`: NaN when
+    /// the call fails (its loops run beyond the limit).
+    pub fn call_value(&self, callee: Callee, args: &[f64]) -> f64 {
+        self.function(callee.function())
+            .call(args)
+            .ok()
+            .and_then(|out| out.get(callee.output()).copied())
+            .unwrap_or(f64::NAN)
+    }
+
     /// Evaluates `e` directly (one forward pass over the nodes `e` depends
     /// on, no recursion). For repeated evaluation compile a [`crate::Tape`].
     pub fn eval(&self, e: ExprId, env: &dyn Env) -> f64 {
@@ -33,6 +43,13 @@ impl ExprPool {
         for &id in &order {
             let v = match self.node(id) {
                 Node::Leaf(l) => eval_leaf(*l, env),
+                Node::Call(f, args) => {
+                    let args: Vec<f64> = args
+                        .iter()
+                        .map(|&c| vals.get(c).unwrap_or(f64::NAN))
+                        .collect();
+                    self.call_value(*f, &args)
+                }
                 n => eval_op(n, |c| vals.get(c).unwrap_or(f64::NAN)),
             };
             vals.insert(id, v);
@@ -55,6 +72,13 @@ impl ExprPool {
             let node = self.node(id);
             let value = match node {
                 Node::Leaf(l) => eval_leaf(*l, env),
+                Node::Call(f, args) => {
+                    let args: Vec<f64> = args
+                        .iter()
+                        .map(|&c| vals.get(c).map_or(f64::NAN, |p| p.0))
+                        .collect();
+                    self.call_value(*f, &args)
+                }
                 n => eval_op(n, |c| vals.get(c).map_or(f64::NAN, |p| p.0)),
             };
             let scale_of = |c: ExprId| vals.get(c).map_or(f64::NAN, |p| p.1);

@@ -21,6 +21,7 @@
 
 mod deriv;
 mod eval;
+mod function;
 mod node;
 mod pool;
 mod print;
@@ -29,10 +30,21 @@ mod scalar;
 mod tape;
 
 pub use eval::Env;
-pub use node::{Children, CmpOp, ExprId, Func, Func2, Leaf, Node, Operands, ParamId};
+pub use function::{CallError, DerivativeAnnotation, Function, MAX_CALL_ITERATIONS, Stmt};
+pub use node::{
+    Callee, Children, CmpOp, ExprId, Func, Func2, FuncId, Leaf, Node, Operands, ParamId,
+};
 pub use pool::ExprPool;
 pub use print::{
     Names, RustChunks, RustNames, modelica_number, to_latex, to_modelica, to_rust, to_rust_chunked,
 };
 pub use scalar::{apply_cmp, apply_func, apply_func2, powi};
 pub use tape::{Tape, TapeError, TapeFrame, TapeLanes};
+
+/// The highest order of derivative function the pool makes for a
+/// [`Node::Call`]: a call can be differentiated this many times in all —
+/// time derivatives of the derivative array and the partial derivatives
+/// of its Jacobians together (an equation of a call differentiated three
+/// times, with its Jacobian, needs order 4). Beyond it the derivative is
+/// NaN and [`ExprPool::derivative_limit`] names the function.
+pub const MAX_DERIVATIVE_ORDER: u32 = 4;

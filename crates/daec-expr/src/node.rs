@@ -242,6 +242,46 @@ impl std::fmt::Debug for Operands {
     }
 }
 
+/// Identifier of a function in an [`crate::ExprPool`]'s function table
+/// ([`crate::ExprPool::add_function`]).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct FuncId(pub u32);
+
+/// The function and the output a [`Node::Call`] evaluates, in one 32-bit
+/// word (24 bits of function index, 8 bits of output index), so that a
+/// call node stays 24 bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct Callee(u32);
+
+impl Callee {
+    /// The most functions a pool can call.
+    pub const MAX_FUNCTIONS: u32 = 1 << 24;
+    /// The most outputs of one function a call can select.
+    pub const MAX_OUTPUTS: usize = 256;
+
+    /// Output `output` of `function`; `None` beyond [`Callee::MAX_FUNCTIONS`]
+    /// or [`Callee::MAX_OUTPUTS`].
+    pub fn new(function: FuncId, output: usize) -> Option<Callee> {
+        (function.0 < Self::MAX_FUNCTIONS && output < Self::MAX_OUTPUTS)
+            .then(|| Callee(function.0 << 8 | output as u32))
+    }
+
+    /// The function called.
+    pub fn function(self) -> FuncId {
+        FuncId(self.0 >> 8)
+    }
+
+    /// The index of the output selected (0-based).
+    pub fn output(self) -> usize {
+        (self.0 & 0xff) as usize
+    }
+
+    /// The packed word (for hashing and encodings).
+    pub fn raw(self) -> u32 {
+        self.0
+    }
+}
+
 /// One node of the DAG. Children are [`ExprId`]s with smaller indices.
 #[derive(Clone, PartialEq, Debug)]
 pub enum Node {
@@ -274,6 +314,10 @@ pub enum Node {
     Not(ExprId),
     /// `if cond then a else b` (cond is true when non-zero).
     Select(ExprId, ExprId, ExprId),
+    /// One output of a function evaluated at run time by the interpreter
+    /// of its algorithm ([`crate::Function`]), with its arguments in input
+    /// order (at least one).
+    Call(Callee, Operands),
 }
 
 /// Iterator over the children of a [`Node`], from [`Node::children`].
@@ -308,7 +352,7 @@ impl Node {
         let z = ExprId(0);
         let (slice, fixed, len): (&[ExprId], [ExprId; 3], u8) = match self {
             Node::Const(_) | Node::Leaf(_) => (&[], [z; 3], 0),
-            Node::Add(c) | Node::Mul(c) => (c, [z; 3], 0),
+            Node::Add(c) | Node::Mul(c) | Node::Call(_, c) => (c, [z; 3], 0),
             Node::Powi(a, _) | Node::Func(_, a) | Node::Not(a) => (&[], [*a, z, z], 1),
             Node::Pow(a, b)
             | Node::Func2(_, a, b)

@@ -48,8 +48,10 @@ use std::hash::{Hash, Hasher};
 
 use rustc_hash::{FxHashMap, FxHasher};
 
-use crate::node::{CmpOp, ExprId, Func, Func2, Leaf, Node, ParamId};
+use crate::function::Function;
+use crate::node::{Callee, CmpOp, ExprId, Func, Func2, FuncId, Leaf, Node, Operands, ParamId};
 use crate::scalar::{apply_cmp, apply_func, apply_func2};
+use std::sync::Arc;
 
 /// Interning of nodes: bitwise equality (so `0.0` and `-0.0` differ) and
 /// the hash of the interning table.
@@ -72,6 +74,7 @@ impl Node {
                 (1, h.finish(), 0, 0)
             }
             Node::Add(ref c) => return nary_hash(false, c),
+            Node::Call(f, ref c) => return mix(nary_hash(true, c), 13 | u64::from(f.raw()) << 8),
             Node::Mul(ref c) => return nary_hash(true, c),
             Node::Powi(a, n) => (4, id64(a), u64::from(n as u32), 0),
             Node::Pow(a, b) => (5, id64(a), id64(b), 0),
@@ -278,6 +281,13 @@ pub struct ExprPool {
     pub(crate) dt_memo: Vec<u32>,
     /// Memo of partial derivatives, keyed by (expression, wrt).
     pub(crate) diff_memo: FxHashMap<(u32, u32), u32>,
+    /// The functions that [`Node::Call`]s evaluate, by [`FuncId`].
+    pub(crate) functions: Vec<Arc<Function>>,
+    /// The forward-mode derivative of each function, once made.
+    pub(crate) derivatives: FxHashMap<u32, u32>,
+    /// The first function whose derivative was needed beyond
+    /// [`crate::MAX_DERIVATIVE_ORDER`] (see [`ExprPool::derivative_limit`]).
+    pub(crate) derivative_limit: Option<FuncId>,
 }
 
 /// Decomposition of a sum term as `coef · core`, where the core is a slice
@@ -1113,7 +1123,74 @@ impl ExprPool {
             Node::Or(..) => self.or(kids[0], kids[1]),
             Node::Not(_) => self.not(kids[0]),
             Node::Select(..) => self.select(kids[0], kids[1], kids[2]),
+            Node::Call(f, _) => self.call(f, kids),
         }
+    }
+
+    /// Adds `f` to the functions that calls of this pool can evaluate.
+    /// `None` beyond [`Callee::MAX_FUNCTIONS`] functions.
+    pub fn add_function(&mut self, f: Function) -> Option<FuncId> {
+        let id = u32::try_from(self.functions.len())
+            .ok()
+            .filter(|&k| k < Callee::MAX_FUNCTIONS)?;
+        self.functions.push(Arc::new(f));
+        Some(FuncId(id))
+    }
+
+    /// The function `id` (of [`ExprPool::add_function`]).
+    ///
+    /// # Panics
+    /// Panics if `id` does not come from this pool.
+    pub fn function(&self, id: FuncId) -> &Function {
+        &self.functions[id.0 as usize]
+    }
+
+    /// The shared handle of function `id`, for evaluators that outlive a
+    /// borrow of the pool.
+    pub(crate) fn function_arc(&self, id: FuncId) -> Arc<Function> {
+        Arc::clone(&self.functions[id.0 as usize])
+    }
+
+    /// Every function of the pool, by [`FuncId`] order.
+    pub fn functions(&self) -> impl Iterator<Item = (FuncId, &Function)> {
+        self.functions
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (FuncId(k as u32), f.as_ref()))
+    }
+
+    /// Whether some node of the pool calls a function (a model whose
+    /// emitted code or native form would need the interpreter).
+    pub fn has_calls(&self) -> bool {
+        !self.functions.is_empty() && self.nodes.iter().any(|n| matches!(n, Node::Call(..)))
+    }
+
+    /// The first failed call of a function of the pool, if any (see
+    /// [`Function::failure`]).
+    pub fn call_failure(&self) -> Option<crate::CallError> {
+        self.functions.iter().find_map(|f| f.failure())
+    }
+
+    /// The function whose derivative was needed beyond
+    /// [`crate::MAX_DERIVATIVE_ORDER`], if any: the derivatives built
+    /// after that point hold NaN in its place, so a caller checks this
+    /// after differentiating and reports it.
+    pub fn derivative_limit(&self) -> Option<FuncId> {
+        self.derivative_limit
+    }
+
+    /// The call of `callee` on `args` (one per input of the function);
+    /// a call whose arguments are all constants is folded to its value
+    /// (unless the call fails).
+    pub fn call(&mut self, callee: Callee, args: &[ExprId]) -> ExprId {
+        let consts: Option<Vec<f64>> = args.iter().map(|&a| self.as_constant(a)).collect();
+        if let Some(values) = consts
+            && let Ok(out) = self.function(callee.function()).call(&values)
+            && let Some(&v) = out.get(callee.output())
+        {
+            return self.constant(v);
+        }
+        self.intern(Node::Call(callee, Operands::from(args)))
     }
 }
 

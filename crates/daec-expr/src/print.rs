@@ -8,7 +8,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::node::{CmpOp, ExprId, Func, Func2, Leaf, Node, ParamId};
+use crate::node::{Callee, CmpOp, ExprId, Func, Func2, Leaf, Node, ParamId};
 use crate::pool::ExprPool;
 
 /// Names of unknowns and parameters for the Modelica and LaTeX printers.
@@ -359,7 +359,27 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
                 M_IF,
             )
         }
+        Node::Call(f, args) => {
+            let args: Vec<String> = args.iter().map(|a| g(a).s.clone()).collect();
+            R::new(call_text(pool, *f, &args.join(", ")), M_ATOM)
+        }
     }
+}
+
+/// `name(args)` of the call of `f`, with `.output` appended for an output
+/// other than the first (there is no Modelica syntax for it: the text is
+/// for reading).
+fn call_text(pool: &ExprPool, f: Callee, args: &str) -> String {
+    let func = pool.function(f.function());
+    let mut s = format!("{}({args})", func.name);
+    if f.output() > 0
+        && let Some(&slot) = func.outputs.get(f.output())
+        && let Some(name) = func.slot_names.get(slot as usize)
+    {
+        s.push('.');
+        s.push_str(name);
+    }
+    s
 }
 
 // Rust precedence levels.
@@ -815,7 +835,20 @@ fn rust_node(pool: &ExprPool, id: ExprId, names: &dyn RustNames, r: &FxHashMap<E
                 num_ctx(g(b), R_IF)
             ),
             R_IF,
-        ),
+        ), // Emitters of Rust refuse models with calls before printing; a
+        // name no module defines makes any other use a compile error.
+        Node::Call(f, args) => {
+            let args: Vec<String> = args.iter().map(|a| num_ctx(g(a), R_IF)).collect();
+            R::new(
+                format!(
+                    "daec_runtime_call_{}_{}({})",
+                    f.function().0,
+                    f.output(),
+                    args.join(", ")
+                ),
+                R_POSTFIX,
+            )
+        }
     }
 }
 
@@ -1056,5 +1089,17 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
             ),
             L_ATOM,
         ),
+        Node::Call(f, args) => {
+            let args: Vec<String> = args.iter().map(|a| g(a).s.clone()).collect();
+            let name = pool.function(f.function()).name.replace('_', "\\_");
+            R::new(
+                format!(
+                    "\\operatorname{{{name}}}_{{{}}}\\left({}\\right)",
+                    f.output() + 1,
+                    args.join(", ")
+                ),
+                L_ATOM,
+            )
+        }
     }
 }

@@ -174,6 +174,7 @@ impl ExprPool {
                 Node::Or(..) => (12, [0, 0]),
                 Node::Not(_) => (13, [0, 0]),
                 Node::Select(..) => (14, [0, 0]),
+                Node::Call(f, c) => (15, [f.raw(), c.len() as u32]),
             };
             out.push(tag);
             put(&mut out, payload[0]);

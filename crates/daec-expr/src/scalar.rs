@@ -127,5 +127,7 @@ pub(crate) fn eval_op(node: &Node, get: impl Fn(ExprId) -> f64) -> f64 {
                 get(*b)
             }
         }
+        // A call needs its function: the evaluators handle it themselves.
+        Node::Call(..) => f64::NAN,
     }
 }

@@ -1,13 +1,17 @@
 //! Compiled evaluation: a [`Tape`] is a flat SSA instruction list in DAG
 //! order; every shared subexpression is computed once per evaluation, and
 //! [`Tape::eval`] neither recurses nor allocates (after the scratch buffer
-//! has grown once).
+//! has grown once) — except in a call of a function evaluated at run time
+//! ([`crate::Node::Call`]), which runs the function's interpreter.
 
 use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::node::{CmpOp, ExprId, Func, Func2, Leaf, Node};
+use std::sync::Arc;
+
+use crate::function::Function;
+use crate::node::{Callee, CmpOp, ExprId, Func, Func2, Leaf, Node};
 use crate::pool::ExprPool;
 use crate::query::IdMap;
 use crate::scalar::{apply_cmp, apply_func, apply_func2, powi};
@@ -80,6 +84,8 @@ enum Op {
     Or(u32, u32),
     Not(u32),
     Select(u32, u32, u32),
+    /// Call site `site` of [`Tape::calls`] on `args[start..start+len]`.
+    Call(u32, u32, u32),
 }
 
 impl Op {
@@ -109,6 +115,7 @@ impl Op {
             Op::Or(..) => 17,
             Op::Not(_) => 18,
             Op::Select(..) => 19,
+            Op::Call(..) => 23,
         }
     }
 
@@ -161,13 +168,14 @@ impl Op {
             Op::Or(a, b) => (Kind::Or, ins(a, b, 0, 0.0)),
             Op::Not(a) => (Kind::Not, ins(a, 0, 0, 0.0)),
             Op::Select(c, a, b) => (Kind::Select, ins(c, a, b, 0.0)),
+            Op::Call(site, s, l) => (Kind::Call, ins(s, l, site, 0.0)),
         }
     }
 
     /// Applies `f` to every direct slot operand (not to `args` ranges).
     fn map_operands(&mut self, mut f: impl FnMut(u32) -> u32) {
         match self {
-            Op::Lin(..) | Op::ProdN(..) => {}
+            Op::Lin(..) | Op::ProdN(..) | Op::Call(..) => {}
             Op::AddC(_, a)
             | Op::MulC(_, a)
             | Op::Sq(a)
@@ -200,7 +208,8 @@ impl Op {
     /// Calls `f` on every slot operand, including `args` ranges.
     fn for_each_operand(&self, args: &[u32], mut f: impl FnMut(u32)) {
         match *self {
-            Op::Lin(_, s, l) | Op::ProdN(_, s, l) => args[s as usize..(s + l) as usize]
+            Op::Lin(_, s, l) | Op::ProdN(_, s, l) | Op::Call(_, s, l) => args
+                [s as usize..(s + l) as usize]
                 .iter()
                 .for_each(|&a| f(a)),
             _ => {
@@ -257,6 +266,8 @@ enum Kind {
     Not,
     /// `if a then b else c`
     Select,
+    /// Call site `c` on the slots `args[a..a+b]`.
+    Call,
 }
 
 /// One encoded instruction: writes slot `dst` from the operand slots `a`,
@@ -395,6 +406,7 @@ enum Plan {
     Or(ExprId, ExprId),
     Not(ExprId),
     Select(ExprId, ExprId, ExprId),
+    Call(Callee, Vec<ExprId>),
 }
 
 impl Plan {
@@ -431,6 +443,7 @@ impl Plan {
             Node::Or(a, b) => Plan::Or(*a, *b),
             Node::Not(a) => Plan::Not(*a),
             Node::Select(c, a, b) => Plan::Select(*c, *a, *b),
+            Node::Call(f, args) => Plan::Call(*f, args.to_vec()),
         }
     }
 
@@ -438,7 +451,7 @@ impl Plan {
         match self {
             Plan::Leaf | Plan::Const(_) => {}
             Plan::Lin(_, ts) => ts.iter().for_each(|t| f(t.1)),
-            Plan::Prod(_, fs) => fs.iter().copied().for_each(f),
+            Plan::Prod(_, fs) | Plan::Call(_, fs) => fs.iter().copied().for_each(f),
             Plan::Powi(a, _) | Plan::Func(_, a) | Plan::Not(a) => f(*a),
             Plan::Pow(a, b)
             | Plan::Func2(_, a, b)
@@ -505,6 +518,8 @@ pub struct Tape {
     runs: Vec<(Kind, u32)>,
     args: Vec<u32>,
     coefs: Vec<f64>,
+    /// The functions called, with the output each call site selects.
+    calls: Vec<(Arc<Function>, u32)>,
     consts: Vec<f64>,
     /// Parameter ids; parameter `k` of this list lives in slot
     /// `n_inputs + 1 + k`.
@@ -596,6 +611,7 @@ impl Tape {
         let mut ops: Vec<Op> = Vec::with_capacity(plans.len());
         let mut args: Vec<u32> = Vec::new();
         let mut coefs: Vec<f64> = Vec::new();
+        let mut calls: Vec<(Arc<Function>, u32)> = Vec::new();
         for &id in &order {
             let Some(k) = plan_of.get(id) else { continue };
             let s = |c: ExprId| slot.get(c).unwrap_or(0);
@@ -652,6 +668,15 @@ impl Tape {
                 Plan::Or(a, b) => Op::Or(s(*a), s(*b)),
                 Plan::Not(a) => Op::Not(s(*a)),
                 Plan::Select(c, a, b) => Op::Select(s(*c), s(*a), s(*b)),
+                Plan::Call(f, xs) => {
+                    let start = args.len() as u32;
+                    for x in xs {
+                        args.push(s(*x));
+                        coefs.push(0.0);
+                    }
+                    calls.push((pool.function_arc(f.function()), f.output() as u32));
+                    Op::Call(calls.len() as u32 - 1, start, xs.len() as u32)
+                }
             };
             slot.insert(id, (base + ops.len()) as u32);
             ops.push(op);
@@ -711,6 +736,7 @@ impl Tape {
             runs,
             args,
             coefs,
+            calls,
             consts,
             params,
             fixups,
@@ -995,6 +1021,21 @@ impl Tape {
                 Kind::Or => bin!(|a, b, _i| f64::from(a != 0.0 || b != 0.0)),
                 Kind::Not => un!(|a, _i| f64::from(a == 0.0)),
                 Kind::Select => ter!(|c, a, b, _i| if c != 0.0 { a } else { b }),
+                Kind::Call => {
+                    for i in run {
+                        let (s, n) = (i.a as usize, i.b as usize);
+                        let (f, output) = &self.calls[i.c as usize];
+                        let r: [f64; L] = std::array::from_fn(|l| {
+                            let x: Vec<f64> =
+                                args[s..s + n].iter().map(|&j| v[j as usize][l]).collect();
+                            f.call(&x)
+                                .ok()
+                                .and_then(|out| out.get(*output as usize).copied())
+                                .unwrap_or(f64::NAN)
+                        });
+                        v[i.dst as usize] = r;
+                    }
+                }
             }
         }
     }

@@ -481,6 +481,11 @@ pub struct Dae {
     /// true)`, the connection equalities of a `.mo` model), sorted by
     /// name; each equals the unknown it names.
     pub aliases: Vec<Alias>,
+    /// The functions called at run time ([`daec_expr::Node::Call`]): the
+    /// name and the declaration of each function the lowering added to
+    /// the pool (the derivative functions the pool makes later are named
+    /// after them, with a `$der` suffix per order).
+    pub functions: Vec<(String, daec_diag::Span)>,
 }
 
 /// Whether `text` is `subs` as a flat name writes them (`[2,3]`), without

@@ -19,8 +19,10 @@
 //! [`ExprPool::diff`] up to rounding.
 
 use daec_expr::{
-    ExprId, ExprPool, Func, Func2, Leaf, Node, apply_cmp, apply_func, apply_func2, powi,
+    Callee, ExprId, ExprPool, Func, Func2, FuncId, Function, Leaf, Node, apply_cmp, apply_func,
+    apply_func2, powi,
 };
+use std::collections::HashMap;
 
 /// Where a node of a program gets its value from.
 #[derive(Clone, Copy, Debug)]
@@ -58,6 +60,12 @@ pub(crate) struct EquationGradients {
     adjoints: Vec<f64>,
     /// Prefix products of a product's factors (scratch).
     prefix: Vec<f64>,
+    /// The forward-mode derivative of every function the equations call
+    /// at run time (`None` where the interpreter cannot differentiate it:
+    /// its partial derivatives are NaN).
+    derivatives: HashMap<FuncId, Option<Function>>,
+    /// A call's arguments, then its derivative's inputs (scratch).
+    call_args: Vec<f64>,
 }
 
 impl EquationGradients {
@@ -78,6 +86,8 @@ impl EquationGradients {
             values: Vec::new(),
             adjoints: Vec::new(),
             prefix: Vec::new(),
+            derivatives: HashMap::new(),
+            call_args: Vec::new(),
         };
         // the nodes of one equation: a depth-first search marked by the
         // equation's stamp (no hashing, one pass over the equation)
@@ -106,6 +116,12 @@ impl EquationGradients {
                     Node::Leaf(Leaf::Param(p)) => Source::Param(p.0 as usize),
                     Node::Leaf(Leaf::Var { unknown, order }) => {
                         position(*unknown, *order).map_or(Source::Missing, Source::State)
+                    }
+                    Node::Call(callee, _) => {
+                        g.derivatives.entry(callee.function()).or_insert_with(|| {
+                            pool.function(callee.function()).forward_derivative()
+                        });
+                        Source::Op
                     }
                     _ => Source::Op,
                 };
@@ -190,7 +206,14 @@ impl EquationGradients {
                     let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
                     let val = &self.values;
                     let get = |c: usize| val[ch[c] as usize];
-                    op_value(pool.node(self.nodes[k]), ch.len(), get)
+                    match pool.node(self.nodes[k]) {
+                        Node::Call(callee, _) => {
+                            self.call_args.clear();
+                            self.call_args.extend((0..ch.len()).map(get));
+                            call_value(pool.function(callee.function()), *callee, &self.call_args)
+                        }
+                        node => op_value(node, ch.len(), get),
+                    }
                 }
             };
             self.values.push(v);
@@ -257,6 +280,28 @@ impl EquationGradients {
                 Node::Func2(Func2::Min, ..) => add(if v(0) <= v(1) { 0 } else { 1 }, 1.0),
                 Node::Func2(Func2::Max, ..) => add(if v(0) >= v(1) { 0 } else { 1 }, 1.0),
                 Node::Select(..) => add(if v(0) != 0.0 { 1 } else { 2 }, 1.0),
+                Node::Call(callee, _) => {
+                    // ∂y/∂a_c = f_der(a, e_c): the forward-mode derivative
+                    // along the c-th unit vector
+                    let n = ch.len();
+                    let der = self
+                        .derivatives
+                        .get(&callee.function())
+                        .and_then(Option::as_ref);
+                    for c in 0..n {
+                        let d = match der {
+                            Some(f) => {
+                                self.call_args.clear();
+                                self.call_args.extend((0..n).map(v));
+                                self.call_args
+                                    .extend((0..n).map(|j| f64::from(u8::from(j == c))));
+                                call_value(f, *callee, &self.call_args)
+                            }
+                            None => f64::NAN,
+                        };
+                        add(c, d);
+                    }
+                }
                 Node::Cmp(..) | Node::And(..) | Node::Or(..) | Node::Not(_) => {}
                 Node::Const(_) | Node::Leaf(_) => {}
             }
@@ -293,7 +338,18 @@ fn op_value(node: &Node, len: usize, get: impl Fn(usize) -> f64) -> f64 {
                 get(2)
             }
         }
+        // evaluated by `forward` through the pool's function table
+        Node::Call(..) => f64::NAN,
     }
+}
+
+/// Output `callee.output()` of `f` called on `args` (NaN where the call
+/// fails), as `ExprPool::eval` evaluates a call.
+fn call_value(f: &Function, callee: Callee, args: &[f64]) -> f64 {
+    f.call(args)
+        .ok()
+        .and_then(|out| out.get(callee.output()).copied())
+        .unwrap_or(f64::NAN)
 }
 
 /// `f'(a)` of a unary function; `fa = f(a)` (the rules of

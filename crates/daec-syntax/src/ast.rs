@@ -32,8 +32,56 @@ pub struct Model {
     pub annotations: Vec<Modifier>,
     /// The name after `end`, if present.
     pub end_name: Option<Ident>,
+    /// The functions the model calls at run time (`.mo` files: those the
+    /// instantiation did not inline); the calls in expressions are
+    /// [`FlatFunction::call`]s.
+    pub functions: Vec<FlatFunction>,
     /// The whole model.
     pub span: Span,
+}
+
+/// A function called at run time, with its algorithm in flat form: the
+/// statements use the names of its variables, and constants are
+/// replaced by their values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlatFunction {
+    /// Its full class name.
+    pub name: String,
+    /// Its inputs, in order.
+    pub inputs: Vec<Ident>,
+    /// Its outputs, in order.
+    pub outputs: Vec<Ident>,
+    /// Its other variables (protected, and the loop variables).
+    pub locals: Vec<Ident>,
+    /// The statements (the bindings of outputs and locals first).
+    pub algorithm: Vec<Statement>,
+    /// `annotation(derivative(…) = f_der)`: the index of `f_der` in
+    /// [`Model::functions`] and, per input, whether `f_der` takes its
+    /// derivative.
+    pub derivative: Option<(usize, Vec<bool>)>,
+    /// Where the function is declared.
+    pub span: Span,
+}
+
+impl FlatFunction {
+    /// The first name of a flat call of function `index` (of
+    /// [`Model::functions`]) selecting output `output`:
+    /// `$call.<index>.<output>`, a name no source can write.
+    pub fn call(index: usize, output: usize, span: Span) -> Vec<Ident> {
+        ["$call".to_owned(), index.to_string(), output.to_string()]
+            .into_iter()
+            .map(|name| Ident { name, span })
+            .collect()
+    }
+
+    /// The function index and output of a call's name made by
+    /// [`FlatFunction::call`].
+    pub fn callee(func: &[Ident]) -> Option<(usize, usize)> {
+        match func {
+            [a, i, o] if a.name == "$call" => Some((i.name.parse().ok()?, o.name.parse().ok()?)),
+            _ => None,
+        }
+    }
 }
 
 /// The variability prefix of a declaration.

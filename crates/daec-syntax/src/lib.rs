@@ -94,6 +94,7 @@ pub fn parse(file: FileId, source: &str) -> Parsed {
                     sections: Vec::new(),
                     annotations: Vec::new(),
                     end_name: None,
+                    functions: Vec::new(),
                     span,
                 }
             })

@@ -871,6 +871,7 @@ impl<'s> Ctx<'s> {
             sections: secs,
             annotations,
             end_name: Some(end_name),
+            functions: Vec::new(),
             span: self.span(l, r),
         }
     }

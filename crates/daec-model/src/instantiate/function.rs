@@ -18,6 +18,7 @@
 //! ([`MATH_BUILTINS`]), with or without a `Modelica` library.
 
 use super::Inst;
+use super::runtime::Inlining;
 use super::scope::{Loops, Scope};
 use daec_diag::{Diagnostic, Span, codes};
 use daec_syntax::ast::{
@@ -53,7 +54,7 @@ const RETURN: &str = "return";
 const BREAK: &str = "break";
 
 /// A mistake already reported.
-struct Reported;
+pub(super) struct Reported;
 
 /// The value of one variable of a function being executed.
 #[derive(Clone, Debug, PartialEq)]
@@ -220,19 +221,32 @@ impl Inst<'_> {
             },
             budget: MAX_ITERATIONS,
         };
+        let at_call = self.inlining(class) == Inlining::Call;
+        let (mark, outer) = (self.diags.len(), self.wants_runtime);
+        self.wants_runtime = false;
         self.calls.push(class);
-        let result = self.execute(&mut frame, args, named, span);
+        let mut result = self.execute(&mut frame, args, named, span, at_call);
+        if result.is_err() && self.wants_runtime && !at_call {
+            // Inlining is impossible: call the function at run time.
+            self.diags.truncate(mark);
+            frame.budget = MAX_ITERATIONS;
+            result = self.execute(&mut frame, args, named, span, true);
+        }
         self.calls.pop();
+        self.wants_runtime = outer;
         result.ok()
     }
 
-    /// Binds the arguments, runs the algorithm and collects the outputs.
+    /// Binds the arguments, runs the algorithm and collects the outputs;
+    /// with `at_run_time`, the outputs are calls at run time of the
+    /// function on the bound inputs.
     fn execute(
         &mut self,
         frame: &mut Frame,
         args: &[Expr],
         named: &[(Ident, Expr)],
         span: Span,
+        at_run_time: bool,
     ) -> Result<Vec<Expr>, Reported> {
         let tree = self.tree;
         let Some(def) = tree.nodes[frame.class].def else {
@@ -390,6 +404,17 @@ impl Inst<'_> {
                     span: decl.name.span,
                 },
             );
+        }
+        if at_run_time {
+            let inputs = components
+                .iter()
+                .filter(|c| c.decl.causality == Causality::Input)
+                .filter_map(|c| match &env.get(&c.decl.name.name)?.slot {
+                    Slot::Scalar(Some(v)) => Some(v.clone()),
+                    _ => None,
+                })
+                .collect();
+            return self.runtime_outputs(frame.class, inputs, span);
         }
         self.block(frame, &mut env, algorithm)?;
         let mut outputs = Vec::new();
@@ -696,6 +721,7 @@ impl Inst<'_> {
             depth += 1;
             nodes += level.len();
             if depth > MAX_NESTING || nodes > MAX_NODES {
+                self.wants_runtime = true;
                 let d = Diagnostic::error(
                     codes::TOO_LARGE,
                     format!(
@@ -886,6 +912,7 @@ impl Inst<'_> {
                 Some(0.0) => break,
                 Some(_) => {}
                 None => {
+                    self.wants_runtime = true;
                     let d = Diagnostic::error(
                         codes::FUNCTION,
                         format!(

@@ -25,6 +25,7 @@ mod enumeration;
 mod function;
 mod instance;
 mod modification;
+mod runtime;
 mod scope;
 mod tree;
 
@@ -101,6 +102,9 @@ pub fn instantiate(
         calls: Vec::new(),
         enum_vars: HashMap::new(),
         checked_enums: HashSet::new(),
+        functions: Vec::new(),
+        runtime: HashMap::new(),
+        wants_runtime: false,
     };
     let top = Instance {
         class,
@@ -117,6 +121,7 @@ pub fn instantiate(
         decls,
         equations,
         initial,
+        functions,
         ..
     } = inst;
     if diags.iter().any(Diagnostic::is_error) {
@@ -156,6 +161,7 @@ pub fn instantiate(
             name: name.to_owned(),
             span: e.span,
         }),
+        functions,
         span: def.span,
     };
     (Some(model), diags)
@@ -192,6 +198,13 @@ pub(crate) struct Inst<'a> {
     enum_vars: HashMap<String, usize>,
     /// The enumeration classes whose literals were checked.
     checked_enums: HashSet<usize>,
+    /// The functions called at run time, in the order of their indices.
+    functions: Vec<ast::FlatFunction>,
+    /// The index in `functions` of each function class made one.
+    runtime: HashMap<usize, usize>,
+    /// Set when an inlining fails for a reason a call at run time avoids
+    /// (a `while` on run-time values, a value beyond the size budget).
+    wants_runtime: bool,
 }
 
 /// One instance to build.

@@ -19,7 +19,7 @@ use daec_diag::{Diagnostic, Span, codes};
 use daec_expr::{ExprId, ExprPool, Func, Func2, Leaf};
 use daec_syntax::ast::{self, ExprKind};
 
-const FUNCS1: &[(&str, Func)] = &[
+pub(super) const FUNCS1: &[(&str, Func)] = &[
     ("sin", Func::Sin),
     ("cos", Func::Cos),
     ("tan", Func::Tan),
@@ -42,7 +42,7 @@ const FUNCS1: &[(&str, Func)] = &[
     ("integer", Func::Floor),
 ];
 
-const FUNCS2: &[(&str, Func2)] = &[
+pub(super) const FUNCS2: &[(&str, Func2)] = &[
     ("atan2", Func2::Atan2),
     ("min", Func2::Min),
     ("max", Func2::Max),
@@ -138,6 +138,9 @@ impl<'a> Lowerer<'a> {
         span: Span,
         mode: Mode,
     ) -> R<Val> {
+        if let Some((index, output)) = ast::FlatFunction::callee(func) {
+            return self.runtime_call(index, output, args, span, mode);
+        }
         let fname: std::borrow::Cow<'_, str> = match func {
             [f] => f.name.as_str().into(),
             _ => func

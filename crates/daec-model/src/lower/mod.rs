@@ -13,6 +13,7 @@ mod discrete;
 mod equations;
 mod experiment;
 mod expressions;
+mod functions;
 mod invariants;
 mod limits;
 mod names;
@@ -251,6 +252,11 @@ struct Lowerer<'a> {
     /// its conditions that advance on their own, pushed after it.
     deferred_samples: Option<Vec<discrete::FreeSample>>,
     spans: SourceSpans,
+    /// The pool's function of each run-time function of the model, by
+    /// its index in [`ast::Model::functions`].
+    function_ids: FxHashMap<usize, daec_expr::FuncId>,
+    /// The name and declaration of each function added to the pool.
+    function_spans: Vec<(String, Span)>,
     experiment: Experiment,
     in_when: bool,
     /// Depth of `noEvent(…)` calls around the expression being lowered:
@@ -306,6 +312,8 @@ impl<'a> Lowerer<'a> {
             free_samples: FxHashMap::default(),
             deferred_samples: None,
             spans: SourceSpans::default(),
+            function_ids: FxHashMap::default(),
+            function_spans: Vec::new(),
             experiment: Experiment::default(),
             in_when: false,
             no_event: 0,
@@ -362,6 +370,7 @@ impl<'a> Lowerer<'a> {
             experiment: self.experiment,
             spans: self.spans,
             aliases: Vec::new(),
+            functions: self.function_spans,
         }
     }
 
@@ -386,6 +395,8 @@ impl<'a> Lowerer<'a> {
         // have the same pool when their equations are the same
         // (`Dae::same_structure`, which a parameter study relies on).
         self.pool = ExprPool::new();
+        self.function_ids.clear();
+        self.function_spans.clear();
         self.binding_equations();
         for section in &self.model.sections {
             let mut out = Vec::new();
