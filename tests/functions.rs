@@ -1,7 +1,8 @@
 //! Modelica functions (`.mo` files), inlined by symbolic execution at
-//! instantiation: the models of `models/functions/` against closed forms,
-//! a pendulum whose constraint is written through a function against the
-//! flat pendulum, and `Modelica.Math` names.
+//! instantiation or called at run time: the models of `models/functions/`
+//! against closed forms, a pendulum whose constraint is written through a
+//! function against the flat pendulum, `Modelica.Math` names, and the
+//! limits and refusals of calls at run time.
 
 mod common;
 
@@ -227,15 +228,164 @@ end M;
     assert!(r.stdout.contains("y = 3 * time;"), "{}", r.stdout);
 }
 
-/// `annotation(derivative = …, Inline = false, LateInline = true)` is read
-/// and not used: `der(sq(t))` is the exact 2t although the annotation
-/// names a wrong derivative; a `for` with `break` over a known bound (the
-/// help of `E0140` for a `while` on run-time values) halves 10 + t four
-/// times for t < 6.
+/// `annotation(Inline = false)` calls `sq` at run time and its
+/// `derivative` annotation differentiates it: the annotation names half
+/// the derivative on purpose, so `der(sq(t))` is t, which shows that it is
+/// used; `LateInline = true` inlines `sq2`, differentiated exactly (2t).
+/// A `for` with `break` over a known bound (the help of `E0140` for a
+/// `while` on run-time values) halves 10 + t four times for t < 6.
 #[test]
-fn derivative_annotations_are_not_needed_and_bounded_loops_inline() {
+fn inline_false_honours_the_derivative_annotation_and_bounded_loops_inline() {
     let csv = simulate("models/functions/annotations.mo");
     assert_column(&csv, "x", 1e-12, |t| t * t);
-    assert_column(&csv, "v", 1e-8, |t| 2.0 * t);
+    assert_column(&csv, "v", 1e-8, |t| t);
+    assert_column(&csv, "x2", 1e-12, |t| t * t);
+    assert_column(&csv, "w", 1e-8, |t| 2.0 * t);
     assert!(assert_column(&csv, "h", 1e-12, |t| (10.0 + t) / 16.0) > 40);
+}
+
+/// Simulates class `class` of `model` to tight tolerances.
+fn simulate_class(model: &str, class: &str) -> Csv {
+    let r = daec(&["simulate", model, "--model", class, "--rtol", "1e-10"]);
+    assert_eq!(r.code, 0, "{class}:\n{}", r.stderr);
+    Csv::parse(&r.stdout)
+}
+
+/// `sqrt` by Newton's iteration — a `while` on the argument, so a call at
+/// run time — in an index-1 and an index-2 model, differentiated by its
+/// `derivative` annotation and, without it, by forward-mode
+/// differentiation of the algorithm: all against the closed forms.
+#[test]
+fn newton_sqrt_called_at_run_time_matches_closed_forms() {
+    let model = "models/functions/newton_sqrt.mo";
+    for class in ["NewtonSqrt.Index1", "NewtonSqrt.Index1AD"] {
+        let csv = simulate_class(model, class);
+        assert_eq!(assert_column(&csv, "x", 1e-8, |t| 4.0 * (-t).exp()), 21);
+        assert_column(&csv, "y", 1e-8, |t| 2.0 * (-t / 2.0).exp());
+    }
+    for class in ["NewtonSqrt.Index2", "NewtonSqrt.Index2AD"] {
+        let csv = simulate_class(model, class);
+        assert_eq!(assert_column(&csv, "x", 1e-8, |t| (2.0 + t).powi(2)), 21);
+        assert_column(&csv, "z", 1e-8, |t| 2.0 * (2.0 + t));
+        let a = daec(&["analyze", model, "--model", class]);
+        assert_eq!(a.code, 0, "{}", a.stderr);
+        assert!(a.stdout.contains("Index: 2"), "{}", a.stdout);
+    }
+    // The annotated derivative is a call of `SqrtDer`, the other one of
+    // the derivative daec makes.
+    let a = daec(&["analyze", model, "--model", "NewtonSqrt.Index2"]);
+    assert!(a.stdout.contains("NewtonSqrt.SqrtDer(x, "), "{}", a.stdout);
+    let a = daec(&["analyze", model, "--model", "NewtonSqrt.Index2AD"]);
+    assert!(
+        a.stdout.contains("NewtonSqrt.SqrtPlain$der(x, "),
+        "{}",
+        a.stdout
+    );
+}
+
+/// The 50 steps of `collatz`, and the derivative of the result (the
+/// product of the slopes of the branches taken).
+fn collatz(x: f64) -> (f64, f64) {
+    let (mut y, mut dy) = (x, 1.0);
+    for _ in 0..50 {
+        if y > 1.0 {
+            y /= 2.0;
+            dy /= 2.0;
+        } else {
+            y = 1.5 * y + 0.1;
+            dy *= 1.5;
+        }
+    }
+    (y, dy)
+}
+
+/// An `if` on run-time values in a `for` loop of 50 iterations, which
+/// inlined would double at each iteration (`E0115`), is called at run
+/// time: its value and derivative against the same loop in Rust.
+#[test]
+fn if_in_a_long_loop_is_called_at_run_time() {
+    let csv = simulate("models/functions/if_in_loop.mo");
+    assert_eq!(assert_column(&csv, "y", 1e-12, |t| collatz(1.0 + t).0), 21);
+    assert_column(&csv, "v", 1e-12, |t| collatz(1.0 + t).1);
+}
+
+/// `annotation(Inline = false)` on a function daec could inline gives
+/// the results of the inlined copy to round-off, in an index-2 model
+/// that differentiates it.
+#[test]
+fn inline_false_matches_inlining() {
+    let csv = simulate("models/functions/inline_false.mo");
+    let c = |n: &str| csv.col(n);
+    for row in &csv.rows {
+        assert!((row[c("x1")] - row[c("x2")]).abs() < 1e-12, "{row:?}");
+        assert!((row[c("z1")] - row[c("z2")]).abs() < 1e-9, "{row:?}");
+    }
+    assert_eq!(csv.rows.len(), 21);
+}
+
+/// A `while` on run-time values that never ends: the call fails after
+/// its iteration limit, and the run stops with exit code 3 and a note
+/// that names the function.
+#[test]
+fn a_call_that_does_not_end_stops_the_run() {
+    let r = daec(&["simulate", "tests/modelica/runtime/endless.mo"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "note: function `Endless.count` ran more than 100000 loop iterations in one call"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A call differentiated beyond the derivatives daec makes is a located
+/// error (exit 1), by `simulate` and by `analyze`.
+#[test]
+fn a_derivative_beyond_the_supported_order_is_located() {
+    for command in ["simulate", "analyze"] {
+        let r = daec(&[command, "tests/modelica/runtime/derivative_order.mo"]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("needs a derivative of order 5 of `Order.f`")
+                && r.stderr.contains("at most 4 times")
+                && r.stderr.contains("derivative_order.mo:4:12"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+/// The outputs that cannot express a call at run time refuse the model
+/// with exit code 2: the flat `.dae` text, `--emit modelica|rust`,
+/// `--native`, an FMU; the readable listings print the call.
+#[test]
+fn outputs_without_calls_refuse_the_model() {
+    let m = "models/functions/if_in_loop.mo";
+    let fmu = std::env::temp_dir().join(format!("daec-callfn-{}.fmu", std::process::id()));
+    for args in [
+        vec!["flatten", m],
+        vec!["regularize", m, "--form", "hic", "--emit", "rust"],
+        vec!["regularize", m, "--form", "dd", "--emit", "modelica"],
+        vec!["simulate", m, "--native"],
+        vec!["fmu", m, "-o", fmu.to_str().unwrap()],
+    ] {
+        let r = daec(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("`IfInLoop.collatz`"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    let r = daec(&["regularize", m, "--form", "hic"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("IfInLoop.collatz(time + 1)"),
+        "{}",
+        r.stdout
+    );
+    let r = daec(&["flatten", m, "--format", "json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
 }

@@ -473,3 +473,61 @@ impl std::fmt::Write for FmtIo<'_> {
 pub(crate) fn emit(ctx: &mut Ctx<'_, '_>, output: Option<&Path>, text: &str) -> Result<(), i32> {
     emit_with(ctx, output, &mut |w| w.write_all(text.as_bytes()))
 }
+
+/// The declaration of the function of `dae` named `name`, or of the one a
+/// derivative function (`name$der…`) was made from.
+fn function_span(dae: &Dae, name: &str) -> Option<daec_diag::Span> {
+    let base = name.split('$').next().unwrap_or(name);
+    dae.functions
+        .iter()
+        .find(|(n, _)| n == base)
+        .map(|&(_, span)| span)
+}
+
+/// Refuses `dae` for an output (`what`, such as `--native`) that cannot
+/// express a call of a function at run time: a diagnostic on the
+/// function, and the usage exit code.
+pub(crate) fn refuse_calls(
+    ctx: &mut Ctx<'_, '_>,
+    map: &SourceMap,
+    dae: &Dae,
+    what: &str,
+) -> Result<(), i32> {
+    if !dae.pool.has_calls() {
+        return Ok(());
+    }
+    let name = dae.functions.first().map_or("", |(n, _)| n.as_str());
+    let mut d = Diagnostic::error(
+        "",
+        format!("{what} cannot express the call of `{name}`, a function evaluated at run time"),
+    )
+    .with_note(
+        "daec evaluates a function it cannot inline (or one with `annotation(Inline = false)`) \
+         by an interpreter of its algorithm, which only the tapes of `daec simulate` run",
+    )
+    .with_help("simulate without this option, or write the function so that daec can inline it");
+    if let Some(span) = function_span(dae, name) {
+        d = d.with_primary(span, "called at run time");
+    }
+    ctx.diagnostics(map, &[d]);
+    Err(EXIT_USAGE)
+}
+
+/// Reports a function of `dae` whose derivative was needed beyond the
+/// order daec makes ([`daec_sim::check_derivative_order`]): a located
+/// error and the model exit code.
+pub(crate) fn check_derivative_limit(
+    ctx: &mut Ctx<'_, '_>,
+    map: &SourceMap,
+    dae: &Dae,
+) -> Result<(), i32> {
+    let Err(e) = daec_sim::check_derivative_order(dae) else {
+        return Ok(());
+    };
+    let d = Diagnostic {
+        labels: e.labels().to_vec(),
+        ..Diagnostic::error(daec_diag::codes::FUNCTION, e.to_string())
+    };
+    ctx.diagnostics(map, &[d]);
+    Err(EXIT_MODEL)
+}

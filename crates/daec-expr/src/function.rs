@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 /// The most loop iterations (of all `for` and `while` loops together) one
 /// call of a function runs before it fails with
 /// [`CallError::IterationLimit`].
-pub const MAX_CALL_ITERATIONS: u64 = 1_000_000;
+pub const MAX_CALL_ITERATIONS: u64 = 100_000;
 
 /// One statement of a function's algorithm; expressions are ids in the
 /// function's own pool, slots index its variables.

@@ -83,6 +83,12 @@ pub enum Unsupported {
         /// The invariant (index into `Dae::invariants`).
         invariant: usize,
     },
+    /// A function called at run time is differentiated more often than
+    /// [`daec_expr::MAX_DERIVATIVE_ORDER`] allows.
+    DerivativeOrder {
+        /// The function's name.
+        function: String,
+    },
 }
 
 /// Why the initialisation failed ([`SimError::Initialization`]).
@@ -246,6 +252,9 @@ pub enum NativeError {
     Build(String),
     /// The library could not be written or loaded.
     Load(String),
+    /// The model calls a function at run time, which native code does
+    /// not express.
+    Calls(String),
     /// The library was generated for another problem (the layouts are
     /// boxed to keep the error small).
     Layout {
@@ -262,7 +271,8 @@ impl fmt::Display for NativeError {
             NativeError::Compiler(m)
             | NativeError::Cache(m)
             | NativeError::Build(m)
-            | NativeError::Load(m) => f.write_str(m),
+            | NativeError::Load(m)
+            | NativeError::Calls(m) => f.write_str(m),
             NativeError::Layout { library, problem } => write!(
                 f,
                 "the compiled library does not fit the problem (library {library:?}, problem {problem:?})"

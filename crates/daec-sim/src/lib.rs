@@ -87,6 +87,6 @@ pub use problem::FormProblem;
 pub use second_order::integrate_second_order;
 pub use simulate::{
     EndPoint, MAX_STEPS, Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation,
-    default_form, integrate, integrate_with_progress, prepare, prepare_form, prepare_method,
-    resolve_options, simulate,
+    check_derivative_order, default_form, integrate, integrate_with_progress, prepare,
+    prepare_form, prepare_method, resolve_options, simulate,
 };

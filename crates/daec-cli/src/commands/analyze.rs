@@ -39,6 +39,7 @@ pub(crate) fn analyze_command(
     // (on the model as loaded: the check reduces a copy to first order)
     let invariants = daec_sim::check_invariants(&dae).map_err(|e| e.to_string());
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    crate::check_derivative_limit(ctx, &loaded.map, &dae)?;
     // Structural singularity is a model error: diagnostics with spans.
     if let Outcome::Singular(sing) = &analysis.outcome {
         let d = singular_diagnostic(&dae, sing);

@@ -19,6 +19,9 @@ pub(crate) fn flatten(
     crate::files::check_outputs(ctx, &args.model, &[("-o", output)])?;
     let loaded = load(ctx, args)?;
     let dae = &loaded.dae;
+    if matches!(format, Format::Text) {
+        crate::refuse_calls(ctx, &loaded.map, dae, "a flat `.dae` model")?;
+    }
     match format {
         Format::Text => emit_text(ctx, output, &mut |out| write_dae_text(dae, out)),
         Format::Json => emit_with(ctx, output, &mut |w| write_json(w, dae)),

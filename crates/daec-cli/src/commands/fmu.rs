@@ -142,6 +142,7 @@ pub(crate) fn fmu(ctx: &mut Ctx<'_, '_>, args: &FmuArgs) -> Result<(), i32> {
     }
     check_outputs(ctx, &args.model.model, &[("-o", args.output.as_deref())])?;
     let loaded = load(ctx, &args.model)?;
+    crate::refuse_calls(ctx, &loaded.map, &loaded.dae, "an FMU")?;
     // Model Exchange of a square `--form`: the FMU carries that
     // formulation as its model (integrated as written), whose index the
     // layout below checks.

@@ -69,6 +69,17 @@ pub(crate) fn regularize_command(ctx: &mut Ctx<'_, '_>, args: &RegularizeArgs) -
     }
     crate::files::check_outputs(ctx, &args.model.model, &[("-o", args.output.as_deref())])?;
     let loaded = load(ctx, &args.model)?;
+    if matches!(args.emit, Emit::Modelica | Emit::Rust) {
+        let what = format!(
+            "--emit {}",
+            if args.emit == Emit::Rust {
+                "rust"
+            } else {
+                "modelica"
+            }
+        );
+        crate::refuse_calls(ctx, &loaded.map, &loaded.dae, &what)?;
+    }
     let mut dae = loaded.dae;
     // Formulations are built for first-order DAEs (as `daec simulate` does).
     let added = daec_sim::reduce_to_first_order(&mut dae);
@@ -80,6 +91,7 @@ pub(crate) fn regularize_command(ctx: &mut Ctx<'_, '_>, args: &RegularizeArgs) -
             return Err(EXIT_MODEL);
         }
     };
+    crate::check_derivative_limit(ctx, &loaded.map, &dae)?;
     let mut limits = analysis
         .regular()
         .map_or_else(Vec::new, |r| r.limits.clone());

@@ -303,7 +303,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             return Err(ctx.usage_error(&e.to_string()));
         }
         Err(e) => {
-            located_error(ctx, &map, &e, None);
+            located_error(ctx, &map, &dae.pool, &e, None);
             return Err(EXIT_MODEL);
         }
     };
@@ -361,7 +361,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             return Err(ctx.usage_error(&e.to_string()));
         }
         Err(e) => {
-            located_error(ctx, &map, &e, None);
+            located_error(ctx, &map, &dae.pool, &e, None);
             return Err(EXIT_MODEL);
         }
     };
@@ -421,7 +421,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         );
     }
     if let Some(f) = &sim.failure {
-        located_error(ctx, &map, f, Some(last));
+        located_error(ctx, &map, &dae.pool, f, Some(last));
         return Err(EXIT_NUMERIC);
     }
     Ok(())
@@ -530,7 +530,16 @@ fn error_control_warning(
 /// Prints `error: {e}` — with the places in the model it names shown as
 /// compile-time diagnostics show them — and, after a failed run, that the
 /// results up to `last` were written.
-fn located_error(ctx: &mut Ctx<'_, '_>, map: &SourceMap, e: &SimError, last: Option<f64>) {
+/// Prints the run's error `e` (located when it has labels), the failed
+/// call of a function at run time that may have caused it, and how far
+/// the results go.
+fn located_error(
+    ctx: &mut Ctx<'_, '_>,
+    map: &SourceMap,
+    pool: &daec_expr::ExprPool,
+    e: &SimError,
+    last: Option<f64>,
+) {
     let d = Diagnostic {
         labels: e.labels().to_vec(),
         ..Diagnostic::error("", e.to_string())
@@ -542,6 +551,9 @@ fn located_error(ctx: &mut Ctx<'_, '_>, map: &SourceMap, e: &SimError, last: Opt
         let _ = writeln!(ctx.io.stderr, "error: {e}");
     } else {
         let _ = write!(ctx.io.stderr, "{}", map.render_one(&d, ctx.color));
+    }
+    if let Some(call) = pool.call_failure() {
+        let _ = writeln!(ctx.io.stderr, "note: {call}");
     }
     if let Some(last) = last {
         let _ = writeln!(

@@ -227,10 +227,20 @@ impl Inst<'_> {
         self.calls.push(class);
         let mut result = self.execute(&mut frame, args, named, span, at_call);
         if result.is_err() && self.wants_runtime && !at_call {
-            // Inlining is impossible: call the function at run time.
-            self.diags.truncate(mark);
+            // Inlining is impossible: call the function at run time (and
+            // report why it is not inlined if that is impossible too).
+            let why = self.diags.split_off(mark);
             frame.budget = MAX_ITERATIONS;
             result = self.execute(&mut frame, args, named, span, true);
+            if result.is_err() {
+                let refusals = self.diags.split_off(mark);
+                self.diags.extend(why.into_iter().map(|d| {
+                    d.with_note(
+                    "so daec would call it at run time, which is impossible too (the other error)",
+                )
+                }));
+                self.diags.extend(refusals);
+            }
         }
         self.calls.pop();
         self.wants_runtime = outer;
@@ -923,13 +933,8 @@ impl Inst<'_> {
                     .with_primary(span, "its condition is not known at instantiation")
                     .with_secondary(condition.span, "this condition")
                     .with_note(
-                        "daec inlines every function call: a `while` loop must end after a \
-                         number of iterations known from constants and parameters",
-                    )
-                    .with_note(
-                        "daec cannot call a function at run time (no compiled or external \
-                         functions), so neither a loop on run-time values nor a \
-                         `derivative` annotation can stand in for the inlined body",
+                        "daec inlines a call only when its `while` loops end after a number \
+                         of iterations known from constants and parameters",
                     )
                     .with_help(
                         "write the result in closed form, or bound the loop by a small \
