@@ -263,7 +263,7 @@ impl Callee {
     /// or [`Callee::MAX_OUTPUTS`].
     pub fn new(function: FuncId, output: usize) -> Option<Callee> {
         (function.0 < Self::MAX_FUNCTIONS && output < Self::MAX_OUTPUTS)
-            .then(|| Callee(function.0 << 8 | output as u32))
+            .then_some(Callee(function.0 << 8 | output as u32))
     }
 
     /// The function called.

@@ -437,6 +437,38 @@ impl std::error::Error for SimError {
     }
 }
 
+/// An error, located on the function, when the derivatives built so far
+/// needed a derivative of a function called at run time beyond
+/// [`daec_expr::MAX_DERIVATIVE_ORDER`].
+pub fn check_derivative_order(dae: &daec_model::Dae) -> Result<(), SimError> {
+    let Some(f) = dae.pool.derivative_limit() else {
+        return Ok(());
+    };
+    let func = dae.pool.function(f);
+    let name = func.name.split('$').next().unwrap_or(&func.name).to_owned();
+    let message = format!(
+        "the model needs a derivative of order {} of `{name}`, a function called at run time; \
+         daec differentiates such a function at most {} times (the time derivatives of the \
+         equations that call it and their Jacobians together)",
+        func.order + 1,
+        daec_expr::MAX_DERIVATIVE_ORDER
+    );
+    let labels = dae
+        .functions
+        .iter()
+        .filter(|(n, _)| *n == name)
+        .map(|&(_, span)| daec_diag::Label {
+            span,
+            message: "differentiated too often".into(),
+            primary: true,
+        })
+        .collect();
+    Err(
+        SimError::unsupported(Unsupported::DerivativeOrder { function: name }, message)
+            .with_labels(labels),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,6 +58,7 @@ pub use bounds::{BoundViolation, BoundsCheck};
 pub use daec_solve::ErrorControl;
 pub use error::{
     BadOption, FailureCause, InitFailure, NativeError, NumericalFailure, SimError, Unsupported,
+    check_derivative_order,
 };
 pub use error_control::{
     ErrorControlReport, REGULARIZED_DEFAULT, ScaledVariable, check_error_control,
@@ -87,6 +88,6 @@ pub use problem::FormProblem;
 pub use second_order::integrate_second_order;
 pub use simulate::{
     EndPoint, MAX_STEPS, Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation,
-    check_derivative_order, default_form, integrate, integrate_with_progress, prepare,
-    prepare_form, prepare_method, resolve_options, simulate,
+    default_form, integrate, integrate_with_progress, prepare, prepare_form, prepare_method,
+    resolve_options, simulate,
 };

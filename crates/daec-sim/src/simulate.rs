@@ -330,38 +330,6 @@ pub fn prepare_form(dae: &mut Dae, analysis: &Analysis, form: Form) -> Result<Pr
     prepare_method(dae, analysis, form, Method::Radau5)
 }
 
-/// An error, located on the function, when the derivatives built so far
-/// needed a derivative of a function called at run time beyond
-/// [`daec_expr::MAX_DERIVATIVE_ORDER`].
-pub fn check_derivative_order(dae: &Dae) -> Result<(), SimError> {
-    let Some(f) = dae.pool.derivative_limit() else {
-        return Ok(());
-    };
-    let func = dae.pool.function(f);
-    let name = func.name.split('$').next().unwrap_or(&func.name).to_owned();
-    let message = format!(
-        "the model needs a derivative of order {} of `{name}`, a function called at run time; \
-         daec differentiates such a function at most {} times (the time derivatives of the \
-         equations that call it and their Jacobians together)",
-        func.order + 1,
-        daec_expr::MAX_DERIVATIVE_ORDER
-    );
-    let labels = dae
-        .functions
-        .iter()
-        .filter(|(n, _)| *n == name)
-        .map(|&(_, span)| daec_diag::Label {
-            span,
-            message: "differentiated too often".into(),
-            primary: true,
-        })
-        .collect();
-    Err(
-        SimError::unsupported(Unsupported::DerivativeOrder { function: name }, message)
-            .with_labels(labels),
-    )
-}
-
 /// Builds the formulation `form` for `method`, compiles it and computes
 /// the consistent initial point, where the model's declared invariants
 /// must hold ([`check_at_start`]). The overdetermined forms (HiC, ADA)
@@ -386,7 +354,7 @@ pub fn prepare_method(
         return Err(SimError::unsupported(Unsupported::Event, m));
     }
     check_method(method, form)?;
-    check_derivative_order(dae)?;
+    crate::error::check_derivative_order(dae)?;
     let invariants = invariant_rows(dae)?;
     let mut modes = Modes::new(dae)?;
     let t0 = dae.experiment.start_time.unwrap_or(0.0);
@@ -450,7 +418,7 @@ pub fn prepare_method(
             }
         };
     let events = WhenEvents::new(dae)?;
-    check_derivative_order(dae)?;
+    crate::error::check_derivative_order(dae)?;
     let ste = matches!(form, Form::Ste | Form::Dd).then(|| SteVariants {
         analysis: Box::new(analysis.clone()),
         built: Vec::new(),
