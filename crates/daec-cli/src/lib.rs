@@ -480,8 +480,9 @@ fn function_span(dae: &Dae, name: &str) -> Option<daec_diag::Span> {
     let base = name.split('$').next().unwrap_or(name);
     dae.functions
         .iter()
-        .find(|(n, _)| n == base)
-        .map(|&(_, span)| span)
+        .zip(&dae.spans.functions)
+        .find(|(n, _)| *n == base)
+        .map(|(_, &span)| span)
 }
 
 /// Refuses `dae` for an output (`what`, such as `--native`) that cannot
@@ -496,7 +497,7 @@ pub(crate) fn refuse_calls(
     if !dae.pool.has_calls() {
         return Ok(());
     }
-    let name = dae.functions.first().map_or("", |(n, _)| n.as_str());
+    let name = dae.functions.first().map_or("", String::as_str);
     let mut d = Diagnostic::error(
         "",
         format!("{what} cannot express the call of `{name}`, a function evaluated at run time"),

@@ -431,6 +431,8 @@ pub struct SourceSpans {
     pub assigns: Vec<Vec<Span>>,
     /// Each assertion's `assert(…)`.
     pub asserts: Vec<Span>,
+    /// Declaration of each function of [`Dae::functions`].
+    pub functions: Vec<Span>,
 }
 
 /// A flat scalar DAE: `residual_i(t, z, ż, …) = 0` for each equation.
@@ -482,10 +484,11 @@ pub struct Dae {
     /// name; each equals the unknown it names.
     pub aliases: Vec<Alias>,
     /// The functions called at run time ([`daec_expr::Node::Call`]): the
-    /// name and the declaration of each function the lowering added to
-    /// the pool (the derivative functions the pool makes later are named
-    /// after them, with a `$der` suffix per order).
-    pub functions: Vec<(String, daec_diag::Span)>,
+    /// name of each function the lowering added to the pool (the
+    /// derivative functions the pool makes later are named after them,
+    /// with a `$der` suffix per order); their declarations are in
+    /// [`SourceSpans::functions`].
+    pub functions: Vec<String>,
 }
 
 /// Whether `text` is `subs` as a flat name writes them (`[2,3]`), without

@@ -456,8 +456,9 @@ pub fn check_derivative_order(dae: &daec_model::Dae) -> Result<(), SimError> {
     let labels = dae
         .functions
         .iter()
-        .filter(|(n, _)| *n == name)
-        .map(|&(_, span)| daec_diag::Label {
+        .zip(&dae.spans.functions)
+        .filter(|(n, _)| **n == name)
+        .map(|(_, &span)| daec_diag::Label {
             span,
             message: "differentiated too often".into(),
             primary: true,

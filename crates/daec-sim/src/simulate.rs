@@ -232,7 +232,7 @@ impl Prepared {
         compiler: Arc<dyn NativeCompiler>,
     ) -> Result<(), SimError> {
         if dae.pool.has_calls() {
-            let name = dae.functions.first().map_or("", |(n, _)| n.as_str());
+            let name = dae.functions.first().map_or("", String::as_str);
             return Err(SimError::Native(crate::error::NativeError::Calls(format!(
                 "the model calls `{name}` at run time (a function daec does not inline), \
                  which native code does not express; simulate without --native"

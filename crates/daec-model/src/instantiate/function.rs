@@ -78,6 +78,9 @@ struct Var {
 /// as Boolean scalars).
 type Env = HashMap<String, Var>;
 
+/// Named arguments of a call.
+type NamedArgs = Vec<(Ident, Expr)>;
+
 /// The function being executed.
 struct Frame {
     /// Its class.
@@ -1003,62 +1006,17 @@ impl Inst<'_> {
                 if let Some(n) = self.size_of(frame, env, func, args)? {
                     return Ok(n);
                 }
-                let args = args
-                    .iter()
-                    .map(|a| self.sym(frame, env, a))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let named_args = named_args
-                    .iter()
-                    .map(|(n, a)| Ok((n.clone(), self.sym(frame, env, a)?)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                if let Some(e) = self.enumeration_call(func, &args, named_args.len(), &frame.scope)
-                {
-                    return Ok(e);
-                }
-                let call = self.function_call(func, &args, &named_args, span, &frame.scope);
-                return match call {
-                    Some(Expr {
-                        kind: ExprKind::Error,
-                        ..
-                    }) => Err(Reported),
-                    Some(c) => Ok(c),
-                    None => Ok(Expr {
-                        kind: ExprKind::Call {
-                            func: func.clone(),
-                            args,
-                            named_args,
-                        },
-                        span,
-                    }),
-                };
+                let (args, named_args) = Self::map_args(self, args, named_args, &mut |this, a| {
+                    this.sym(frame, env, a)
+                })?;
+                return self.call_of(func, args, named_args, span, &frame.scope);
             }
-            ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
-                op: *op,
-                lhs: Box::new(self.sym(frame, env, lhs)?),
-                rhs: Box::new(self.sym(frame, env, rhs)?),
-            },
-            ExprKind::Unary { op, expr } => ExprKind::Unary {
-                op: *op,
-                expr: Box::new(self.sym(frame, env, expr)?),
-            },
-            ExprKind::If {
-                branches,
-                else_value,
-            } => ExprKind::If {
-                branches: branches
-                    .iter()
-                    .map(|(c, v)| Ok((self.sym(frame, env, c)?, self.sym(frame, env, v)?)))
-                    .collect::<Result<Vec<_>, _>>()?,
-                else_value: Box::new(self.sym(frame, env, else_value)?),
-            },
-            ExprKind::Range { start, step, stop } => ExprKind::Range {
-                start: Box::new(self.sym(frame, env, start)?),
-                step: match step {
-                    Some(s) => Some(Box::new(self.sym(frame, env, s)?)),
-                    None => None,
-                },
-                stop: Box::new(self.sym(frame, env, stop)?),
-            },
+            ExprKind::Binary { .. }
+            | ExprKind::Unary { .. }
+            | ExprKind::If { .. }
+            | ExprKind::Range { .. } => {
+                Self::map_operands(self, &e.kind, &mut |this, a| this.sym(frame, env, a))?
+            }
             ExprKind::Array(items) => ExprKind::Array(
                 items
                     .iter()
@@ -1076,6 +1034,95 @@ impl Inst<'_> {
             other => other.clone(),
         };
         Ok(fold(Expr { kind, span }, self))
+    }
+
+    /// `args` and `named` mapped by `map`.
+    pub(super) fn map_args(
+        &mut self,
+        args: &[Expr],
+        named: &[(Ident, Expr)],
+        map: &mut dyn FnMut(&mut Self, &Expr) -> Result<Expr, Reported>,
+    ) -> Result<(Vec<Expr>, NamedArgs), Reported> {
+        let args = args
+            .iter()
+            .map(|a| map(self, a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let named = named
+            .iter()
+            .map(|(n, a)| Ok((n.clone(), map(self, a)?)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((args, named))
+    }
+
+    /// The call of `func` on `args` and `named_args` (flat): the outputs
+    /// of a function (inlined, or called at run time), or the call of a
+    /// built-in.
+    pub(super) fn call_of(
+        &mut self,
+        func: &[Ident],
+        args: Vec<Expr>,
+        named_args: Vec<(Ident, Expr)>,
+        span: Span,
+        scope: &Scope,
+    ) -> Result<Expr, Reported> {
+        if let Some(e) = self.enumeration_call(func, &args, named_args.len(), scope) {
+            return Ok(e);
+        }
+        match self.function_call(func, &args, &named_args, span, scope) {
+            Some(Expr {
+                kind: ExprKind::Error,
+                ..
+            }) => Err(Reported),
+            Some(c) => Ok(c),
+            None => Ok(Expr {
+                kind: ExprKind::Call {
+                    func: func.to_vec(),
+                    args,
+                    named_args,
+                },
+                span,
+            }),
+        }
+    }
+
+    /// An operator, if-expression or range with its operands mapped by
+    /// `map` (any other expression is returned as it is).
+    pub(super) fn map_operands(
+        &mut self,
+        e: &ExprKind,
+        map: &mut dyn FnMut(&mut Self, &Expr) -> Result<Expr, Reported>,
+    ) -> Result<ExprKind, Reported> {
+        let mut boxed = |this: &mut Self, x: &Expr| map(this, x).map(Box::new);
+        Ok(match e {
+            ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
+                op: *op,
+                lhs: boxed(self, lhs)?,
+                rhs: boxed(self, rhs)?,
+            },
+            ExprKind::Unary { op, expr } => ExprKind::Unary {
+                op: *op,
+                expr: boxed(self, expr)?,
+            },
+            ExprKind::If {
+                branches,
+                else_value,
+            } => ExprKind::If {
+                branches: branches
+                    .iter()
+                    .map(|(c, v)| Ok((*boxed(self, c)?, *boxed(self, v)?)))
+                    .collect::<Result<Vec<_>, _>>()?,
+                else_value: boxed(self, else_value)?,
+            },
+            ExprKind::Range { start, step, stop } => ExprKind::Range {
+                start: boxed(self, start)?,
+                step: match step {
+                    Some(s) => Some(boxed(self, s)?),
+                    None => None,
+                },
+                stop: boxed(self, stop)?,
+            },
+            other => other.clone(),
+        })
     }
 
     /// `size(a)` or `size(a, 1)` of a one-dimensional array: a local

@@ -397,57 +397,17 @@ impl Inst<'_> {
                 args,
                 named_args,
             } => {
-                let args = args
-                    .iter()
-                    .map(|a| self.flat_expr(flat, a))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let named_args = named_args
-                    .iter()
-                    .map(|(n, a)| Ok((n.clone(), self.flat_expr(flat, a)?)))
-                    .collect::<Result<Vec<_>, _>>()?;
-                return match self.function_call(func, &args, &named_args, span, flat.scope) {
-                    Some(Expr {
-                        kind: ExprKind::Error,
-                        ..
-                    }) => Err(Reported),
-                    Some(c) => Ok(c),
-                    None => Ok(Expr {
-                        kind: ExprKind::Call {
-                            func: func.clone(),
-                            args,
-                            named_args,
-                        },
-                        span,
-                    }),
-                };
+                let (args, named_args) = Self::map_args(self, args, named_args, &mut |this, a| {
+                    this.flat_expr(flat, a)
+                })?;
+                return self.call_of(func, args, named_args, span, flat.scope);
             }
-            ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
-                op: *op,
-                lhs: Box::new(self.flat_expr(flat, lhs)?),
-                rhs: Box::new(self.flat_expr(flat, rhs)?),
-            },
-            ExprKind::Unary { op, expr } => ExprKind::Unary {
-                op: *op,
-                expr: Box::new(self.flat_expr(flat, expr)?),
-            },
-            ExprKind::If {
-                branches,
-                else_value,
-            } => ExprKind::If {
-                branches: branches
-                    .iter()
-                    .map(|(c, v)| Ok((self.flat_expr(flat, c)?, self.flat_expr(flat, v)?)))
-                    .collect::<Result<Vec<_>, _>>()?,
-                else_value: Box::new(self.flat_expr(flat, else_value)?),
-            },
-            ExprKind::Range { start, step, stop } => ExprKind::Range {
-                start: Box::new(self.flat_expr(flat, start)?),
-                step: match step {
-                    Some(s) => Some(Box::new(self.flat_expr(flat, s)?)),
-                    None => None,
-                },
-                stop: Box::new(self.flat_expr(flat, stop)?),
-            },
+            ExprKind::Binary { .. }
+            | ExprKind::Unary { .. }
+            | ExprKind::If { .. }
+            | ExprKind::Range { .. } => {
+                Self::map_operands(self, &e.kind, &mut |this, a| this.flat_expr(flat, a))?
+            }
             ExprKind::Integer(_) | ExprKind::Real(_) | ExprKind::Bool(_) => e.kind.clone(),
             ExprKind::Error => return Err(Reported),
             _ => return Err(self.refuse(flat.name, span, "this expression")),

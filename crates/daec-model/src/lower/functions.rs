@@ -78,7 +78,8 @@ impl Lowerer<'_> {
             ));
         };
         self.function_ids.insert(index, id);
-        self.function_spans.push((flat.name.clone(), flat.span));
+        self.function_names.push(flat.name.clone());
+        self.spans.functions.push(flat.span);
         Ok(id)
     }
 }

@@ -255,8 +255,8 @@ struct Lowerer<'a> {
     /// The pool's function of each run-time function of the model, by
     /// its index in [`ast::Model::functions`].
     function_ids: FxHashMap<usize, daec_expr::FuncId>,
-    /// The name and declaration of each function added to the pool.
-    function_spans: Vec<(String, Span)>,
+    /// The name of each function added to the pool.
+    function_names: Vec<String>,
     experiment: Experiment,
     in_when: bool,
     /// Depth of `noEvent(…)` calls around the expression being lowered:
@@ -313,7 +313,7 @@ impl<'a> Lowerer<'a> {
             deferred_samples: None,
             spans: SourceSpans::default(),
             function_ids: FxHashMap::default(),
-            function_spans: Vec::new(),
+            function_names: Vec::new(),
             experiment: Experiment::default(),
             in_when: false,
             no_event: 0,
@@ -370,7 +370,7 @@ impl<'a> Lowerer<'a> {
             experiment: self.experiment,
             spans: self.spans,
             aliases: Vec::new(),
-            functions: self.function_spans,
+            functions: self.function_names,
         }
     }
 
@@ -396,7 +396,8 @@ impl<'a> Lowerer<'a> {
         // (`Dae::same_structure`, which a parameter study relies on).
         self.pool = ExprPool::new();
         self.function_ids.clear();
-        self.function_spans.clear();
+        self.function_names.clear();
+        self.spans.functions.clear();
         self.binding_equations();
         for section in &self.model.sections {
             let mut out = Vec::new();
