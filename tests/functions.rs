@@ -389,3 +389,31 @@ fn outputs_without_calls_refuse_the_model() {
     let r = daec(&["flatten", m, "--format", "json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// `Inline = false` is a hint: a function the interpreter does not take
+/// (an array variable) is inlined all the same.
+#[test]
+fn inline_false_on_a_function_with_an_array_inlines_it() {
+    let text = "model M
+  function f
+    input Real x;
+    output Real y;
+  protected
+    Real a[2];
+  algorithm
+    a := {x, 2*x};
+    y := a[1] + a[2];
+    annotation(Inline = false);
+  end f;
+  Real y;
+equation
+  y = f(time);
+end M;
+";
+    let tmp = std::env::temp_dir().join(format!("daec-inline-hint-{}.mo", std::process::id()));
+    std::fs::write(&tmp, text).unwrap();
+    let r = daec(&["flatten", tmp.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&tmp);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("y = 3 * time;"), "{}", r.stdout);
+}

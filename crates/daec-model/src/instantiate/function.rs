@@ -229,6 +229,13 @@ impl Inst<'_> {
         self.wants_runtime = false;
         self.calls.push(class);
         let mut result = self.execute(&mut frame, args, named, span, at_call);
+        if result.is_err() && at_call {
+            // `Inline = false` is a hint (MLS 3.6 §18.3): a function the
+            // interpreter does not take is inlined.
+            self.diags.truncate(mark);
+            frame.budget = MAX_ITERATIONS;
+            result = self.execute(&mut frame, args, named, span, false);
+        }
         if result.is_err() && self.wants_runtime && !at_call {
             // Inlining is impossible: call the function at run time (and
             // report why it is not inlined if that is impossible too).
