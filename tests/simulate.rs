@@ -1073,3 +1073,60 @@ fn transmission_line_matches_its_ode_form_at_the_end_of_the_experiment() {
     // the wave has reached the far end: the short carries current
     assert!(iout.abs() > 0.05, "iout {iout}");
 }
+
+#[test]
+fn two_threads_give_the_csv_of_one_thread_on_a_large_line() {
+    // 8200 sections: 16 402 unknowns, residual and Jacobian tapes of more
+    // than 16 384 outputs (evaluated in two halves) and an iteration
+    // matrix of more than 8192 unknowns (real and complex LU at once)
+    let run = |threads: &str| {
+        let json = temp(&format!("threads-{threads}.json"));
+        let r = daec(&[
+            "simulate",
+            "models/scale/transmission_line.dae",
+            "-p",
+            "N=8200",
+            "--t-end",
+            "0.02",
+            "--interval",
+            "0.005",
+            "--threads",
+            threads,
+            "--stats-json",
+            json.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "--threads {threads}: {}", r.stderr);
+        (r.stdout, stats(&json))
+    };
+    let (one, s1) = run("1");
+    let (two, s2) = run("2");
+    assert!(s1.get("threads").is_none(), "{s1}");
+    assert_eq!(s2["threads"], 2, "{s2}");
+    let csv = Csv::parse(&two);
+    assert_eq!(csv.header.len(), 1 + 16_402);
+    assert_eq!(csv.rows.len(), 5);
+    // the source has driven current into the line
+    assert!(csv.value(4, "i[1]") > 0.1, "{}", csv.value(4, "i[1]"));
+    assert!(
+        one == two,
+        "the CSV of --threads 2 differs from --threads 1"
+    );
+    assert_eq!(s1["steps_accepted"], s2["steps_accepted"]);
+    assert_eq!(s1["newton_iterations"], s2["newton_iterations"]);
+}
+
+#[test]
+fn zero_threads_is_a_usage_error() {
+    let r = daec(&[
+        "simulate",
+        "models/scale/transmission_line.dae",
+        "--threads",
+        "0",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--threads must be at least 1"),
+        "{}",
+        r.stderr
+    );
+}

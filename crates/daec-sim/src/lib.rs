@@ -47,6 +47,7 @@ mod modes;
 pub mod native;
 mod output;
 mod outputs;
+mod parallel;
 mod places;
 mod problem;
 mod projected;
@@ -80,10 +81,11 @@ pub use modes::{Modes, RIGHT_LIMIT_STEP, state_jumps, state_relations};
 pub use native::{NativeCode, NativeCompiler, NativeSource};
 pub use output::{
     InvariantEnforcement, OutputTimes, Plot, PlotError, Results, SimStats, log_grid, output_grid,
-    to_csv, to_svg,
+    to_csv, to_csv_threads, to_svg,
 };
-pub use output::{MAX_PANELS, PANEL_SERIES};
+pub use output::{MAX_PANELS, PANEL_SERIES, PARALLEL_CSV_MIN_NUMBERS};
 pub use outputs::{Outputs, split_outputs};
+pub use parallel::{PARALLEL_MIN_OUTPUTS, default_threads, threads_from_env};
 pub use problem::FormProblem;
 pub use second_order::integrate_second_order;
 pub use simulate::{

@@ -219,22 +219,55 @@ fn csv_field(s: &str) -> String {
 /// The CSV text: header `time,<flat names>`, one row per output point,
 /// numbers in Rust's shortest round-trip form.
 pub fn to_csv(results: &Results) -> String {
-    let mut s = String::with_capacity(16 * (results.names.len() + 1) * (results.t.len() + 1));
+    to_csv_threads(results, 1)
+}
+
+/// The numbers of a CSV from which [`to_csv_threads`] formats the rows on
+/// two threads: below, starting a thread costs more than it saves.
+pub const PARALLEL_CSV_MIN_NUMBERS: usize = 65_536;
+
+/// [`to_csv`], formatting the first and the second half of the rows on two
+/// threads at once when `threads > 1` and the table has at least
+/// [`PARALLEL_CSV_MIN_NUMBERS`] numbers (the same text either way).
+pub fn to_csv_threads(results: &Results, threads: usize) -> String {
+    let width = results.names.len() + 1;
+    let mut s = String::with_capacity(16 * width * (results.t.len() + 1));
     s.push_str("time");
     for n in &results.names {
         s.push(',');
         s.push_str(&csv_field(n));
     }
     s.push('\n');
-    for (t, z) in results.t.iter().zip(&results.z) {
-        push_number(&mut s, *t);
+    let rows = results.t.len().min(results.z.len());
+    if threads < 2 || rows < 2 || width * rows < PARALLEL_CSV_MIN_NUMBERS {
+        push_rows(&mut s, &results.t, &results.z);
+        return s;
+    }
+    let cut = rows / 2;
+    let tail = std::thread::scope(|sc| {
+        let tail = sc.spawn(|| {
+            let mut tail = String::with_capacity(16 * width * (rows - cut));
+            push_rows(&mut tail, &results.t[cut..rows], &results.z[cut..rows]);
+            tail
+        });
+        push_rows(&mut s, &results.t[..cut], &results.z[..cut]);
+        tail.join()
+    });
+    // (a panic of the formatting thread is re-raised here)
+    s.push_str(&tail.unwrap_or_else(|p| std::panic::resume_unwind(p)));
+    s
+}
+
+/// The CSV rows of the times `t` and the values `z` appended to `s`.
+fn push_rows(s: &mut String, t: &[f64], z: &[Vec<f64>]) {
+    for (t, z) in t.iter().zip(z) {
+        push_number(s, *t);
         for v in z {
             s.push(',');
-            push_number(&mut s, *v);
+            push_number(s, *v);
         }
         s.push('\n');
     }
-    s
 }
 
 /// A number in the shortest form that reads back to the same `f64`:
@@ -602,6 +635,12 @@ pub struct SimStats {
     /// CLI): the field `limits` of the JSON, one object per limit with
     /// `stage`, `limit`, `size` and `what_was_skipped`.
     pub limits: Vec<Limit>,
+    /// Threads the evaluation of the run could use: 2 when the run
+    /// allowed more than one ([`crate::ResolvedOptions::threads`]) and
+    /// the problem is large enough for a second thread
+    /// ([`crate::FormProblem::is_parallel`]), else 1 (the field `threads`
+    /// of the JSON only when 2).
+    pub threads: usize,
 }
 
 /// [`SimStats::limits`] in the JSON: the fields of every [`Limit`].
@@ -648,10 +687,10 @@ impl Serialize for SimStats {
     /// counters the simulation reports, then its own (`invariants`,
     /// `max_invariant_residual` and `invariant_enforcement` only for a
     /// model with invariants,
-    /// `native_code` only when set).
+    /// `native_code` only when set, `threads` only when 2).
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let s = &self.solver;
-        let mut m = serializer.serialize_struct("SimStats", 29)?;
+        let mut m = serializer.serialize_struct("SimStats", 30)?;
         m.serialize_field("steps_accepted", &s.steps_accepted)?;
         m.serialize_field("steps_rejected", &s.steps_rejected)?;
         m.serialize_field("residual_evals", &s.residual_evals)?;
@@ -699,6 +738,11 @@ impl Serialize for SimStats {
         }
         m.serialize_field("bound_violations", &self.bound_violations)?;
         m.serialize_field("limits", &LimitsJson(&self.limits))?;
+        if self.threads > 1 {
+            m.serialize_field("threads", &self.threads)?;
+        } else {
+            m.skip_field("threads")?;
+        }
         m.end()
     }
 }

@@ -12,35 +12,14 @@ use crate::native::{
     NATIVE_ABI, NativeCode, NativeLayout, NativeRoots, NativeSource, native_source,
 };
 use crate::output::SimStats;
-use daec_expr::{ExprId, ExprPool, Tape, TapeFrame, TapeLanes};
+use crate::parallel::Compiled;
+use daec_expr::{ExprId, ExprPool};
 use daec_regularize::QuasiLinearForm;
 use daec_regularize::{FullPivLu, Matrix, least_norm_solve};
 use daec_regularize::{mass_entries, sparse_jacobian};
 use daec_solve::QuasiLinearDae;
 use daec_solve::{SPARSE_THRESHOLD, min_norm_solve_sparse, saddle_point_solve_sparse};
-use std::cell::RefCell;
-
-/// A tape with its frame: the parameters and constants are loaded once,
-/// an evaluation copies only the inputs (the trait takes `&self`, hence
-/// the cell).
-#[derive(Debug, Clone)]
-struct Compiled {
-    tape: Tape,
-    frame: RefCell<TapeFrame>,
-}
-
-impl Compiled {
-    fn new(tape: Tape, params: &[f64]) -> Self {
-        let frame = RefCell::new(tape.frame(params));
-        Self { tape, frame }
-    }
-
-    /// Evaluates with the inputs `inputs` concatenated (`[z]` or `[z, ż]`).
-    fn eval(&self, t: f64, inputs: &[&[f64]], out: &mut [f64]) {
-        self.tape
-            .eval_frame(&mut self.frame.borrow_mut(), t, inputs, out);
-    }
-}
+use std::cell::{Cell, RefCell};
 
 /// `max |v|` over `values` (NaN counts as infinite).
 fn max_abs(values: &[f64]) -> f64 {
@@ -127,10 +106,9 @@ pub struct FormProblem {
     levels: Vec<u32>,
     diff: Compiled,
     constraints: Compiled,
-    /// `[E ż − k; g]` in one pass (the residual of every Radau stage).
+    /// `[E ż − k; g]` in one pass (the residual of every Radau stage),
+    /// with the frame of the three Radau stages in one pass.
     both: Compiled,
-    /// The slots of `both` for the three Radau stages in one pass.
-    both_stages: RefCell<TapeLanes<3>>,
     mass: Sparse,
     jd: Sparse,
     jg: Sparse,
@@ -156,6 +134,9 @@ pub struct FormProblem {
     /// The same functions as machine code (`daec simulate --native`),
     /// used instead of the tapes when set.
     native: Option<NativeCode>,
+    /// The threads a tape compiled in halves may use
+    /// ([`FormProblem::set_threads`]).
+    threads: Cell<usize>,
 }
 
 /// The buffers of the constraint residual recorded after every step.
@@ -177,9 +158,7 @@ fn compile(
     inputs: &[ExprId],
     params: &[f64],
 ) -> Result<Compiled, SimError> {
-    Tape::compile(pool, roots, inputs)
-        .map(|tape| Compiled::new(tape, params))
-        .map_err(compile_error)
+    Compiled::new(pool, roots, inputs, params, false).map_err(compile_error)
 }
 
 /// The equations cannot be compiled to tapes.
@@ -208,8 +187,7 @@ impl FormProblem {
         let all_rows: Vec<ExprId> = diff_rows.iter().chain(&con_rows).copied().collect();
         let pool: &ExprPool = pool;
         let p = &params;
-        let both = compile(pool, &all_rows, &zzd, p)?;
-        let both_stages = both.tape.lanes::<3>(p);
+        let both = Compiled::new(pool, &all_rows, &zzd, p, true).map_err(compile_error)?;
         let roots = NativeRoots {
             roots: [
                 diff_rows.clone(),
@@ -229,7 +207,6 @@ impl FormProblem {
             diff: compile(pool, &diff_rows, &zzd, p)?,
             constraints: compile(pool, &con_rows, &z, p)?,
             both,
-            both_stages: RefCell::new(both_stages),
             mass: Sparse {
                 code: compile(pool, &mass_exprs, &z, p)?,
                 pattern: mass_pattern,
@@ -253,6 +230,7 @@ impl FormProblem {
             residual_work: RefCell::default(),
             roots,
             native: None,
+            threads: Cell::new(1),
         })
     }
 
@@ -401,7 +379,7 @@ impl FormProblem {
         let mut w = self.residual_work.borrow_mut();
         let buf = &mut w.g;
         buf.resize(self.n_invariants, 0.0);
-        code.eval(t, &[&z[..self.n.min(z.len())]], buf);
+        code.eval(self.threads.get(), t, &[&z[..self.n.min(z.len())]], buf);
         max_abs(buf)
     }
 
@@ -418,6 +396,27 @@ impl FormProblem {
     /// without a projector).
     pub fn set_projection(&mut self, on: bool) {
         self.projecting = on && self.projector.is_some();
+    }
+
+    /// Lets the tapes compiled in halves (those of at least
+    /// [`PARALLEL_MIN_OUTPUTS`](crate::PARALLEL_MIN_OUTPUTS) outputs)
+    /// evaluate their halves on two threads when `threads > 1`; the values
+    /// are the same for every `threads` (see the `parallel` module). The
+    /// default is 1.
+    pub fn set_threads(&self, threads: usize) {
+        self.threads.set(threads.max(1));
+    }
+
+    /// Whether a second thread can share the problem's work: some tape of
+    /// it is compiled in halves, or it has at least
+    /// [`PARALLEL_LU_MIN`](daec_solve::PARALLEL_LU_MIN) unknowns (the real
+    /// and complex iteration matrices of Radau IIA's sparse path are
+    /// factorised at once).
+    pub fn is_parallel(&self) -> bool {
+        self.n >= daec_solve::PARALLEL_LU_MIN
+            || [&self.both, &self.jd.code, &self.jg.code, &self.mass.code]
+                .iter()
+                .any(|c| c.is_split())
     }
 
     /// Whether step end points are projected.
@@ -442,11 +441,10 @@ impl FormProblem {
             &mut self.jd.code,
             &mut self.jg.code,
         ] {
-            *c.frame.get_mut() = c.tape.frame(params);
+            c.set_params(params);
         }
-        *self.both_stages.get_mut() = self.both.tape.lanes::<3>(params);
         if let Some(c) = &mut self.invariants {
-            *c.frame.get_mut() = c.tape.frame(params);
+            c.set_params(params);
         }
         if let Some(p) = &mut self.projector {
             p.set_params(params);
@@ -767,7 +765,7 @@ impl FormProblem {
     /// Evaluates `code` (compiled over `[z, ż]`) at `(t, z, ż)`.
     fn eval_zzd(&self, code: &Compiled, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
         let n = self.n;
-        code.eval(t, &[&z[..n.min(z.len())], zdot], out);
+        code.eval(self.threads.get(), t, &[&z[..n.min(z.len())], zdot], out);
     }
 }
 
@@ -788,7 +786,7 @@ impl QuasiLinearDae for FormProblem {
     }
     fn constraints(&self, t: f64, z: &[f64], out: &mut [f64]) {
         if !self.call_native(1, t, z, z, out) {
-            self.constraints.eval(t, &[z], out);
+            self.constraints.eval(self.threads.get(), t, &[z], out);
         }
     }
     fn residual(&self, t: f64, z: &[f64], zdot: &[f64], out: &mut [f64]) {
@@ -815,20 +813,18 @@ impl QuasiLinearDae for FormProblem {
         }
         let n = self.n;
         let z = z.map(|x| &x[..n.min(x.len())]);
-        self.both
-            .tape
-            .eval_lanes(&mut self.both_stages.borrow_mut(), t, &[z, zdot], out);
+        self.both.eval_lanes(self.threads.get(), t, &[z, zdot], out);
     }
     fn mass_pattern(&self) -> Vec<(usize, usize)> {
         self.mass.pattern.clone()
     }
     fn mass_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
         if !self.call_native(3, t, z, z, out) {
-            self.mass.code.eval(t, &[z], out);
+            self.mass.code.eval(self.threads.get(), t, &[z], out);
         }
     }
     fn mass_is_constant(&self) -> bool {
-        self.mass.code.tape.is_constant()
+        self.mass.code.is_constant()
     }
     fn diff_jacobian_pattern(&self) -> Vec<(usize, usize)> {
         self.jd.pattern.clone()
@@ -843,7 +839,7 @@ impl QuasiLinearDae for FormProblem {
     }
     fn constraint_jacobian_values(&self, t: f64, z: &[f64], out: &mut [f64]) {
         if !self.call_native(5, t, z, z, out) {
-            self.jg.code.eval(t, &[z], out);
+            self.jg.code.eval(self.threads.get(), t, &[z], out);
         }
     }
     /// The index of each unknown that `with_variable_index` or

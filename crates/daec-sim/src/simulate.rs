@@ -21,6 +21,7 @@ use crate::modes::{Modes, right_limits};
 use crate::native::NativeCompiler;
 use crate::output::{OutputTimes, OutputWriter, Results, SimStats};
 use crate::outputs::Outputs;
+use crate::parallel::default_threads;
 use crate::problem::FormProblem;
 use crate::projected::index3_form;
 use crate::regularity::SigmaJacobian;
@@ -68,6 +69,10 @@ pub struct SimOptions {
     /// What the error test weighs (default [`default_error_control`] of
     /// the method and formulation).
     pub error_control: Option<ErrorControl>,
+    /// Threads the evaluation of a large problem may use (default
+    /// [`default_threads`](crate::default_threads): `DAEC_THREADS` or the
+    /// cores available). The results are the same for every value.
+    pub threads: Option<usize>,
 }
 
 /// The settings actually used.
@@ -99,6 +104,8 @@ pub struct ResolvedOptions {
     pub max_steps: usize,
     /// What the error test weighs.
     pub error_control: ErrorControl,
+    /// Threads the evaluation of a large problem may use (at least 1).
+    pub threads: usize,
 }
 
 /// Resolves `opts` against the `experiment` annotation of `dae` and checks
@@ -187,6 +194,7 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
         max_events: opts.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
         output: opts.output,
         max_steps: opts.max_steps.unwrap_or(MAX_STEPS),
+        threads: opts.threads.unwrap_or_else(default_threads).max(1),
     })
 }
 
@@ -777,6 +785,28 @@ pub fn integrate(
     integrate_with_progress(dae, prepared, ro, &mut |_| {})
 }
 
+/// The integrator's options of a segment that starts with `zdot` (if
+/// known) after `used` step attempts; `problem` evaluates its tapes on
+/// `ro.threads` threads.
+fn segment_options(
+    ro: &ResolvedOptions,
+    problem: &FormProblem,
+    zdot: Option<Vec<f64>>,
+    used: usize,
+) -> Options {
+    problem.set_threads(ro.threads);
+    Options {
+        rtol: ro.rtol,
+        atol: ro.atol,
+        initial_derivative: zdot,
+        max_steps: ro.max_steps.saturating_sub(used),
+        h_max: ro.max_step.unwrap_or(0.0),
+        error_control: ro.error_control,
+        threads: ro.threads,
+        ..Options::default()
+    }
+}
+
 /// [`integrate`], calling `progress(t)` after every accepted step (the
 /// CLI's progress bar).
 pub fn integrate_with_progress(
@@ -880,15 +910,7 @@ pub fn integrate_with_progress(
             continue;
         }
         let used = stats.steps_accepted + stats.steps_rejected + stats.newton_failures;
-        let options = Options {
-            rtol: ro.rtol,
-            atol: ro.atol,
-            initial_derivative: zdot.take(),
-            max_steps: ro.max_steps.saturating_sub(used),
-            h_max: ro.max_step.unwrap_or(0.0),
-            error_control: ro.error_control,
-            ..Options::default()
-        };
+        let options = segment_options(ro, problem, zdot.take(), used);
         let mut solver = Solver::new(ro.method, problem, options, t, &z)?;
         let mut seg = Segment {
             form,
@@ -1134,6 +1156,7 @@ fn start_stats(
         native_code: problem0.is_native(),
         error_control: error_control_report(form0, problem0, ro.error_control),
         limits: limits.to_vec(),
+        threads: 1 + usize::from(ro.threads > 1 && problem0.is_parallel()),
         ..SimStats::default()
     };
     let tol = (ro.rtol, ro.atol);

@@ -8,7 +8,7 @@ use clap::Args;
 use daec_diag::{Diagnostic, SourceMap};
 use daec_regularize::Form;
 use daec_regularize::{AnalyzeOptions, Outcome, analyze};
-use daec_sim::{SimError, SimOptions, resolve_options, to_csv, to_svg};
+use daec_sim::{SimError, SimOptions, resolve_options, to_csv_threads, to_svg};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -87,6 +87,14 @@ pub(crate) struct SimulateArgs {
     /// and --stats-json name the unknowns left out or scaled.
     #[arg(long = "error-control", value_name = "MODE")]
     error_control: Option<String>,
+    /// Threads for a large model (default: $DAEC_THREADS, else the cores
+    /// available): its residual and Jacobian tapes of at least 16384
+    /// outputs are evaluated in two halves at once, the real and the
+    /// complex iteration matrix of at least 8192 unknowns factorised and
+    /// solved at once; smaller models use one thread. The results are the
+    /// same for every value.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// Write the CSV here instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -126,6 +134,42 @@ pub(crate) struct SimulateArgs {
     /// directory of the user's that no one else can write.
     #[arg(long = "cache-dir", value_name = "DIR", requires = "native")]
     cache_dir: Option<PathBuf>,
+}
+
+/// Checks the numeric options (positive finite tolerances, interval and
+/// step, at least one step, a finite end time) and resolves the threads:
+/// `--threads`, else `$DAEC_THREADS`, else `None` (the cores available).
+/// A value that is not a positive integer is a usage error.
+fn check_numbers(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<Option<usize>, i32> {
+    for (what, v) in [
+        ("--rtol", args.rtol),
+        ("--atol", args.atol),
+        ("--interval", args.interval),
+        ("--max-step", args.max_step),
+    ] {
+        if let Some(v) = v
+            && !(v.is_finite() && v > 0.0)
+        {
+            return Err(ctx.usage_error(&format!(
+                "{what} must be a positive finite number (got {v})"
+            )));
+        }
+    }
+    if args.max_steps == Some(0) {
+        return Err(ctx.usage_error("--max-steps must be at least 1"));
+    }
+    if let Some(t) = args.t_end
+        && !t.is_finite()
+    {
+        return Err(ctx.usage_error(&format!("--t-end must be finite (got {t})")));
+    }
+    if args.threads == Some(0) {
+        return Err(ctx.usage_error("--threads must be at least 1"));
+    }
+    if args.threads.is_some() {
+        return Ok(args.threads);
+    }
+    daec_sim::threads_from_env().map_err(|e| ctx.usage_error(&e))
 }
 
 /// `daec simulate MODEL [options]`.
@@ -191,28 +235,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
     {
         return Err(ctx.usage_error(&format!("--points must be at least 2 (got {points})")));
     }
-    for (what, v) in [
-        ("--rtol", args.rtol),
-        ("--atol", args.atol),
-        ("--interval", args.interval),
-        ("--max-step", args.max_step),
-    ] {
-        if let Some(v) = v
-            && !(v.is_finite() && v > 0.0)
-        {
-            return Err(ctx.usage_error(&format!(
-                "{what} must be a positive finite number (got {v})"
-            )));
-        }
-    }
-    if args.max_steps == Some(0) {
-        return Err(ctx.usage_error("--max-steps must be at least 1"));
-    }
-    if let Some(t) = args.t_end
-        && !t.is_finite()
-    {
-        return Err(ctx.usage_error(&format!("--t-end must be finite (got {t})")));
-    }
+    let threads = check_numbers(ctx, args)?;
     crate::files::check_outputs(
         ctx,
         &args.model.model,
@@ -239,6 +262,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         output,
         max_steps: args.max_steps,
         error_control,
+        threads,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
     // --method radau-2nd, bdf-2nd, gauss-2nd and glm-2nd integrate the
@@ -381,7 +405,11 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         // Results (also the partial ones of a failed run), written atomically.
         None => {
             let results = sim.results.with_aliases(&dae.aliases);
-            emit(ctx, args.output.as_deref(), &to_csv(&results))?
+            emit(
+                ctx,
+                args.output.as_deref(),
+                &to_csv_threads(&results, ro.threads),
+            )?
         }
     }
     if let (Some(path), Some(plot)) = (&args.plot, plot) {

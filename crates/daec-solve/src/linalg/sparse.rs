@@ -403,6 +403,13 @@ pub struct SparseNewtonSystem {
 /// Slot of an entry that does not belong to a selected row.
 const UNUSED: usize = usize::MAX;
 
+/// The order of the sparse Newton system of Radau IIA from which its real
+/// and complex iteration matrices are factorised and solved on two
+/// threads at once (when [`Options::threads`](crate::Options::threads)
+/// allows): below it, starting a thread costs about as much as the
+/// smaller of the two factorisations.
+pub const PARALLEL_LU_MIN: usize = 8192;
+
 /// Adds the diagonal entry `(i, i)` for every structurally empty row or
 /// column `i` of the `n × n` pattern `entries`, so that such a line is
 /// reported as a (numerically) singular pivot rather than breaking the
@@ -520,8 +527,17 @@ impl SparseNewtonSystem {
     }
 
     /// Factorises `fac1·M − J` (real) and `(alpha + i·beta)·M − J`
-    /// (complex).
-    pub fn factor(&mut self, fac1: f64, alpha: f64, beta: f64) -> Result<(), Singular> {
+    /// (complex), on two threads at once when `threads > 1` and the system
+    /// has at least [`PARALLEL_LU_MIN`] unknowns (the same factors either
+    /// way). A singular real matrix is reported before a singular complex
+    /// one.
+    pub fn factor(
+        &mut self,
+        fac1: f64,
+        alpha: f64,
+        beta: f64,
+        threads: usize,
+    ) -> Result<(), Singular> {
         for (((e1, e2), &m), &j) in self
             .e1
             .iter_mut()
@@ -532,8 +548,26 @@ impl SparseNewtonSystem {
             *e1 = fac1 * m - j;
             *e2 = c64::new(alpha * m - j, beta * m);
         }
-        self.lu1.factor(&self.pattern, &self.e1)?;
-        self.lu2.factor(&self.pattern, &self.e2)
+        let parallel = self.parallel(threads);
+        let (pattern, lu1, lu2) = (&self.pattern, &mut self.lu1, &mut self.lu2);
+        let (e1, e2) = (&self.e1, &self.e2);
+        if !parallel {
+            lu1.factor(pattern, e1)?;
+            return lu2.factor(pattern, e2);
+        }
+        let (r1, r2) = std::thread::scope(|s| {
+            let complex = s.spawn(|| lu2.factor(pattern, e2));
+            let r1 = lu1.factor(pattern, e1);
+            (r1, complex.join())
+        });
+        r1?;
+        // (a panic of the complex factorisation is re-raised here)
+        r2.unwrap_or_else(|p| std::panic::resume_unwind(p))
+    }
+
+    /// Whether the two matrices are worth two threads.
+    fn parallel(&self, threads: usize) -> bool {
+        threads > 1 && self.pattern.n() >= PARALLEL_LU_MIN
     }
 
     /// Solves with the real matrix in place.
@@ -541,9 +575,21 @@ impl SparseNewtonSystem {
         self.lu1.solve(b);
     }
 
-    /// Solves with the complex matrix in place (`br + i·bi`).
-    pub fn solve_complex(&mut self, br: &mut [f64], bi: &mut [f64]) {
-        self.lu2.solve(br, bi);
+    /// [`solve_real`](Self::solve_real) of `b` and the solve with the
+    /// complex matrix of `br + i·bi` (in place), on two
+    /// threads at once when `threads > 1` and the system has at least
+    /// [`PARALLEL_LU_MIN`] unknowns (the same values either way).
+    pub fn solve_both(&mut self, threads: usize, b: &mut [f64], br: &mut [f64], bi: &mut [f64]) {
+        if !self.parallel(threads) {
+            self.lu1.solve(b);
+            self.lu2.solve(br, bi);
+            return;
+        }
+        let (lu1, lu2) = (&mut self.lu1, &mut self.lu2);
+        std::thread::scope(|s| {
+            s.spawn(|| lu2.solve(br, bi));
+            lu1.solve(b);
+        });
     }
 }
 
@@ -594,7 +640,7 @@ mod tests {
         let rows: Vec<usize> = (0..n).collect();
         let mut system = SparseNewtonSystem::new(n, &[], &rows, 0, n, &[], &[], &jg);
         system.load(&[], &[], &values);
-        system.factor(1.0, 1.0, 1.0).expect("nonsingular");
+        system.factor(1.0, 1.0, 1.0, 1).expect("nonsingular");
         let lu = &system.lu1.num.lu;
         let fill = lu.l_factor_unsorted().compute_nnz() + lu.u_factor_unsorted().compute_nnz();
         assert!(fill <= 6 * n, "L and U hold {fill} entries");

@@ -54,11 +54,18 @@ impl NewtonMatrices {
         }
     }
 
-    /// Solves with the complex iteration matrix, `re + i·im` in place.
-    pub(super) fn solve_complex(&mut self, re: &mut [f64], im: &mut [f64]) {
+    /// [`solve_real`](Self::solve_real) of `dw[0]` and the solve with the
+    /// complex iteration matrix of `dw[1] + i·dw[2]` in place: a large
+    /// sparse system solves the two on two threads if `threads > 1`
+    /// ([`SparseNewtonSystem::solve_both`]).
+    pub(super) fn solve_stages(&mut self, threads: usize, dw: &mut [&mut [f64]; 3]) {
+        let [b, re, im] = dw;
         match self.sys.as_mut() {
-            Some((_, system)) => system.solve_complex(re, im),
-            None => self.lu2.solve(re, im),
+            Some((_, system)) => system.solve_both(threads, b, re, im),
+            None => {
+                self.lu1.solve(b);
+                self.lu2.solve(re, im);
+            }
         }
     }
 }
@@ -282,7 +289,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         let result = match lin.sys.as_mut() {
             Some((_, system)) if self.sparse => {
                 self.stats.sparse_lu_decompositions += 1;
-                system.factor(fac1, alphn, betan)
+                system.factor(fac1, alphn, betan, self.opts.threads)
             }
             _ => {
                 // (assembled in the factorisations' own storage)

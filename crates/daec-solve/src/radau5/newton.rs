@@ -98,11 +98,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
                 return NewtonOutcome::Failed;
             }
             self.newton_rhs(set, st, ws, lin);
-            lin.solve_real(ws.dw[0]);
-            {
-                let (a, b) = ws.dw.split_at_mut(2);
-                lin.solve_complex(a[1], b[0]);
-            }
+            lin.solve_stages(self.opts.threads, &mut ws.dw);
             self.stats.newton_iterations += 1;
             st.newt += 1;
             let newt = st.newt;

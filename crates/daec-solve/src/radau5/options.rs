@@ -66,6 +66,11 @@ pub struct Options {
     /// [`QuasiLinearDae::variable_index`](crate::QuasiLinearDae::variable_index),
     /// or the differential ones only.
     pub error_control: ErrorControl,
+    /// Threads the sparse path may use (default 1): from
+    /// [`PARALLEL_LU_MIN`](crate::PARALLEL_LU_MIN) unknowns on, the real
+    /// and the complex iteration matrix are factorised and solved on two
+    /// threads at once. The results do not depend on it.
+    pub threads: usize,
 }
 
 /// Consecutive Newton failures of one step after which a Jacobian that
@@ -133,6 +138,7 @@ impl Default for Options {
             max_newton_failures: 30,
             linear_solver: LinearSolver::Auto,
             error_control: ErrorControl::default(),
+            threads: 1,
         }
     }
 }
