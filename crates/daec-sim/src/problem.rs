@@ -18,7 +18,7 @@ use daec_regularize::QuasiLinearForm;
 use daec_regularize::{FullPivLu, Matrix, least_norm_solve};
 use daec_regularize::{mass_entries, sparse_jacobian};
 use daec_solve::QuasiLinearDae;
-use daec_solve::{SPARSE_THRESHOLD, min_norm_solve_sparse, saddle_point_solve_sparse};
+use daec_solve::{MinNormSystem, SPARSE_THRESHOLD, saddle_point_solve_sparse};
 use std::cell::{Cell, RefCell};
 
 /// `max |v|` over `values` (NaN counts as infinite).
@@ -129,6 +129,8 @@ pub struct FormProblem {
     invariant_rows: usize,
     /// Buffers of [`FormProblem::record_constraint_residuals`].
     residual_work: RefCell<ResidualWork>,
+    /// The sparse least-norm solver of the projections.
+    min_norm: MinNormCache,
     /// The roots of the tapes, for [`FormProblem::native_source`].
     roots: NativeRoots,
     /// The same functions as machine code (`daec simulate --native`),
@@ -137,6 +139,59 @@ pub struct FormProblem {
     /// The threads a tape compiled in halves may use
     /// ([`FormProblem::set_threads`]).
     threads: Cell<usize>,
+}
+
+/// The sparse least-norm solver of [`FormProblem::project`] for the last
+/// subsystem it projected with (constraint rows and unknowns): analysed
+/// once and reused while the subsystem stays — the projection of every
+/// output point of a large model solves with the same pattern, whose
+/// sorting and ordering cost several times the numeric factorisation. A
+/// clone starts empty.
+#[derive(Debug, Default)]
+struct MinNormCache {
+    solver: RefCell<Option<CachedMinNorm>>,
+    /// The symbolic analyses made so far.
+    analyses: Cell<usize>,
+}
+
+/// The solver of [`MinNormCache`] and the subsystem it was analysed for.
+#[derive(Debug)]
+struct CachedMinNorm {
+    rows: Vec<usize>,
+    cols: Vec<usize>,
+    solver: MinNormSystem,
+}
+
+impl Clone for MinNormCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl MinNormCache {
+    /// The least-norm solution of `G y = rhs`, `G` the `entries` of the
+    /// subsystem of the constraint rows `rows` and the unknowns `cols`
+    /// (renumbered; the same pattern for the same subsystem).
+    fn solve(
+        &self,
+        (rows, cols): (&[usize], &[usize]),
+        entries: &[(usize, usize, f64)],
+        rhs: &[f64],
+    ) -> Option<Vec<f64>> {
+        let mut cache = self.solver.borrow_mut();
+        if !matches!(&*cache, Some(c) if c.rows == rows && c.cols == cols) {
+            let at: Vec<(usize, usize)> = entries.iter().map(|&(i, j, _)| (i, j)).collect();
+            let solver = MinNormSystem::new(rows.len(), cols.len(), &at)?;
+            *cache = Some(CachedMinNorm {
+                rows: rows.to_vec(),
+                cols: cols.to_vec(),
+                solver,
+            });
+            self.analyses.set(self.analyses.get() + 1);
+        }
+        let values: Vec<f64> = entries.iter().map(|e| e.2).collect();
+        cache.as_mut()?.solver.solve(&values, rhs)
+    }
 }
 
 /// The buffers of the constraint residual recorded after every step.
@@ -228,6 +283,7 @@ impl FormProblem {
             n_invariants: 0,
             invariant_rows: 0,
             residual_work: RefCell::default(),
+            min_norm: MinNormCache::default(),
             roots,
             native: None,
             threads: Cell::new(1),
@@ -417,6 +473,14 @@ impl FormProblem {
             || [&self.both, &self.jd.code, &self.jg.code, &self.mass.code]
                 .iter()
                 .any(|c| c.is_split())
+    }
+
+    /// How many times the sparse least-norm system of the projections onto
+    /// the constraints (the output points' projections of a model of more
+    /// than [`SPARSE_THRESHOLD`] unknowns) was analysed: once per
+    /// subsystem of rows and unknowns, not once per projection.
+    pub fn projection_analyses(&self) -> usize {
+        self.min_norm.analyses.get()
     }
 
     /// Whether step end points are projected.
@@ -676,7 +740,7 @@ impl FormProblem {
                 if n > SPARSE_THRESHOLD {
                     // large systems: the sparse augmented system
                     let entries: Vec<(usize, usize, f64)> = entries.collect();
-                    min_norm_solve_sparse(m, n, &entries, &rhs)
+                    self.min_norm.solve((&rows, &cols), &entries, &rhs)
                 } else {
                     let mut g = Matrix::zeros(m, n);
                     for (a, b, v) in entries {

@@ -925,3 +925,58 @@ fn dd_and_ste_of_a_pendulum_chain_reach_the_hic_result() {
         }
     }
 }
+
+/// The projection of output points onto the constraints of a model above
+/// the sparse threshold analyses its least-norm system once and reuses
+/// it: every projection lands on the constraints, mainly by the step the
+/// one-shot sparse least-norm solve gives.
+#[test]
+fn repeated_projections_of_a_large_chain_analyse_their_system_once() {
+    let mut dae = pendulum_chain(20);
+    let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+    let prepared = daec_sim::prepare_form(&mut dae, &analysis, Form::Hic).unwrap();
+    let problem = &prepared.problem;
+    let z0 = &prepared.init.z0;
+    assert_eq!(z0.len(), 140);
+    let before = problem.projection_analyses();
+    for k in 1..=4 {
+        // a point off the constraints: every unknown moved
+        let off: Vec<f64> = z0
+            .iter()
+            .enumerate()
+            .map(|(j, v)| v + 1e-6 * f64::from(k) * ((j % 7) as f64 - 3.0))
+            .collect();
+        let mut z = off.clone();
+        let r = problem.project_onto_constraints(0.0, &mut z);
+        assert!(r < 1e-12, "projection {k}: residual {r:e}");
+        // one Gauss–Newton step of the one-shot solve, as the first of
+        // the projection's steps
+        let n_g = problem.n_constraints();
+        let mut g = vec![0.0; n_g];
+        problem.constraints(0.0, &off, &mut g);
+        let pattern = problem.constraint_jacobian_pattern();
+        let mut vals = vec![0.0; pattern.len()];
+        problem.constraint_jacobian_values(0.0, &off, &mut vals);
+        let entries: Vec<(usize, usize, f64)> = pattern
+            .iter()
+            .zip(&vals)
+            .map(|(&(i, j), &v)| (i, j, v))
+            .collect();
+        let rhs: Vec<f64> = g.iter().map(|v| -v).collect();
+        let delta = daec_solve::min_norm_solve_sparse(n_g, 140, &entries, &rhs).unwrap();
+        let step: f64 = z
+            .iter()
+            .zip(&off)
+            .zip(&delta)
+            .map(|((a, b), d)| (a - b - d).abs())
+            .fold(0.0, f64::max);
+        // (the later Gauss–Newton steps are small against the first)
+        let moved = delta.iter().fold(0.0f64, |a, d| a.max(d.abs()));
+        assert!(moved > 1e-7, "projection {k}: moved {moved:e}");
+        assert!(
+            step < 0.1 * moved,
+            "projection {k}: {step:e} from the first step"
+        );
+    }
+    assert_eq!(problem.projection_analyses() - before, 1);
+}
