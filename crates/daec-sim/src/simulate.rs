@@ -71,7 +71,7 @@ pub struct SimOptions {
     pub error_control: Option<ErrorControl>,
     /// Threads the evaluation of a large problem may use (default
     /// [`default_threads`](crate::default_threads): `DAEC_THREADS` or the
-    /// cores available). The results are the same for every value.
+    /// idle cores). The results are the same for every value.
     pub threads: Option<usize>,
 }
 

@@ -88,7 +88,7 @@ pub(crate) struct SimulateArgs {
     #[arg(long = "error-control", value_name = "MODE")]
     error_control: Option<String>,
     /// Threads for a large model (default: $DAEC_THREADS, else the cores
-    /// available): its residual and Jacobian tapes of at least 16384
+    /// available less the one-minute load average, at least 1): its residual and Jacobian tapes of at least 16384
     /// outputs are evaluated in two halves at once, the real and the
     /// complex iteration matrix of at least 8192 unknowns factorised and
     /// solved at once; smaller models use one thread. The results are the
