@@ -85,7 +85,7 @@ pub use output::{
 };
 pub use output::{MAX_PANELS, PANEL_SERIES, PARALLEL_CSV_MIN_NUMBERS};
 pub use outputs::{Outputs, split_outputs};
-pub use parallel::{PARALLEL_MIN_OUTPUTS, default_threads, idle_cores, threads_from_env};
+pub use parallel::PARALLEL_MIN_OUTPUTS;
 pub use problem::FormProblem;
 pub use second_order::integrate_second_order;
 pub use simulate::{

@@ -19,47 +19,6 @@ use std::cell::RefCell;
 /// many outputs (a few instructions each) takes longer than that.
 pub const PARALLEL_MIN_OUTPUTS: usize = 16_384;
 
-/// The number of threads a run uses by default: the value of the
-/// environment variable `DAEC_THREADS` ([`threads_from_env`]; an invalid
-/// value is ignored here, the CLI reports it), else the idle cores
-/// ([`idle_cores`]). Tapes smaller than [`PARALLEL_MIN_OUTPUTS`] are
-/// evaluated on one thread whatever this says.
-pub fn default_threads() -> usize {
-    threads_from_env().ok().flatten().unwrap_or_else(idle_cores)
-}
-
-/// The cores available (`std::thread::available_parallelism`) less those
-/// busy with other work — the one-minute load average of
-/// `/proc/loadavg`, rounded; all of them where it cannot be read — and at
-/// least 1. A second thread on a core that other processes keep busy
-/// waits for its time slice at every parallel section: with the load
-/// above the cores, `--threads 2` made a run of the pendulum chain
-/// (N = 6400) three times slower instead of faster.
-pub fn idle_cores() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |k| k.get());
-    let load = std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .filter(|l| l.is_finite() && *l >= 0.0)
-        .unwrap_or(0.0);
-    cores.saturating_sub(load.round() as usize).max(1)
-}
-
-/// The thread count the environment variable `DAEC_THREADS` sets: `None`
-/// when it is not set, an error naming the value when it is not a
-/// positive integer.
-pub fn threads_from_env() -> Result<Option<usize>, String> {
-    let bad = |v: &str| format!("DAEC_THREADS must be a positive integer (got `{v}`)");
-    match std::env::var("DAEC_THREADS") {
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(v)) => Err(bad(&v.to_string_lossy())),
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(k) if k > 0 => Ok(Some(k)),
-            _ => Err(bad(&v)),
-        },
-    }
-}
-
 /// One tape with its frame (parameters and constants loaded) and, for the
 /// tape of the Radau stages, its three-lane frame.
 #[derive(Debug, Clone)]
@@ -250,12 +209,6 @@ mod tests {
                 assert!(l.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
             }
         }
-    }
-
-    #[test]
-    fn the_idle_cores_are_at_least_one_and_at_most_the_cores() {
-        let cores = std::thread::available_parallelism().map_or(1, |k| k.get());
-        assert!((1..=cores).contains(&idle_cores()));
     }
 
     #[test]

@@ -21,7 +21,6 @@ use crate::modes::{Modes, right_limits};
 use crate::native::NativeCompiler;
 use crate::output::{OutputTimes, OutputWriter, Results, SimStats};
 use crate::outputs::Outputs;
-use crate::parallel::default_threads;
 use crate::problem::FormProblem;
 use crate::projected::index3_form;
 use crate::regularity::SigmaJacobian;
@@ -69,9 +68,9 @@ pub struct SimOptions {
     /// What the error test weighs (default [`default_error_control`] of
     /// the method and formulation).
     pub error_control: Option<ErrorControl>,
-    /// Threads the evaluation of a large problem may use (default
-    /// [`default_threads`](crate::default_threads): `DAEC_THREADS` or the
-    /// idle cores). The results are the same for every value.
+    /// Threads the evaluation of a large problem may use (default 1; the
+    /// CLI's default is `DAEC_THREADS` or the idle cores). The results are
+    /// the same for every value.
     pub threads: Option<usize>,
 }
 
@@ -194,7 +193,7 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
         max_events: opts.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
         output: opts.output,
         max_steps: opts.max_steps.unwrap_or(MAX_STEPS),
-        threads: opts.threads.unwrap_or_else(default_threads).max(1),
+        threads: opts.threads.unwrap_or(1).max(1),
     })
 }
 

@@ -138,7 +138,7 @@ pub(crate) struct SimulateArgs {
 
 /// Checks the numeric options (positive finite tolerances, interval and
 /// step, at least one step, a finite end time) and resolves the threads:
-/// `--threads`, else `$DAEC_THREADS`, else `None` (the cores available).
+/// `--threads`, else `$DAEC_THREADS`, else the idle cores.
 /// A value that is not a positive integer is a usage error.
 fn check_numbers(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<Option<usize>, i32> {
     for (what, v) in [
@@ -169,7 +169,43 @@ fn check_numbers(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<Option<us
     if args.threads.is_some() {
         return Ok(args.threads);
     }
-    daec_sim::threads_from_env().map_err(|e| ctx.usage_error(&e))
+    Ok(Some(
+        threads_from_env()
+            .map_err(|e| ctx.usage_error(&e))?
+            .unwrap_or_else(idle_cores),
+    ))
+}
+
+/// The cores available (`std::thread::available_parallelism`) less those
+/// busy with other work — the one-minute load average of
+/// `/proc/loadavg`, rounded; all of them where it cannot be read — and at
+/// least 1. A second thread on a core that other processes keep busy
+/// waits for its time slice at every parallel section: with the load
+/// above the cores, `--threads 2` made a run of the pendulum chain
+/// (N = 6400) three times slower instead of faster.
+fn idle_cores() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |k| k.get());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .filter(|l| l.is_finite() && *l >= 0.0)
+        .unwrap_or(0.0);
+    cores.saturating_sub(load.round() as usize).max(1)
+}
+
+/// The thread count the environment variable `DAEC_THREADS` sets: `None`
+/// when it is not set, an error naming the value when it is not a
+/// positive integer.
+fn threads_from_env() -> Result<Option<usize>, String> {
+    let bad = |v: &str| format!("DAEC_THREADS must be a positive integer (got `{v}`)");
+    match std::env::var("DAEC_THREADS") {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(v)) => Err(bad(&v.to_string_lossy())),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(k) if k > 0 => Ok(Some(k)),
+            _ => Err(bad(&v)),
+        },
+    }
 }
 
 /// `daec simulate MODEL [options]`.
