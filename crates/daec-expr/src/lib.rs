@@ -13,12 +13,15 @@
 //!   [`ExprPool::leaves`].
 //! * Evaluation — [`ExprPool::eval`] (direct) and [`Tape`] (compiled, no
 //!   recursion, no allocation per call).
-//! * Printing — [`to_modelica`], [`to_rust`], [`to_latex`].
+//! * Printing — [`to_modelica`], [`to_rust`] (in bounded chunks:
+//!   [`to_rust_chunked`]; with repeated structure as loops over tables:
+//!   [`to_rust_looped`]), [`to_latex`].
 //!
 //! No algorithm in this crate recurses over the DAG, so arbitrarily deep
 //! expressions cannot overflow the stack, and undefined arithmetic (log of a
 //! negative number, division by zero) yields NaN or ±inf, never a panic.
 
+mod chunks;
 mod deriv;
 mod eval;
 mod function;
@@ -29,15 +32,14 @@ mod query;
 mod scalar;
 mod tape;
 
+pub use chunks::{RustChunks, to_rust_chunked, to_rust_looped};
 pub use eval::Env;
 pub use function::{CallError, DerivativeAnnotation, Function, MAX_CALL_ITERATIONS, Stmt};
 pub use node::{
     Callee, Children, CmpOp, ExprId, Func, Func2, FuncId, Leaf, Node, Operands, ParamId,
 };
 pub use pool::ExprPool;
-pub use print::{
-    Names, RustChunks, RustNames, modelica_number, to_latex, to_modelica, to_rust, to_rust_chunked,
-};
+pub use print::{Names, RustNames, modelica_number, to_latex, to_modelica, to_rust};
 pub use scalar::{apply_cmp, apply_func, apply_func2, powi};
 pub use tape::{Tape, TapeError, TapeFrame, TapeLanes};
 

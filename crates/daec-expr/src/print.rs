@@ -6,7 +6,7 @@
 //! and — for negative terms — the text of its negation, so sums print as
 //! `a - b` instead of `a + -1 * b`.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use crate::node::{Callee, CmpOp, ExprId, Func, Func2, Leaf, Node, ParamId};
 use crate::pool::ExprPool;
@@ -33,26 +33,39 @@ pub trait RustNames {
     fn time(&self) -> String {
         "t".to_string()
     }
+    /// The array that holds the `order`-th derivatives of the unknowns,
+    /// indexed by unknown (e.g. `z`), for code that reads an unknown
+    /// through an index ([`crate::to_rust_looped`]); `None` (the default)
+    /// when there is none.
+    fn var_array(&self, order: u32) -> Option<String> {
+        let _ = order;
+        None
+    }
+    /// The array that holds the parameters, indexed by [`ParamId`] (e.g.
+    /// `p`); `None` (the default) when there is none.
+    fn param_array(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A rendered node: text, precedence, and the text of the negated node when
 /// the node is a negative term (`-x` → `x`).
 #[derive(Clone)]
-struct R {
-    s: String,
-    p: u8,
-    neg: Option<(String, u8)>,
+pub(crate) struct R {
+    pub(crate) s: String,
+    pub(crate) p: u8,
+    pub(crate) neg: Option<(String, u8)>,
     /// Rust only: the node has type `bool`.
-    boolean: bool,
+    pub(crate) boolean: bool,
     /// Rust only: the text is a float literal (possibly negative), which
     /// needs an `_f64` suffix to be a method receiver.
-    literal: bool,
+    pub(crate) literal: bool,
     /// Rust only: the text names a `let` binding (a common subexpression).
-    bound: bool,
+    pub(crate) bound: bool,
 }
 
 impl R {
-    fn new(s: String, p: u8) -> R {
+    pub(crate) fn new(s: String, p: u8) -> R {
         R {
             s,
             p,
@@ -383,14 +396,14 @@ fn call_text(pool: &ExprPool, f: Callee, args: &str) -> String {
 }
 
 // Rust precedence levels.
-const R_IF: u8 = 0;
+pub(crate) const R_IF: u8 = 0;
 const R_OR: u8 = 1;
 const R_AND: u8 = 2;
 const R_REL: u8 = 3;
 const R_ADD: u8 = 4;
 const R_MUL: u8 = 5;
 const R_UNARY: u8 = 6;
-const R_POSTFIX: u8 = 7;
+pub(crate) const R_POSTFIX: u8 = 7;
 
 fn rust_number(v: f64) -> (String, u8, bool) {
     if v.is_nan() {
@@ -417,7 +430,7 @@ fn receiver(x: &R) -> String {
 }
 
 /// A child in an `f64` context.
-fn num_ctx(x: &R, min: u8) -> String {
+pub(crate) fn num_ctx(x: &R, min: u8) -> String {
     if x.boolean {
         format!("f64::from(u8::from({}))", x.s)
     } else {
@@ -474,7 +487,7 @@ pub fn to_rust(
 
 /// How often each node of `order` is used by the others (`sign` counts
 /// its operand twice: its Rust text repeats it).
-fn rust_uses(pool: &ExprPool, order: &[ExprId]) -> FxHashMap<ExprId, u32> {
+pub(crate) fn rust_uses(pool: &ExprPool, order: &[ExprId]) -> FxHashMap<ExprId, u32> {
     let mut uses: FxHashMap<ExprId, u32> = FxHashMap::default();
     for &id in order {
         let node = pool.node(id);
@@ -490,203 +503,17 @@ fn rust_uses(pool: &ExprPool, order: &[ExprId]) -> FxHashMap<ExprId, u32> {
 
 /// Whether the Rust printers bind `id` to a `let`: a node other than a
 /// constant or leaf used more than once.
-fn is_rust_let(pool: &ExprPool, uses: &FxHashMap<ExprId, u32>, id: ExprId) -> bool {
+pub(crate) fn is_rust_let(pool: &ExprPool, uses: &FxHashMap<ExprId, u32>, id: ExprId) -> bool {
     uses.get(&id).copied().unwrap_or(0) > 1
         && !matches!(pool.node(id), Node::Const(_) | Node::Leaf(_))
 }
 
-/// The statements of [`to_rust`]'s code split into chunks of bounded size
-/// (see [`to_rust_chunked`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RustChunks {
-    /// The statements of each chunk, in order: `let sK: f64 = …;` (or
-    /// `: bool`) for a common subexpression (followed by `sf[i] = sK;` or `sb[i] = sK;` when a
-    /// later chunk reads it) and `out[i] = …;` for root `i`. A chunk reads
-    /// the common subexpressions of earlier chunks as `sf[i]` (`f64`) and
-    /// `sb[i]` (`bool`).
-    pub chunks: Vec<Vec<String>>,
-    /// Length of the `f64` array `sf` the chunks share.
-    pub scratch_f64: usize,
-    /// Length of the `bool` array `sb` the chunks share.
-    pub scratch_bool: usize,
-}
-
-/// A statement of [`to_rust_chunked`] before the names of the common
-/// subexpressions it reads are fixed: those are marked `\u{1}K\u{2}`.
-struct Pending {
-    text: String,
-    /// `Some(k)` for `let sK`, `None` for an output.
-    def: Option<usize>,
-}
-
-/// The order [`to_rust_chunked`] prints in: each root's operands (children
-/// before parents, depth first, each node once) right before the root, so
-/// the statements of a root stay close together.
-fn rooted_order(pool: &ExprPool, roots: &[ExprId]) -> Vec<(ExprId, Option<usize>)> {
-    // the nodes expanded (their children pushed) or printed
-    let mut seen: FxHashSet<ExprId> = FxHashSet::default();
-    let mut out = Vec::new();
-    // (node, whether its children are printed)
-    let mut stack: Vec<(ExprId, bool)> = Vec::new();
-    for (i, &root) in roots.iter().enumerate() {
-        stack.push((root, false));
-        while let Some((id, done)) = stack.pop() {
-            if done {
-                out.push((id, None));
-                continue;
-            }
-            if !seen.insert(id) {
-                continue;
-            }
-            stack.push((id, true));
-            let children: Vec<ExprId> = pool.node(id).children().collect();
-            for c in children.into_iter().rev() {
-                if !seen.contains(&c) {
-                    stack.push((c, false));
-                }
-            }
-        }
-        out.push((root, Some(i)));
-    }
-    out
-}
-
-/// [`to_rust`]'s code for `roots` as statements in chunks of about
-/// `max_bytes` of text each, to be compiled as separate functions: the
-/// optimiser's time grows faster than linearly with the size of a
-/// function, so one function of many thousand statements takes far longer
-/// to compile than the same statements in chunks. Every expression is
-/// printed exactly as [`to_rust`] prints it (the same common
-/// subexpressions, the same operand order), so the values are the same;
-/// only the order of the statements differs (each root follows its
-/// operands) and the common subexpressions a later chunk reads pass
-/// through the arrays `sf` and `sb`. The `let`s are typed, which spares
-/// rustc's type inference much of its work on large functions.
-pub fn to_rust_chunked(
+pub(crate) fn rust_node(
     pool: &ExprPool,
-    roots: &[ExprId],
+    id: ExprId,
     names: &dyn RustNames,
-    max_bytes: usize,
-) -> RustChunks {
-    let order = rooted_order(pool, roots);
-    let nodes: Vec<ExprId> = order
-        .iter()
-        .filter(|(_, root)| root.is_none())
-        .map(|&(id, _)| id)
-        .collect();
-    let uses = rust_uses(pool, &nodes);
-    let mut r: FxHashMap<ExprId, R> = FxHashMap::default();
-    let mut boolean = Vec::new();
-    let mut pending = Vec::new();
-    for &(id, root) in &order {
-        if let Some(i) = root {
-            let text = r.get(&id).map(|x| num_ctx(x, R_IF)).unwrap_or_default();
-            pending.push(Pending {
-                text: format!("out[{i}] = {text};"),
-                def: None,
-            });
-            continue;
-        }
-        let x = rust_node(pool, id, names, &r);
-        if is_rust_let(pool, &uses, id) {
-            let k = boolean.len();
-            boolean.push(x.boolean);
-            pending.push(Pending {
-                text: x.s,
-                def: Some(k),
-            });
-            let mut b = R::new(format!("\u{1}{k}\u{2}"), R_POSTFIX);
-            b.boolean = x.boolean;
-            b.bound = true;
-            r.insert(id, b);
-        } else {
-            r.insert(id, x);
-        }
-    }
-    // chunks of at least one statement and about `max_bytes`
-    let mut chunk_of = Vec::with_capacity(pending.len());
-    let (mut chunk, mut bytes) = (0usize, 0usize);
-    for s in &pending {
-        if bytes > 0 && bytes + s.text.len() > max_bytes {
-            chunk += 1;
-            bytes = 0;
-        }
-        bytes += s.text.len();
-        chunk_of.push(chunk);
-    }
-    let mut def_chunk = vec![0; boolean.len()];
-    for (s, &c) in pending.iter().zip(&chunk_of) {
-        if let Some(k) = s.def {
-            def_chunk[k] = c;
-        }
-    }
-    // the slots of the common subexpressions read by a later chunk
-    let mut slot: Vec<Option<usize>> = vec![None; boolean.len()];
-    let (mut n_f64, mut n_bool) = (0, 0);
-    for (s, &c) in pending.iter().zip(&chunk_of) {
-        for k in marks(&s.text) {
-            if def_chunk[k] != c && slot[k].is_none() {
-                let n = if boolean[k] { &mut n_bool } else { &mut n_f64 };
-                slot[k] = Some(*n);
-                *n += 1;
-            }
-        }
-    }
-    let mut chunks: Vec<Vec<String>> = vec![Vec::new(); chunk + 1];
-    for (s, &c) in pending.iter().zip(&chunk_of) {
-        let text = unmark(&s.text, |k| match slot[k] {
-            Some(i) if def_chunk[k] != c => {
-                format!("{}[{i}]", if boolean[k] { "sb" } else { "sf" })
-            }
-            _ => format!("s{k}"),
-        });
-        chunks[c].push(match s.def {
-            Some(k) => {
-                let (ty, a) = if boolean[k] {
-                    ("bool", "sb")
-                } else {
-                    ("f64", "sf")
-                };
-                match slot[k] {
-                    Some(i) => format!("let s{k}: {ty} = {text}; {a}[{i}] = s{k};"),
-                    None => format!("let s{k}: {ty} = {text};"),
-                }
-            }
-            None => text,
-        });
-    }
-    RustChunks {
-        chunks,
-        scratch_f64: n_f64,
-        scratch_bool: n_bool,
-    }
-}
-
-/// The common subexpressions `\u{1}K\u{2}` that `text` reads.
-fn marks(text: &str) -> impl Iterator<Item = usize> + '_ {
-    text.split('\u{1}')
-        .skip(1)
-        .filter_map(|m| m.split_once('\u{2}')?.0.parse().ok())
-}
-
-/// `text` with every mark `\u{1}K\u{2}` replaced by `name(K)`.
-fn unmark(text: &str, name: impl Fn(usize) -> String) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut parts = text.split('\u{1}');
-    out.push_str(parts.next().unwrap_or_default());
-    for m in parts {
-        match m.split_once('\u{2}') {
-            Some((k, rest)) => {
-                out.push_str(&k.parse().map(&name).unwrap_or_default());
-                out.push_str(rest);
-            }
-            None => out.push_str(m),
-        }
-    }
-    out
-}
-
-fn rust_node(pool: &ExprPool, id: ExprId, names: &dyn RustNames, r: &FxHashMap<ExprId, R>) -> R {
+    r: &FxHashMap<ExprId, R>,
+) -> R {
     let empty = R::new(String::new(), R_POSTFIX);
     let g = |c: &ExprId| r.get(c).unwrap_or(&empty);
     let boolean = |s: String, p: u8| {

@@ -5,7 +5,7 @@ mod common;
 use common::{Parser, names};
 use daec_expr::{
     CmpOp, ExprPool, Func, Func2, ParamId, modelica_number, to_latex, to_modelica, to_rust,
-    to_rust_chunked,
+    to_rust_chunked, to_rust_looped,
 };
 
 #[test]
@@ -265,6 +265,124 @@ fn chunked_rust_prints_every_expression_as_the_unchunked_printer() {
         }
         assert_eq!(&a, b);
     }
+}
+
+/// The rows of a table of [`to_rust_looped`] declared as `head` (`static
+/// NAME: [[u16; C]; M] = `): its byte string decoded in the machine's byte
+/// order.
+fn table_rows(text: &str, head: &str) -> Vec<Vec<u16>> {
+    let columns: usize = head
+        .split("; ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(']')
+        .parse()
+        .unwrap();
+    let literal = text
+        .strip_prefix(head)
+        .and_then(|t| t.strip_prefix("unsafe { core::mem::transmute(*b\""))
+        .and_then(|t| t.strip_suffix("\") };"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let mut bytes = Vec::new();
+    let mut chars = literal.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            assert_eq!(chars.next(), Some('x'), "{literal}");
+            let hex: String = chars.by_ref().take(2).collect();
+            bytes.push(u8::from_str_radix(&hex, 16).unwrap());
+        } else {
+            bytes.push(c as u8);
+        }
+    }
+    let values: Vec<u16> = bytes
+        .chunks(2)
+        .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+        .collect();
+    values.chunks(columns).map(<[u16]>::to_vec).collect()
+}
+
+/// A chain of `n` links: the differences `d_k = x_k - x_{k+1}` (each read
+/// twice, so a common subexpression), and per link the outputs `d_k²·m`
+/// and `sin(d_k)·x_k + 2`, `m` a parameter; and one output of its own shape.
+fn chain(p: &mut ExprPool, n: u32) -> Vec<daec_expr::ExprId> {
+    let x: Vec<_> = (0..=n).map(|k| p.var(k, 0)).collect();
+    let m = p.param(ParamId(0));
+    let two = p.constant(2.0);
+    let mut roots = Vec::new();
+    for k in 0..n as usize {
+        let d = p.sub(x[k], x[k + 1]);
+        let d2 = p.powi(d, 2);
+        roots.push(p.mul(d2, m));
+        let s = p.func(Func::Sin, d);
+        let sx = p.mul(s, x[k]);
+        roots.push(p.add(sx, two));
+    }
+    let last = p.func(Func::Cos, x[0]);
+    roots.push(last);
+    roots
+}
+
+#[test]
+fn looped_rust_prints_each_repeated_shape_once_over_a_table() {
+    let mut p = ExprPool::new();
+    let roots = chain(&mut p, 10);
+    let code = to_rust_looped(&p, &roots, &common::VecNames, 1 << 16, 8, "T");
+    // three loops of ten rows: the differences (level 0) and each kind of
+    // output (level 1, reading them); the cosine stays a statement
+    assert_eq!(code.loop_rows, [10, 10, 10], "{code:#?}");
+    assert_eq!(code.chunks.len(), 1);
+    let text = code.chunks[0].join("\n");
+    assert_eq!(text.matches("for r in ").count(), 3, "{text}");
+    assert!(text.contains("out[20] = z[0].cos();"), "{text}");
+    // the differences are written to `sf`, whose slots the outputs read
+    assert_eq!((code.scratch_f64, code.scratch_bool), (10, 0));
+    let difference = code.chunks[0]
+        .iter()
+        .find(|s| s.contains("*sf.get_unchecked_mut(r[0] as usize) ="))
+        .unwrap();
+    assert_eq!(
+        *difference,
+        "for r in T0.iter() {\n        unsafe {\n            let a0: f64 = *z.get_unchecked(r[1] as usize);\n            let a1: f64 = *z.get_unchecked(r[2] as usize);\n            *sf.get_unchecked_mut(r[0] as usize) = a0 - a1;\n        }\n    }"
+    );
+    let rows = |k: usize| table_rows(&code.tables[k], &format!("static T{k}: [[u16; 3]; 10] = "));
+    assert_eq!(rows(0)[..3], [[0, 0, 1], [1, 1, 2], [2, 2, 3]]);
+    // each output's row: its output index and the slot (and unknown) it
+    // reads, so the body is the straight-line statement of every row
+    let straight = to_rust_chunked(&p, &roots, &common::VecNames, 1 << 16);
+    let lines = &straight.chunks[0];
+    assert_eq!(rows(1)[..3], [[0, 0, 0], [2, 0, 1], [4, 0, 2]]);
+    assert_eq!(rows(2)[..3], [[1, 0, 0], [3, 1, 1], [5, 2, 2]]);
+    assert!(
+        lines.contains(&"out[0] = p[0] * s0.powi(2);".to_string()),
+        "{lines:?}"
+    );
+    assert!(lines.contains(&"out[1] = z[0] * s0.sin() + 2.0;".to_string()));
+    assert!(
+        text.contains("*out.get_unchecked_mut(r[0] as usize) = a0 * a1.powi(2);"),
+        "{text}"
+    );
+    assert!(
+        text.contains("*out.get_unchecked_mut(r[0] as usize) = a0 * a1.sin() + 2.0;"),
+        "{text}"
+    );
+    // the lengths the unchecked indexing needs: 21 outputs written by
+    // loops up to out[19], unknowns 0..=10, one parameter, ten slots
+    assert_eq!(
+        code.loop_reach,
+        [
+            ("out".to_string(), 20),
+            ("p".to_string(), 1),
+            ("sf".to_string(), 10),
+            ("z".to_string(), 11)
+        ]
+    );
+    // below the threshold, the straight-line statements
+    let few = to_rust_looped(&p, &roots, &common::VecNames, 1 << 16, 11, "T");
+    assert_eq!(few, straight);
+    // a loop is one item of a chunk: a later chunk reads its values in `sf`
+    let split = to_rust_looped(&p, &roots, &common::VecNames, 1, 8, "T");
+    assert_eq!(split.chunks.len(), 4, "{split:#?}");
+    assert_eq!(split.scratch_f64, 10);
 }
 
 #[test]

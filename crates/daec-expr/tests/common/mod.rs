@@ -58,6 +58,12 @@ impl RustNames for VecNames {
     fn param(&self, p: ParamId) -> String {
         format!("p[{}]", p.0)
     }
+    fn var_array(&self, order: u32) -> Option<String> {
+        Some(format!("z{}", "p".repeat(order as usize)))
+    }
+    fn param_array(&self) -> Option<String> {
+        Some("p".into())
+    }
 }
 
 pub fn names() -> TestNames {
