@@ -303,7 +303,7 @@ fn operation(node: &Node) -> [u64; 2] {
 /// [`to_rust_chunked`]'s code with repeated structure as loops: the
 /// statements of equal shape (the same tree of operations and constants
 /// over the values they read — unknowns, parameters, common
-/// subexpressions — see [`shape`]) and equal level (one more than the
+/// subexpressions, their indices abstracted) and equal level (one more than the
 /// deepest common subexpression they read, so that no statement of a
 /// group reads another of the group) form a group; a group of at least
 /// `min_rows` statements is printed once, as the body of a loop over a
@@ -312,12 +312,14 @@ fn operation(node: &Node) -> [u64; 2] {
 /// it reads. A model built from arrays and `for` loops repeats its
 /// equations' trees for each element, and rustc's time grows with the
 /// text it compiles: a loop compiles once what the straight-line code
-/// repeats. The common subexpressions a loop writes or reads live in the
+/// repeats. The loops are printed only where they and the remaining
+/// statements are less than a third of the straight-line text
+/// (`LOOP_GAIN`). The common subexpressions a loop writes or reads live in the
 /// arrays `sf` and `sb`; every expression is printed as
 /// [`crate::to_rust`] prints it, so the values are those of the
 /// straight-line code, bit for bit. The statements are ordered by level
-/// (each loop at its group's level) when a group forms, else exactly as
-/// [`to_rust_chunked`]'s.
+/// (each loop at its group's level) when loops are printed, else exactly
+/// as [`to_rust_chunked`]'s.
 pub fn to_rust_looped(
     pool: &ExprPool,
     roots: &[ExprId],
@@ -364,10 +366,6 @@ pub fn to_rust_looped(
             looped.push(group);
         }
     }
-    if looped.is_empty() {
-        let items: Vec<Item> = (0..n).map(Item::Single).collect();
-        return assemble(&printed, &items, &[], max_bytes, table_prefix);
-    }
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (level[i], i));
     let mut items = Vec::new();
@@ -391,8 +389,32 @@ pub fn to_rust_looped(
             }
         })
         .collect();
+    // the loops pay only where they replace most of the text
+    let straight: usize = printed.pending.iter().map(|s| s.text.len()).sum();
+    let text: usize = items
+        .iter()
+        .map(|item| match *item {
+            Item::Single(i) => printed.pending[i].text.len(),
+            Item::Loop(l) => loops[l].text.len(),
+        })
+        .sum();
+    if loops.is_empty() || text.saturating_mul(LOOP_GAIN) > straight {
+        let items: Vec<Item> = (0..n).map(Item::Single).collect();
+        return assemble(&printed, &items, &[], max_bytes, table_prefix);
+    }
     assemble(&printed, &items, &loops, max_bytes, table_prefix)
 }
+
+/// How many times shorter than the straight-line statements the text of
+/// the loops and the remaining statements must be for
+/// [`to_rust_looped`] to print loops. Per byte, a loop and the statements
+/// that read its values through `sf` cost rustc more than straight-line
+/// code (indexing, borrow checking, LLVM's loop passes): the two-bit
+/// adder's library, whose loops left 0.5 of its text, took 1.7 s of CPU
+/// with them against 1.5 s without; the wheelset's, whose few loops
+/// reordered the rest into more reads of `sf`, 1.2 s against 0.95 s;
+/// Fekete's, a twentieth of its text left, 0.8 s against 9 s.
+const LOOP_GAIN: usize = 3;
 
 /// The loop of `group` over `table`: its first statement's tree printed
 /// with the values it reads bound to `a0`, `a1`, … from the columns 1, 2,

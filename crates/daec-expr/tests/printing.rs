@@ -325,17 +325,17 @@ fn chain(p: &mut ExprPool, n: u32) -> Vec<daec_expr::ExprId> {
 #[test]
 fn looped_rust_prints_each_repeated_shape_once_over_a_table() {
     let mut p = ExprPool::new();
-    let roots = chain(&mut p, 10);
+    let roots = chain(&mut p, 40);
     let code = to_rust_looped(&p, &roots, &common::VecNames, 1 << 16, 8, "T");
-    // three loops of ten rows: the differences (level 0) and each kind of
+    // three loops of 40 rows: the differences (level 0) and each kind of
     // output (level 1, reading them); the cosine stays a statement
-    assert_eq!(code.loop_rows, [10, 10, 10], "{code:#?}");
+    assert_eq!(code.loop_rows, [40, 40, 40], "{code:#?}");
     assert_eq!(code.chunks.len(), 1);
     let text = code.chunks[0].join("\n");
     assert_eq!(text.matches("for r in ").count(), 3, "{text}");
-    assert!(text.contains("out[20] = z[0].cos();"), "{text}");
+    assert!(text.contains("out[80] = z[0].cos();"), "{text}");
     // the differences are written to `sf`, whose slots the outputs read
-    assert_eq!((code.scratch_f64, code.scratch_bool), (10, 0));
+    assert_eq!((code.scratch_f64, code.scratch_bool), (40, 0));
     let difference = code.chunks[0]
         .iter()
         .find(|s| s.contains("*sf.get_unchecked_mut(r[0] as usize) ="))
@@ -344,7 +344,7 @@ fn looped_rust_prints_each_repeated_shape_once_over_a_table() {
         *difference,
         "for r in T0.iter() {\n        unsafe {\n            let a0: f64 = *z.get_unchecked(r[1] as usize);\n            let a1: f64 = *z.get_unchecked(r[2] as usize);\n            *sf.get_unchecked_mut(r[0] as usize) = a0 - a1;\n        }\n    }"
     );
-    let rows = |k: usize| table_rows(&code.tables[k], &format!("static T{k}: [[u16; 3]; 10] = "));
+    let rows = |k: usize| table_rows(&code.tables[k], &format!("static T{k}: [[u16; 3]; 40] = "));
     assert_eq!(rows(0)[..3], [[0, 0, 1], [1, 1, 2], [2, 2, 3]]);
     // each output's row: its output index and the slot (and unknown) it
     // reads, so the body is the straight-line statement of every row
@@ -365,24 +365,34 @@ fn looped_rust_prints_each_repeated_shape_once_over_a_table() {
         text.contains("*out.get_unchecked_mut(r[0] as usize) = a0 * a1.sin() + 2.0;"),
         "{text}"
     );
-    // the lengths the unchecked indexing needs: 21 outputs written by
-    // loops up to out[19], unknowns 0..=10, one parameter, ten slots
+    // the lengths the unchecked indexing needs: 81 outputs written by
+    // loops up to out[79], unknowns 0..=40, one parameter, 40 slots
     assert_eq!(
         code.loop_reach,
         [
-            ("out".to_string(), 20),
+            ("out".to_string(), 80),
             ("p".to_string(), 1),
-            ("sf".to_string(), 10),
-            ("z".to_string(), 11)
+            ("sf".to_string(), 40),
+            ("z".to_string(), 41)
         ]
     );
     // below the threshold, the straight-line statements
-    let few = to_rust_looped(&p, &roots, &common::VecNames, 1 << 16, 11, "T");
+    let few = to_rust_looped(&p, &roots, &common::VecNames, 1 << 16, 41, "T");
     assert_eq!(few, straight);
     // a loop is one item of a chunk: a later chunk reads its values in `sf`
     let split = to_rust_looped(&p, &roots, &common::VecNames, 1, 8, "T");
     assert_eq!(split.chunks.len(), 4, "{split:#?}");
-    assert_eq!(split.scratch_f64, 10);
+    assert_eq!(split.scratch_f64, 40);
+    // ten links: the loops would leave more than a third of the text, and
+    // the straight-line statements are printed
+    let mut q = ExprPool::new();
+    let short = chain(&mut q, 10);
+    let code = to_rust_looped(&q, &short, &common::VecNames, 1 << 16, 8, "T");
+    assert_eq!(
+        code,
+        to_rust_chunked(&q, &short, &common::VecNames, 1 << 16)
+    );
+    assert!(code.tables.is_empty());
 }
 
 #[test]
