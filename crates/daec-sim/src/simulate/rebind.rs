@@ -24,7 +24,8 @@
 //! `sample` times are evaluated from them at the start of the run, as in a
 //! run prepared alone.
 
-use super::{Prepared, dummy_levels, prepared_limits};
+use super::variants::dummy_levels;
+use super::{Prepared, prepared_limits};
 use crate::error::SimError;
 use crate::events::MAX_EVENT_ITERATIONS;
 use crate::init::{initialize, start_values};
