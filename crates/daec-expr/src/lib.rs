@@ -40,7 +40,7 @@ pub use node::{
 };
 pub use pool::ExprPool;
 pub use print::{Names, RustNames, modelica_number, to_latex, to_modelica, to_rust};
-pub use scalar::{apply_cmp, apply_func, apply_func2, powi};
+pub use scalar::{apply_cmp, apply_func, apply_func2, apply_op, powi};
 pub use tape::{Tape, TapeError, TapeFrame, TapeLanes};
 
 /// The highest order of derivative function the pool makes for a

@@ -102,29 +102,55 @@ pub fn apply_cmp(op: CmpOp, a: f64, b: f64) -> f64 {
 /// (`get` maps a child id to its value).
 #[inline]
 pub(crate) fn eval_op(node: &Node, get: impl Fn(ExprId) -> f64) -> f64 {
+    apply_op(node, |k| get(nth_child(node, k)))
+}
+
+/// The `k`-th child of `node`, in the order of [`Node::children`].
+#[inline]
+fn nth_child(node: &Node, k: usize) -> ExprId {
+    match node {
+        Node::Add(c) | Node::Mul(c) | Node::Call(_, c) => c[k],
+        Node::Powi(a, _) | Node::Func(_, a) | Node::Not(a) => *a,
+        Node::Pow(a, b)
+        | Node::Func2(_, a, b)
+        | Node::Cmp(_, a, b)
+        | Node::And(a, b)
+        | Node::Or(a, b) => [*a, *b][k],
+        Node::Select(c, a, b) => [*c, *a, *b][k],
+        Node::Const(_) | Node::Leaf(_) => ExprId(0),
+    }
+}
+
+/// Value of an operation node from the values of its children by
+/// position (`get(k)` is the value of its `k`-th child, in the order of
+/// [`Node::children`]): the numeric meaning of every node kind, shared by
+/// the pool's evaluation and programs that store their nodes' values by
+/// position. A leaf and a call (which needs its function) give NaN.
+#[inline]
+pub fn apply_op(node: &Node, get: impl Fn(usize) -> f64) -> f64 {
     match node {
         Node::Const(v) => *v,
         Node::Leaf(_) => f64::NAN,
-        Node::Add(ts) => ts.iter().fold(-0.0, |s, &t| s + get(t)),
-        Node::Mul(fs) => fs.iter().fold(1.0, |p, &f| p * get(f)),
-        Node::Powi(a, 2) => {
-            let x = get(*a);
+        Node::Add(ts) => (0..ts.len()).fold(-0.0, |s, k| s + get(k)),
+        Node::Mul(fs) => (0..fs.len()).fold(1.0, |p, k| p * get(k)),
+        Node::Powi(_, 2) => {
+            let x = get(0);
             x * x
         }
-        Node::Powi(a, -1) => 1.0 / get(*a),
-        Node::Powi(a, n) => powi(get(*a), *n),
-        Node::Pow(a, b) => get(*a).powf(get(*b)),
-        Node::Func(f, a) => apply_func(*f, get(*a)),
-        Node::Func2(f, a, b) => apply_func2(*f, get(*a), get(*b)),
-        Node::Cmp(op, a, b) => apply_cmp(*op, get(*a), get(*b)),
-        Node::And(a, b) => f64::from(get(*a) != 0.0 && get(*b) != 0.0),
-        Node::Or(a, b) => f64::from(get(*a) != 0.0 || get(*b) != 0.0),
-        Node::Not(a) => f64::from(get(*a) == 0.0),
-        Node::Select(c, a, b) => {
-            if get(*c) != 0.0 {
-                get(*a)
+        Node::Powi(_, -1) => 1.0 / get(0),
+        Node::Powi(_, n) => powi(get(0), *n),
+        Node::Pow(..) => get(0).powf(get(1)),
+        Node::Func(f, _) => apply_func(*f, get(0)),
+        Node::Func2(f, ..) => apply_func2(*f, get(0), get(1)),
+        Node::Cmp(op, ..) => apply_cmp(*op, get(0), get(1)),
+        Node::And(..) => f64::from(get(0) != 0.0 && get(1) != 0.0),
+        Node::Or(..) => f64::from(get(0) != 0.0 || get(1) != 0.0),
+        Node::Not(_) => f64::from(get(0) == 0.0),
+        Node::Select(..) => {
+            if get(0) != 0.0 {
+                get(1)
             } else {
-                get(*b)
+                get(2)
             }
         }
         // A call needs its function: the evaluators handle it themselves.

@@ -19,8 +19,7 @@
 //! [`ExprPool::diff`] up to rounding.
 
 use daec_expr::{
-    Callee, ExprId, ExprPool, Func, Func2, FuncId, Function, Leaf, Node, apply_cmp, apply_func,
-    apply_func2, powi,
+    Callee, ExprId, ExprPool, Func, Func2, FuncId, Function, Leaf, Node, apply_func, apply_op, powi,
 };
 use std::collections::HashMap;
 
@@ -212,7 +211,7 @@ impl EquationGradients {
                             self.call_args.extend((0..ch.len()).map(get));
                             call_value(pool.function(callee.function()), *callee, &self.call_args)
                         }
-                        node => op_value(node, ch.len(), get),
+                        node => apply_op(node, get),
                     }
                 }
             };
@@ -306,40 +305,6 @@ impl EquationGradients {
                 Node::Const(_) | Node::Leaf(_) => {}
             }
         }
-    }
-}
-
-/// The value of an operation node from its children's values (`get(c)` is
-/// the value of its `c`-th child; `len` children), as `ExprPool::eval`
-/// computes it.
-fn op_value(node: &Node, len: usize, get: impl Fn(usize) -> f64) -> f64 {
-    match node {
-        Node::Const(v) => *v,
-        Node::Leaf(_) => f64::NAN,
-        Node::Add(_) => (0..len).fold(-0.0, |s, c| s + get(c)),
-        Node::Mul(_) => (0..len).fold(1.0, |p, c| p * get(c)),
-        Node::Powi(_, 2) => {
-            let x = get(0);
-            x * x
-        }
-        Node::Powi(_, -1) => 1.0 / get(0),
-        Node::Powi(_, n) => powi(get(0), *n),
-        Node::Pow(..) => get(0).powf(get(1)),
-        Node::Func(f, _) => apply_func(*f, get(0)),
-        Node::Func2(f, ..) => apply_func2(*f, get(0), get(1)),
-        Node::Cmp(op, ..) => apply_cmp(*op, get(0), get(1)),
-        Node::And(..) => f64::from(get(0) != 0.0 && get(1) != 0.0),
-        Node::Or(..) => f64::from(get(0) != 0.0 || get(1) != 0.0),
-        Node::Not(_) => f64::from(get(0) == 0.0),
-        Node::Select(..) => {
-            if get(0) != 0.0 {
-                get(1)
-            } else {
-                get(2)
-            }
-        }
-        // evaluated by `forward` through the pool's function table
-        Node::Call(..) => f64::NAN,
     }
 }
 
