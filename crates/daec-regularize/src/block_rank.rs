@@ -65,28 +65,23 @@ pub fn block_rank(
     let (btf, index) = match BlockIndex::new(n, btf, entries) {
         Some(index) => (btf, index),
         None => {
-            whole = Btf {
-                blocks: vec![daec_structure::Block {
-                    rows: (0..n).collect(),
-                    cols: (0..n).collect(),
-                }],
-                block_of_row: vec![0; n],
-            };
+            let all: Vec<usize> = (0..n).collect();
+            whole = Btf::from_blocks(n, [(&all[..], &all[..])]);
             (&whole, BlockIndex::whole(n))
         }
     };
     // the entries of every diagonal block, in local coordinates
-    let mut start = vec![0usize; btf.blocks.len() + 1];
+    let mut start = vec![0usize; btf.len() + 1];
     for &(i, j, _) in entries {
         if index.block_of_row[i] == index.block_of_col[j] {
             start[index.block_of_row[i] + 1] += 1;
         }
     }
-    for b in 0..btf.blocks.len() {
+    for b in 0..btf.len() {
         start[b + 1] += start[b];
     }
     let mut fill = start.clone();
-    let mut local = vec![(0usize, 0usize, 0.0f64); start[btf.blocks.len()]];
+    let mut local = vec![(0usize, 0usize, 0.0f64); start[btf.len()]];
     for &(i, j, v) in entries {
         let b = index.block_of_row[i];
         if b == index.block_of_col[j] {
@@ -95,10 +90,10 @@ pub fn block_rank(
         }
     }
     let mut out = BlockRank {
-        blocks: btf.blocks.len(),
+        blocks: btf.len(),
         ..BlockRank::default()
     };
-    for (b, block) in btf.blocks.iter().enumerate() {
+    for (b, block) in btf.blocks().enumerate() {
         let s = block.rows.len();
         let block_entries = &mut local[start[b]..start[b + 1]];
         out.largest = out.largest.max(s);
@@ -109,7 +104,7 @@ pub fn block_rank(
             dense_block_rank(s, block_entries)
         };
         if rank < s && out.singular_block.is_none() {
-            out.singular_block = Some(block.rows.clone());
+            out.singular_block = Some(block.rows.iter().map(|&i| i as usize).collect());
         }
         out.rank += rank;
     }
@@ -136,11 +131,12 @@ impl BlockIndex {
             local: vec![0; n],
             local_col: vec![0; n],
         };
-        for (b, block) in btf.blocks.iter().enumerate() {
+        for (b, block) in btf.blocks().enumerate() {
             if block.rows.len() != block.cols.len() {
                 return None;
             }
-            for (k, (&i, &j)) in block.rows.iter().zip(&block.cols).enumerate() {
+            for (k, (&i, &j)) in block.rows.iter().zip(block.cols).enumerate() {
+                let (i, j) = (i as usize, j as usize);
                 if i >= n
                     || j >= n
                     || index.block_of_row[i] != NONE
@@ -247,26 +243,10 @@ fn equilibrate_sparse(s: usize, entries: &mut [(usize, usize, f64)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use daec_structure::Block;
 
     fn btf(blocks: &[&[usize]]) -> Btf {
         let n = blocks.iter().map(|b| b.len()).sum();
-        let mut block_of_row = vec![0; n];
-        for (k, b) in blocks.iter().enumerate() {
-            for &i in *b {
-                block_of_row[i] = k;
-            }
-        }
-        Btf {
-            blocks: blocks
-                .iter()
-                .map(|b| Block {
-                    rows: b.to_vec(),
-                    cols: b.to_vec(),
-                })
-                .collect(),
-            block_of_row,
-        }
+        Btf::from_blocks(n, blocks.iter().map(|&b| (b, b)))
     }
 
     /// A 3 × 3 block lower triangular matrix, blocks {0} and {1, 2}.

@@ -37,13 +37,26 @@ pub struct SigmaAnalysis {
     /// Σ_j max(k_j − 1, 0) with k_j = max_i σ_ij: the derivatives below the highest that
     /// a first-order form adds as unknowns (0 for a first-order DAE).
     pub n_lower_derivatives: i64,
-    /// Tight positions `(i, j)` with `d_j − c_i = σ_ij`, row-major: the sparsity pattern of
-    /// the Σ-Jacobian 𝔍 (`𝔍_ij = ∂F_i / ∂z_j^{(σ_ij)}` there, 0 elsewhere).
-    pub tight: Vec<(usize, usize)>,
     /// Coarse block triangular form (full Σ sparsity).
     pub coarse_btf: Btf,
     /// Fine block triangular form (Σ-Jacobian sparsity).
     pub fine_btf: Btf,
+}
+
+impl SigmaAnalysis {
+    /// Tight positions `(i, j)` of `s` with `d_j − c_i = σ_ij`, row-major: the sparsity
+    /// pattern of the Σ-Jacobian 𝔍 (`𝔍_ij = ∂F_i / ∂z_j^{(σ_ij)}` there, 0 elsewhere).
+    /// Computed when asked (not stored: the analysis reads the pattern off Σ and the
+    /// offsets where it needs it).
+    pub fn tight<'a>(&'a self, s: &'a SigmaMatrix) -> impl Iterator<Item = (usize, usize)> + 'a {
+        s.iter()
+            .filter(|&(i, j, o)| {
+                let (c, d) = (self.offsets.c.get(i), self.offsets.d.get(j));
+                c.zip(d)
+                    .is_some_and(|(&c, &d)| i64::from(d) - i64::from(c) == i64::from(o))
+            })
+            .map(|(i, j, _)| (i, j))
+    }
 }
 
 /// Runs the structural Σ-method on Σ: HVT, canonical offsets, ν_Σ, Val(Σ), tight pattern
@@ -62,6 +75,11 @@ pub fn analyze(s: &SigmaMatrix) -> Result<SigmaAnalysis, StructuralSingularity> 
             try_canonical_offsets(s, &plain)
                 .map_err(|_| StructuralSingularity::new(crate::dm::dulmage_mendelsohn(s)))?
         }
+    };
+    // The dual certificate only warm-starts the offsets: not kept in the analysis.
+    let hvt = Transversal {
+        dual_c: None,
+        ..hvt
     };
     Ok(analysis_from_offsets(s, hvt, offsets))
 }
@@ -82,11 +100,6 @@ pub fn analysis_from_offsets(s: &SigmaMatrix, hvt: Transversal, offsets: Offsets
         .iter()
         .map(|&k| i64::from(k.saturating_sub(1)))
         .sum();
-    let tight = s
-        .iter()
-        .filter(|&(i, j, o)| i64::from(offsets.d[j]) - i64::from(offsets.c[i]) == i64::from(o))
-        .map(|(i, j, _)| (i, j))
-        .collect();
     let coarse = coarse_btf(s, &hvt);
     let fine = fine_btf(s, &offsets, &hvt);
     SigmaAnalysis {
@@ -97,7 +110,6 @@ pub fn analysis_from_offsets(s: &SigmaMatrix, hvt: Transversal, offsets: Offsets
         n_derivative_array: (n + sum_c) as u64,
         n_constraints: n + lower + sum_c - sum_d,
         n_lower_derivatives: lower,
-        tight,
         coarse_btf: coarse,
         fine_btf: fine,
     }

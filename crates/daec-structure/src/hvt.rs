@@ -28,7 +28,7 @@ pub struct Transversal {
     /// Optional dual certificate from the assignment solver: row offsets `c_i` (not
     /// necessarily canonical) with `d_j − c_i ≥ σ_ij`, equality on `T`. Used only to
     /// warm-start [`crate::canonical_offsets`]; verified before use, so `None` or stale
-    /// values are harmless.
+    /// values are harmless. [`crate::analyze`] drops it once the offsets are found.
     pub dual_c: Option<Vec<i64>>,
 }
 

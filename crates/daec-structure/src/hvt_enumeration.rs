@@ -330,19 +330,21 @@ fn blocks_partition_along(btf: &Btf, col_of_row: &[usize]) -> bool {
     let n = col_of_row.len();
     let mut block_of_col = vec![usize::MAX; n];
     let mut rows_seen = vec![false; n];
-    for (b, block) in btf.blocks.iter().enumerate() {
+    for (b, block) in btf.blocks().enumerate() {
         if block.rows.len() != block.cols.len() {
             return false;
         }
-        for &j in &block.cols {
+        for &j in block.cols {
+            let j = j as usize;
             if j >= n || block_of_col[j] != usize::MAX {
                 return false;
             }
             block_of_col[j] = b;
         }
     }
-    for (b, block) in btf.blocks.iter().enumerate() {
-        for &i in &block.rows {
+    for (b, block) in btf.blocks().enumerate() {
+        for &i in block.rows {
+            let i = i as usize;
             if i >= n
                 || std::mem::replace(&mut rows_seen[i], true)
                 || block_of_col[col_of_row[i]] != b
@@ -368,20 +370,21 @@ fn enumerate(
     };
     let cap = limit.saturating_add(1).max(10_000);
     let mut budget = WORK_BUDGET_BASE + WORK_BUDGET_PER_ENTRY * s.nnz() as u64;
-    let mut per_block: Vec<(Vec<usize>, Vec<Vec<usize>>)> = Vec::with_capacity(btf.blocks.len());
+    let mut per_block: Vec<(Vec<usize>, Vec<Vec<usize>>)> = Vec::with_capacity(btf.len());
     let mut total: u128 = 1;
     let mut exact = true;
     let mut col_local = vec![usize::MAX; n];
-    for block in &btf.blocks {
+    for block in btf.blocks() {
         if block.rows.len() == 1 {
             // A 1×1 block has the single matching of t0.
             continue;
         }
         for (k, &j) in block.cols.iter().enumerate() {
-            col_local[j] = k;
+            col_local[j as usize] = k;
         }
         let mut adj = BlockRows::new();
-        for &i in &block.rows {
+        for &i in block.rows {
+            let i = i as usize;
             // The column of the known HVT t0 first (see `block_matchings`).
             let first = col_local[t0[i]];
             adj.push_row(
@@ -397,8 +400,8 @@ fn enumerate(
             );
         }
         let (ms, complete) = block_matchings(&adj, block.cols.len(), cap, &mut budget);
-        for &j in &block.cols {
-            col_local[j] = usize::MAX;
+        for &j in block.cols {
+            col_local[j as usize] = usize::MAX;
         }
         exact &= complete;
         // t0 restricted to the block is one of its matchings, even if the budget ran out
@@ -417,9 +420,10 @@ fn enumerate(
         }
         let globals = ms
             .into_iter()
-            .map(|m| m.into_iter().map(|k| block.cols[k]).collect())
+            .map(|m| m.into_iter().map(|k| block.cols[k] as usize).collect())
             .collect();
-        per_block.push((block.rows.clone(), globals));
+        let rows = block.rows.iter().map(|&i| i as usize).collect();
+        per_block.push((rows, globals));
     }
     if !exact || total == u128::MAX {
         return HvtEnumeration {
@@ -549,7 +553,6 @@ mod tests {
 #[cfg(test)]
 mod analysis_reuse_tests {
     use super::*;
-    use crate::btf::Block;
     use crate::generators::pendulum_chain_link_vectors;
 
     #[test]
@@ -561,10 +564,16 @@ mod analysis_reuse_tests {
         assert_eq!(all_hvts_of_analysis(&s, &a, 100), direct);
         // Blocks that are not a partition: recomputed, same answer, no panic.
         let mut bad = a.clone();
-        bad.fine_btf.blocks.push(Block {
-            rows: vec![0],
-            cols: vec![99],
-        });
+        let blocks: Vec<(Vec<usize>, Vec<usize>)> = a
+            .fine_btf
+            .blocks()
+            .map(|b| {
+                let wide = |x: &[u32]| x.iter().map(|&v| v as usize).collect();
+                (wide(b.rows), wide(b.cols))
+            })
+            .chain([(vec![0], vec![99])])
+            .collect();
+        bad.fine_btf = Btf::from_blocks(s.n_rows(), blocks.iter().map(|(r, c)| (&r[..], &c[..])));
         assert_eq!(all_hvts_of_analysis(&s, &bad, 100), direct);
         // An HVT column out of range or a non-tight "HVT": recomputed too.
         let mut bad = a.clone();

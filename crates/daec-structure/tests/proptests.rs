@@ -226,7 +226,7 @@ proptest! {
                     g.add_edge(nodes[i], nodes[row_of_col[j]], ());
                     // Solution order: an equation's block never precedes the block of
                     // an unknown it uses.
-                    prop_assert!(btf.block_of_row[row_of_col[j]] <= btf.block_of_row[i]);
+                    prop_assert!(btf.block_of_row()[row_of_col[j]] <= btf.block_of_row()[i]);
                 }
             }
             let mut expected: Vec<Vec<usize>> = petgraph::algo::kosaraju_scc(&g)
@@ -234,12 +234,15 @@ proptest! {
                 .map(|c| { let mut v: Vec<usize> = c.iter().map(|x| x.index()).collect(); v.sort(); v })
                 .collect();
             expected.sort();
-            let mut got: Vec<Vec<usize>> = btf.blocks.iter().map(|b| b.rows.clone()).collect();
+            let mut got: Vec<Vec<usize>> = btf
+                .blocks()
+                .map(|b| b.rows.iter().map(|&i| i as usize).collect())
+                .collect();
             got.sort();
             prop_assert_eq!(got, expected);
-            for b in &btf.blocks {
+            for b in btf.blocks() {
                 for (k, &i) in b.rows.iter().enumerate() {
-                    prop_assert_eq!(b.cols[k], a.hvt.col_of_row[i]);
+                    prop_assert_eq!(b.cols[k] as usize, a.hvt.col_of_row[i as usize]);
                 }
             }
         }

@@ -559,17 +559,17 @@ fn jacobian_section(out: &mut String, dae: &Dae, reg: &Regular) {
     let _ = writeln!(out, "  {}", btf_line("coarse", &sa.coarse_btf));
     let _ = writeln!(out, "  {}", btf_line("fine", &sa.fine_btf));
     if n <= TABLE_MAX {
-        for (k, b) in sa.fine_btf.blocks.iter().enumerate() {
+        for (k, b) in sa.fine_btf.blocks().enumerate() {
             let rows = b
                 .rows
                 .iter()
-                .map(|&i| eq_name(i))
+                .map(|&i| eq_name(i as usize))
                 .collect::<Vec<_>>()
                 .join(", ");
             let cols = b
                 .cols
                 .iter()
-                .map(|&j| dae.unknowns[j].source_name())
+                .map(|&j| dae.unknowns[j as usize].source_name())
                 .collect::<Vec<_>>()
                 .join(", ");
             let _ = writeln!(out, "    fine block {}: {{{rows}}} → {{{cols}}}", k + 1);
@@ -880,8 +880,7 @@ impl Serialize for BlocksJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(
             self.0
-                .blocks
-                .iter()
+                .blocks()
                 .map(|bl| json!({"equations": bl.rows, "unknowns": bl.cols})),
         )
     }
