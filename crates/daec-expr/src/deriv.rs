@@ -38,6 +38,22 @@ impl ExprPool {
         self.derive(e, Wrt::Partial(wrt))
     }
 
+    /// Drops the memo of partial derivatives (not that of total derivatives),
+    /// returning its memory: a memo entry per node of each expression
+    /// differentiated and leaf, which a stage that differentiated many
+    /// expressions once (the Σ-Jacobian) leaves behind. A later
+    /// [`ExprPool::diff`] computes the same ids again (the nodes stay
+    /// hash-consed).
+    pub fn forget_partial_derivatives(&mut self) {
+        self.diff_memo = Default::default();
+    }
+
+    /// The number of memoised partial derivatives (see
+    /// [`ExprPool::forget_partial_derivatives`]).
+    pub fn partial_derivatives_memoised(&self) -> usize {
+        self.diff_memo.len()
+    }
+
     /// The `k`-th total time derivative of `e`.
     pub fn dt_n(&mut self, e: ExprId, k: u32) -> ExprId {
         (0..k).fold(e, |acc, _| self.dt(acc))

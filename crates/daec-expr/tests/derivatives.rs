@@ -218,3 +218,22 @@ fn pendulum_constraint_second_derivative() {
     let table = derivative_table(&mut p, g, 2, &names());
     assert_workspace_snapshot!("expr__pendulum_constraint_dt2", table);
 }
+
+#[test]
+fn forgotten_partial_derivatives_are_recomputed_to_the_same_ids() {
+    let mut p = ExprPool::new();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let xy = p.mul(x, y);
+    let s = p.func(Func::Sin, xy);
+    let e = p.add(s, x);
+    let (dx, dy) = (p.diff(e, x), p.diff(e, y));
+    let dt = p.dt(e);
+    assert!(p.partial_derivatives_memoised() >= 4);
+    let nodes = p.len();
+    p.forget_partial_derivatives();
+    assert_eq!(p.partial_derivatives_memoised(), 0);
+    assert_eq!((p.diff(e, x), p.diff(e, y)), (dx, dy));
+    // the total derivatives' memo is kept, and no node was added
+    assert_eq!(p.dt(e), dt);
+    assert_eq!(p.len(), nodes);
+}

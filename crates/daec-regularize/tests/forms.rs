@@ -686,3 +686,20 @@ fn dd_and_ste_form_a_pendulum_chain_above_the_former_dense_limits() {
     let ste = form(&mut dae, &a, Form::Ste);
     assert_eq!(ste.hvt.as_ref().map(Vec::len), Some(7 * n));
 }
+
+#[test]
+fn the_analysis_frees_the_memo_of_the_jacobians_partial_derivatives() {
+    let (dae, a) = load(SPRING);
+    let reg = a.regular().unwrap();
+    assert_eq!(reg.jacobian.len(), 14);
+    // the fine BTF's blocks hold the 7 equations once each
+    assert_eq!(
+        reg.sigma
+            .fine_btf
+            .blocks()
+            .map(|b| b.rows.len())
+            .sum::<usize>(),
+        7
+    );
+    assert_eq!(dae.pool.partial_derivatives_memoised(), 0);
+}
