@@ -60,21 +60,41 @@ fn description(d: Option<&str>) -> String {
     d.map_or(String::new(), |d| format!(" {}", quoted(d)))
 }
 
-/// `{…}` of the values of an array with `dims`, row-major.
-fn array_literal(values: &[String], dims: &[usize]) -> String {
-    if dims.len() <= 1 {
-        return format!("{{{}}}", values.join(", "));
+/// `{…}` of the `len` values of an array with `dims`, row-major, the `k`-th
+/// written by `value(k)`: written element by element, so that no list of
+/// the elements' texts is held.
+fn array_literal(len: usize, dims: &[usize], mut value: impl FnMut(usize) -> String) -> String {
+    // the number of elements of one row at each depth (innermost: 1)
+    let mut strides = vec![1usize; dims.len().max(1)];
+    for k in (0..dims.len().saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1].saturating_mul(dims[k + 1].max(1));
     }
-    let inner: usize = dims[1..].iter().product();
-    let parts: Vec<String> = values
-        .chunks(inner.max(1))
-        .map(|c| array_literal(c, &dims[1..]))
-        .collect();
-    format!("{{{}}}", parts.join(", "))
+    let depth = strides.len();
+    let mut out = "{".repeat(depth);
+    for k in 0..len {
+        if k > 0 {
+            // close and reopen the rows that end at element k
+            let ended = strides[..depth - 1]
+                .iter()
+                .filter(|&&s| s > 1 && k % s == 0)
+                .count();
+            out.push_str(&"}".repeat(ended));
+            out.push_str(", ");
+            out.push_str(&"{".repeat(ended));
+        }
+        out.push_str(&value(k));
+    }
+    out.push_str(&"}".repeat(depth));
+    out
 }
 
-fn dims_of(subs: &[Vec<usize>]) -> Vec<usize> {
-    let mut dims = vec![0; subs.first().map_or(0, Vec::len)];
+/// The extent of each dimension of an array whose elements have the
+/// subscripts `subs`.
+fn dims_of<'a>(mut subs: impl Iterator<Item = &'a [usize]>) -> Vec<usize> {
+    let Some(first) = subs.next() else {
+        return Vec::new();
+    };
+    let mut dims = first.to_vec();
     for s in subs {
         for (d, &x) in dims.iter_mut().zip(s) {
             *d = (*d).max(x);
@@ -100,27 +120,20 @@ fn attribute<T>(
     name: &str,
     get: impl Fn(&T) -> Option<String>,
 ) -> Option<String> {
-    let vals: Vec<Option<String>> = group.iter().map(&get).collect();
-    if vals.iter().all(Option::is_none) {
-        return None;
-    }
+    // (each element's text is compared with the first's and dropped: a large
+    // array holds no list of them)
+    let first = get(group.first()?);
     if dims.is_empty() {
-        return vals[0].as_ref().map(|v| format!("{name} = {v}"));
+        return first.map(|v| format!("{name} = {v}"));
     }
-    if vals.iter().all(|v| v == &vals[0]) {
-        return vals[0].as_ref().map(|v| format!("each {name} = {v}"));
+    if group[1..].iter().all(|q| get(q) == first) {
+        return first.map(|v| format!("each {name} = {v}"));
     }
-    let defaults: Vec<String> = vals
-        .into_iter()
-        .map(|v| {
-            v.unwrap_or_else(|| match name {
-                "fixed" => "false".into(),
-                "start" => "0.0".into(),
-                _ => "0.0".into(),
-            })
-        })
-        .collect();
-    Some(format!("{name} = {}", array_literal(&defaults, dims)))
+    let default = if name == "fixed" { "false" } else { "0.0" };
+    let literal = array_literal(group.len(), dims, |k| {
+        get(&group[k]).unwrap_or_else(|| default.to_string())
+    });
+    Some(format!("{name} = {literal}"))
 }
 
 /// `(a = 1, b = 2)` of the attributes given, "" when none is.
@@ -163,8 +176,7 @@ fn discrete_declarations(dae: &Dae, out: &mut dyn Write) {
             BaseType::Boolean => "Boolean".to_string(),
             BaseType::Real => format!("discrete {}", p.type_name),
         };
-        let subs: Vec<Vec<usize>> = group.iter().map(|q| q.subscripts.clone()).collect();
-        let dims = dims_of(&subs);
+        let dims = dims_of(group.iter().map(|q| &q.subscripts[..]));
         let attrs = [
             attribute(group, &dims, "start", |q| Some(value(q.value))),
             attribute(group, &dims, "fixed", |q| q.fixed.map(|f| f.to_string())),
@@ -228,13 +240,11 @@ pub fn write_dae_text(dae: &Dae, out: &mut dyn Write) {
             BaseType::Boolean => (if x != 0.0 { "true" } else { "false" }).to_string(),
             BaseType::Real => number(x),
         };
-        let subs: Vec<Vec<usize>> = group.iter().map(|q| q.subscripts.clone()).collect();
-        let dims = dims_of(&subs);
+        let dims = dims_of(group.iter().map(|q| &q.subscripts[..]));
         let v = if dims.is_empty() {
             value(p.value)
         } else {
-            let vals: Vec<String> = group.iter().map(|q| value(q.value)).collect();
-            array_literal(&vals, &dims)
+            array_literal(group.len(), &dims, |k| value(group[k].value))
         };
         let attrs = [
             attribute(group, &dims, "start", |q| q.start.map(number)),
@@ -270,8 +280,7 @@ pub fn write_dae_text(dae: &Dae, out: &mut dyn Write) {
             j += 1;
         }
         let group = &dae.unknowns[i..j];
-        let subs: Vec<Vec<usize>> = group.iter().map(|u| u.subscripts.to_vec()).collect();
-        let dims = dims_of(&subs);
+        let dims = dims_of(group.iter().map(|u| &u.subscripts[..]));
         // A group where only some elements are fixed prints `fixed = {…}`
         // with `false` for the others; `each fixed = true` when all are.
         let attrs = [
@@ -407,4 +416,21 @@ pub fn write_dae_text(dae: &Dae, out: &mut dyn Write) {
         let _ = writeln!(out, "  annotation(experiment({}));", exp.join(", "));
     }
     let _ = writeln!(out, "end {model_name};");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn array_literals_nest_by_dimension() {
+        let v = |k: usize| k.to_string();
+        assert_eq!(array_literal(3, &[3], v), "{0, 1, 2}");
+        assert_eq!(array_literal(6, &[2, 3], v), "{{0, 1, 2}, {3, 4, 5}}");
+        assert_eq!(
+            array_literal(8, &[2, 2, 2], v),
+            "{{{0, 1}, {2, 3}}, {{4, 5}, {6, 7}}}"
+        );
+        assert_eq!(dims_of([&[1, 2][..], &[2, 1], &[2, 3]].into_iter()), [2, 3]);
+    }
 }

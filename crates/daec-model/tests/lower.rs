@@ -670,3 +670,16 @@ fn the_flat_text_is_written_line_by_line() {
     assert!(out.largest < 100, "a piece of {} bytes", out.largest);
     assert!(out.count > 2000, "{} pieces", out.count);
 }
+
+#[test]
+fn a_matrix_with_different_start_values_prints_them_row_by_row() {
+    let src = "model M\n  Real A[2, 3](start = {{1, 2, 3}, {4, 5, 6}});\n  Real b[2](each start = 7);\nequation\n  der(A) = -A;\n  der(b) = -b;\nend M;\n";
+    let (dae, diags, rendered) = lower_text(src, &LowerOptions::default());
+    let dae = dae.unwrap_or_else(|| panic!("{diags:?}\n{rendered}"));
+    let text = to_dae_text(&dae);
+    assert!(
+        text.contains("  Real A[2, 3](start = {{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});"),
+        "{text}"
+    );
+    assert!(text.contains("  Real b[2](each start = 7.0);"), "{text}");
+}
