@@ -102,7 +102,7 @@ pub use second_order::{
     StepSize,
 };
 pub use selection::{
-    EquationSelection, INVARIANT_LEVEL, select_equations, select_equations_ordered,
-    select_equations_sparse,
+    EquationSelection, INVARIANT_LEVEL, SelectionWork, select_equations, select_equations_ordered,
+    select_equations_sparse, select_rows_in_order,
 };
 pub use step::{Stats, Step, StepControl};

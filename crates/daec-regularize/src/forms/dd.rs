@@ -36,13 +36,17 @@
 //!   first). It costs `O(|R_k|² |C_k|)`.
 //! - a larger block sparsely: the columns of `𝔍[R_k, C_k]` are the rows
 //!   of its transpose, and choosing `|R_k|` independent ones is the
-//!   equation selection of an overdetermined system
-//!   ([`daec_solve::select_equations_ordered`]: an elimination with
-//!   threshold pivoting and a Markowitz count while its fill stays linear
-//!   in the entries, else a structural matching — a maximum transversal —
-//!   confirmed by a sparse LU of each diagonal block of the block
-//!   triangular form it induces). Its cost follows the fill, linear in a
-//!   chain's length, where the dense pivoting grows as its cube.
+//!   choice of the first independent rows in their order
+//!   ([`daec_solve::select_rows_in_order`]): a greedy structural matching
+//!   — a maximum transversal taking the rows in their order, which keeps
+//!   the first structurally independent ones — confirmed by a sparse LU
+//!   of each diagonal block of the block triangular form it induces, and
+//!   then also the first numerically independent ones; an elimination in
+//!   the written order decides where the LU cannot confirm the matching.
+//!   Its cost is near-linear in the block's entries for a chain, where
+//!   the dense pivoting grows as the cube of its length and the
+//!   elimination as its square (a link vector's column reduced through
+//!   the pivot rows of every position after it).
 //!
 //!   The columns are offered highest derivative first (largest `d_j`,
 //!   then in the order of the unknowns), and the selection keeps a column
@@ -283,9 +287,9 @@ fn block_entries(
 
 /// `rows.len()` of `columns` whose submatrix of `jac` (indices below `n`)
 /// is numerically nonsingular, chosen sparsely (module docs): the
-/// columns are the rows of the transposed block, from which
-/// [`daec_solve::select_equations_ordered`] selects a square nonsingular
-/// system. `None` when the block is rank deficient.
+/// columns are the rows of the transposed block, of which
+/// [`daec_solve::select_rows_in_order`] keeps the first independent ones
+/// in the order of `columns`. `None` when the block is rank deficient.
 fn select_columns(
     jac: &FxHashMap<(usize, usize), f64>,
     n: usize,
@@ -295,17 +299,9 @@ fn select_columns(
     let block = block_entries(jac, n, rows, columns);
     let pattern: Vec<(usize, usize)> = block.iter().map(|&(r, q, _)| (q, r)).collect();
     let values: Vec<f64> = block.iter().map(|e| e.2).collect();
-    let sel = daec_solve::select_equations_ordered(
-        rows.len(),
-        &pattern,
-        &values,
-        columns.len(),
-        &[],
-        &[],
-        0,
-    )
-    .ok()?;
-    (sel.diff_rows.len() == rows.len()).then(|| sel.diff_rows.iter().map(|&q| columns[q]).collect())
+    let (kept, _) = daec_solve::select_rows_in_order(rows.len(), &pattern, &values, columns.len());
+    let kept = kept.ok()?;
+    (kept.len() == rows.len()).then(|| kept.iter().map(|&q| columns[q]).collect())
 }
 
 /// The DD formulation with the dummy derivatives `levels` (for each

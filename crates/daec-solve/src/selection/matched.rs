@@ -46,14 +46,15 @@ const SEARCH_BUDGET: usize = 64;
 
 /// The selection of [`super::select_equations_ordered`] by a maximum
 /// transversal and one sparse LU, with the number of entries of the LU
-/// factors (the fill). `None` when the matched system is not a perfect
+/// factors (the fill) and the number of entries the augmenting-path
+/// searches visited. `None` when the matched system is not a perfect
 /// matching, is numerically singular or badly pivoted, or the search
 /// exceeded its budget: then the caller eliminates in the written order.
 pub(super) fn select_matched(
     n: usize,
     e: SparseRows<'_>,
     g: SparseRows<'_>,
-) -> Option<(EquationSelection, usize)> {
+) -> Option<(EquationSelection, usize, usize)> {
     let n_g = g.2;
     let mut rows = stacked_rows(n, e, g);
     for row in rows.iter_mut() {
@@ -74,7 +75,7 @@ pub(super) fn select_matched(
             key(a).cmp(&key(b)).then(b.1.abs().total_cmp(&a.1.abs()))
         });
     }
-    let row_of_col = maximum_transversal(n, &rows)?;
+    let (row_of_col, visited) = maximum_transversal(n, &rows)?;
     let fill = check_regular(n, &rows, &row_of_col)?;
     let mut selected = vec![false; rows.len()];
     for &r in &row_of_col {
@@ -87,7 +88,7 @@ pub(super) fn select_matched(
             .map(|r| r - n_g)
             .collect(),
     };
-    Some((sel, fill))
+    Some((sel, fill, visited))
 }
 
 /// Sorts a row by column, merges repeated columns, drops the entries at or
@@ -133,12 +134,20 @@ fn drop_repeated(rows: &mut [Vec<(usize, f64)>]) {
 
 /// A perfect matching of `n` of the rows to the `n` columns, rows in their
 /// order (each row tries its entries in their order): `row_of_col[c]` is
-/// the row matched to column `c`. A row that cannot be matched without
+/// the row matched to column `c`, with the number of entries the searches
+/// visited. A row that cannot be matched without
 /// unmatching an earlier one is left out, so the constraint rows, which
 /// come first, are matched as far as their pattern allows. `None` when
 /// fewer than `n` rows match or the search exceeds its budget.
-fn maximum_transversal(n: usize, rows: &[Vec<(usize, f64)>]) -> Option<Vec<usize>> {
+///
+/// A row is matched iff it is structurally independent of the rows matched
+/// before it (in the transversal matroid of the pattern; the rows matched
+/// never change, only their columns), so the matched rows are the first
+/// structural basis in the rows' order whichever augmenting paths are
+/// found (the greedy algorithm on a matroid, Edmonds 1971).
+fn maximum_transversal(n: usize, rows: &[Vec<(usize, f64)>]) -> Option<(Vec<usize>, usize)> {
     let nnz: usize = rows.iter().map(Vec::len).sum();
+    let budget = SEARCH_BUDGET.saturating_mul(nnz).saturating_add(n);
     let mut search = Search {
         row_of_col: vec![usize::MAX; n],
         cheap: vec![0; rows.len()],
@@ -146,7 +155,7 @@ fn maximum_transversal(n: usize, rows: &[Vec<(usize, f64)>]) -> Option<Vec<usize
         stamp: 0,
         dead: vec![false; n],
         seen: Vec::new(),
-        budget: SEARCH_BUDGET.saturating_mul(nnz).saturating_add(n),
+        budget,
     };
     let mut matched = 0;
     for r in 0..rows.len() {
@@ -157,7 +166,7 @@ fn maximum_transversal(n: usize, rows: &[Vec<(usize, f64)>]) -> Option<Vec<usize
             matched += 1;
         }
     }
-    (matched == n).then_some(search.row_of_col)
+    (matched == n).then(|| (search.row_of_col, budget - search.budget))
 }
 
 /// The state of the augmenting-path searches of [`maximum_transversal`].
