@@ -755,7 +755,11 @@ pub struct SelectionWork {
 /// a numerically independent set is structurally independent, and the
 /// greedy basis is the one whose `i`-th row comes no later than the `i`-th
 /// row of any other basis (Gale's optimality of the greedy algorithm), so
-/// no numerical basis comes before it. When the LU cannot confirm it (a
+/// no numerical basis comes before it. (The elimination's first pass
+/// over differential rows defers a row whose reduced entries are all
+/// below `ORDERED_GOOD` of its size, so on a nearly dependent row the two
+/// may keep different, equally regular, sets; on the pendulum chain they
+/// keep the same.) When the LU cannot confirm it (a
 /// pattern with no perfect matching, rows numerically dependent though
 /// structurally independent, a pivot below the floor, the search budget
 /// spent) the rows are chosen by the elimination in the written order of
