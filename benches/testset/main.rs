@@ -14,7 +14,7 @@
 //! `benches/testset/README.md` says how.
 //!
 //! ```text
-//! cargo bench --bench testset -- [--write-docs | --out DIR] [--tols 4,5,…] [PROBLEM …]
+//! cargo bench --bench testset -- [--write-docs | --out DIR] [--tols 4,5,…] [--error-control MODE] [PROBLEM …]
 //! ```
 
 mod problem;
@@ -23,6 +23,7 @@ mod report;
 mod timing;
 
 use daec_cli::native::RustcCompiler;
+use daec_solve::ErrorControl;
 use problem::Reference;
 use radau5::Radau5;
 use report::{ProblemReport, SOLVERS, ToleranceRow};
@@ -52,11 +53,12 @@ const LIBRARY_VAR: &str = "DAEC_RADAU5_LIB";
 /// its 100 000 steps of a 350 × 350 system).
 const RADAU5_LIMIT: f64 = 60.0;
 
-const USAGE: &str = "usage: cargo bench --bench testset -- [--write-docs | --out DIR] [--tols 4,5,6,7,8,9,10] [--daec-tols 2,3] [PROBLEM ...]
+const USAGE: &str = "usage: cargo bench --bench testset -- [--write-docs | --out DIR] [--tols 4,5,6,7,8,9,10] [--daec-tols 2,3] [--error-control MODE] [PROBLEM ...]
   --write-docs  write docs/benchmarks/testset/ (README.md and one SVG per problem)
   --out DIR     write the table and the plots to DIR (default target/testset-bench)
   --tols LIST   the exponents k of rtol = atol = 1e-k (default 4,5,6,7,8,9,10)
   --daec-tols LIST  further exponents run by daec only (default 2,3; empty: none)
+  --error-control MODE  daec's `--error-control` (all, index, differential; default: daec's)
   PROBLEM       file stems of models/testset/ (default: all)
 RADAU5's shared library is read from $DAEC_RADAU5_LIB; benches/testset/radau5.sh builds it and runs this benchmark.";
 
@@ -66,6 +68,8 @@ struct Args {
     docs: bool,
     tols: Vec<f64>,
     daec_tols: Vec<f64>,
+    /// daec's `--error-control` (`None`: its default).
+    error_control: Option<ErrorControl>,
     problems: Vec<String>,
 }
 
@@ -84,6 +88,7 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
     let mut docs = false;
     let mut tols: Vec<f64> = (4..=10).map(|k| 10f64.powi(-k)).collect();
     let mut daec_tols: Vec<f64> = (2..=3).map(|k| 10f64.powi(-k)).collect();
+    let mut error_control = None;
     let mut problems = Vec::new();
     let mut args = args.peekable();
     while let Some(a) = args.next() {
@@ -99,6 +104,13 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
             "--daec-tols" => {
                 let list = args.next().ok_or("--daec-tols needs a list such as 2,3")?;
                 daec_tols = exponents("--daec-tols", &list)?;
+            }
+            "--error-control" => {
+                let mode = args.next().ok_or("--error-control needs a mode")?;
+                error_control = Some(ErrorControl::parse(&mode).ok_or(format!(
+                    "--error-control {mode}: the modes are {}",
+                    ErrorControl::NAMES.join(", ")
+                ))?);
             }
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -130,6 +142,7 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
         docs,
         tols,
         daec_tols,
+        error_control,
         problems,
     })
 }
@@ -141,6 +154,7 @@ fn bench_problem(
     ladder: &[(f64, bool)],
     radau5: &Radau5,
     compiler: &Arc<RustcCompiler>,
+    error_control: Option<ErrorControl>,
 ) -> Result<ProblemReport, String> {
     let dir = root.join("models/testset");
     let text = std::fs::read_to_string(dir.join(format!("{stem}.ref.json")))
@@ -174,7 +188,7 @@ fn bench_problem(
     let mut rows = Vec::new();
     for &(tol, with_radau5) in ladder {
         eprintln!("{stem}: tol {tol:e}");
-        let ro = problem::daec_options(&dae, tol);
+        let ro = problem::daec_options(&dae, tol, error_control);
         let daec_ready = |p: &Result<_, String>| match (p, &ro) {
             (Err(e), _) | (_, Err(e)) => Err(format!("fails: {e}")),
             _ => Ok(()),
@@ -328,7 +342,14 @@ fn run() -> Result<(), String> {
     ladder.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut problems = Vec::new();
     for stem in &args.problems {
-        problems.push(bench_problem(&root, stem, &ladder, &radau5, &compiler)?);
+        problems.push(bench_problem(
+            &root,
+            stem,
+            &ladder,
+            &radau5,
+            &compiler,
+            args.error_control,
+        )?);
     }
     std::fs::create_dir_all(&args.out)
         .map_err(|e| format!("cannot create {}: {e}", args.out.display()))?;

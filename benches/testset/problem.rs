@@ -15,7 +15,7 @@ use daec_sim::{
     resolve_options,
 };
 use daec_sim::{discontinuities, time_conditions};
-use daec_solve::QuasiLinearDae;
+use daec_solve::{ErrorControl, QuasiLinearDae};
 use std::cell::RefCell;
 use std::path::Path;
 use std::sync::Arc;
@@ -231,8 +231,13 @@ pub const DAEC_MAX_STEPS: usize = 100_000;
 
 /// The options of `daec simulate --rtol tol --atol tol --interval t_end
 /// --max-steps 100000` (one output interval: results at `t0` and `t_end`
-/// only; the step limit RADAU5's, [`DAEC_MAX_STEPS`]).
-pub fn daec_options(dae: &Dae, tol: f64) -> Result<ResolvedOptions, String> {
+/// only; the step limit RADAU5's, [`DAEC_MAX_STEPS`]), with
+/// `--error-control` when `error_control` is given.
+pub fn daec_options(
+    dae: &Dae,
+    tol: f64,
+    error_control: Option<ErrorControl>,
+) -> Result<ResolvedOptions, String> {
     let span = resolve_options(dae, &SimOptions::default()).map_err(|e| e.to_string())?;
     resolve_options(
         dae,
@@ -241,6 +246,7 @@ pub fn daec_options(dae: &Dae, tol: f64) -> Result<ResolvedOptions, String> {
             atol: Some(tol),
             interval: Some(span.t_end - span.t0),
             max_steps: Some(DAEC_MAX_STEPS),
+            error_control,
             ..SimOptions::default()
         },
     )
