@@ -92,23 +92,34 @@ fn every_mode_returns_the_pendulum_to_its_start_after_one_period() {
 /// The largest relative error at `t_end` over the reference's components
 /// (absolute where the reference is tiny), as `benches/testset/scd.py`.
 fn testset_error(stem: &str, tol: &str, mode: &str) -> f64 {
+    testset_run(stem, tol, Some(mode)).0
+}
+
+/// A test-set problem at `rtol = atol = tol` with `--error-control mode`
+/// (`None`: the default): the largest relative error at `t_end` over the
+/// reference's components (absolute where the reference is tiny), as
+/// `benches/testset/scd.py`, the same over the positions (`positions` of
+/// the `.ref.json`, all components without it), and the statistics.
+fn testset_run(stem: &str, tol: &str, mode: Option<&str>) -> (f64, f64, Value) {
     let text = std::fs::read_to_string(format!("models/testset/{stem}.ref.json")).unwrap();
     let reference: Value = serde_json::from_str(&text).unwrap();
     let t_end = reference["t_end"].as_f64().unwrap().to_string();
     let model = format!("models/testset/{stem}.dae");
-    let (r, _) = simulate(
-        &[
-            &model,
-            "--rtol",
-            tol,
-            "--atol",
-            tol,
-            "--interval",
-            &t_end,
-            "--error-control",
-            mode,
-        ],
-        &format!("{stem}-{mode}"),
+    let mut args = vec![
+        model.as_str(),
+        "--rtol",
+        tol,
+        "--atol",
+        tol,
+        "--interval",
+        &t_end,
+    ];
+    if let Some(mode) = mode {
+        args.extend(["--error-control", mode]);
+    }
+    let (r, stats) = simulate(
+        &args,
+        &format!("{stem}-{}-{tol}", mode.unwrap_or("default")),
     );
     let (header, rows) = csv(&r.stdout);
     let last = rows.last().unwrap();
@@ -118,15 +129,70 @@ fn testset_error(stem: &str, tol: &str, mode: &str) -> f64 {
             .values()
             .map(|v| v.as_f64().unwrap().abs())
             .fold(0.0, f64::max);
-    values
+    let error = |name: &str| {
+        let r = values[name].as_f64().unwrap();
+        let k = header.iter().position(|h| h == name).unwrap();
+        let e = (last[k] - r).abs();
+        if r.abs() > tiny { e / r.abs() } else { e }
+    };
+    let all = values.keys().map(|n| error(n)).fold(0.0, f64::max);
+    let positions = match reference["positions"].as_array() {
+        Some(p) => p
+            .iter()
+            .map(|n| error(n.as_str().unwrap()))
+            .fold(0.0, f64::max),
+        None => all,
+    };
+    (all, positions, stats)
+}
+
+/// Accepted and rejected steps of a run's statistics.
+fn steps(stats: &Value) -> u64 {
+    stats["steps_accepted"].as_u64().unwrap() + stats["steps_rejected"].as_u64().unwrap()
+}
+
+#[test]
+fn index_scaling_reaches_the_car_axis_positions_in_fewer_steps() {
+    // Car axis (index 3, test set) at rtol = atol = 1e-6: with `all` the
+    // vertical velocity of the right wheel sets the step, 485 steps (34
+    // rejected) for positions within 3e-6 of the reference; with `index`
+    // (velocities scaled by h, multipliers by h², named in the
+    // statistics) 194 steps (6 rejected) for 1.7e-4 — the accuracy
+    // RADAU5 reaches in 201 steps (README, "Error control"). Bounds:
+    // twice the steps, ten times the error.
+    let (_, positions, s) = testset_run("car_axis", "1e-6", Some("index"));
+    assert_eq!(s["error_control"], "index");
+    let scaled: Vec<(&str, u64)> = s["error_control_scaled"]
+        .as_array()
+        .unwrap()
         .iter()
-        .map(|(name, v)| {
-            let r = v.as_f64().unwrap();
-            let k = header.iter().position(|h| h == name).unwrap();
-            let e = (last[k] - r).abs();
-            if r.abs() > tiny { e / r.abs() } else { e }
+        .map(|v| {
+            (
+                v["variable"].as_str().unwrap(),
+                v["index"].as_u64().unwrap(),
+            )
         })
-        .fold(0.0, f64::max)
+        .collect();
+    for v in [
+        ("ul", 2),
+        ("vl", 2),
+        ("ur", 2),
+        ("vr", 2),
+        ("lam1", 3),
+        ("lam2", 3),
+    ] {
+        assert!(scaled.contains(&v), "{v:?} not in {scaled:?}");
+    }
+    assert!(positions < 2e-3, "positions: relative error {positions:e}");
+    let (_, positions_all, all) = testset_run("car_axis", "1e-6", None);
+    assert_eq!(all["error_control"], "all", "the default");
+    assert!(positions_all < 3e-5, "all: positions {positions_all:e}");
+    assert!(
+        2 * steps(&s) < steps(&all),
+        "index {} steps, all {}",
+        steps(&s),
+        steps(&all)
+    );
 }
 
 #[test]
