@@ -155,30 +155,26 @@ pub fn consistent_point(
         // redundant constraint): regularised normal equations instead.
         let e: Vec<f64> = free.iter().map(|&j| z[j] - start[j]).collect();
         let winv: Vec<f64> = w2inv.iter().map(|x| x.sqrt()).collect();
-        let y = if free.len() > SPARSE_MIN_NORM_FROM {
+        let delta = if free.len() > SPARSE_MIN_NORM_FROM {
             // Large systems: the sparse augmented system (the dense QR is
-            // O(m²n)).
-            let mut rhs: Vec<f64> = r.iter().map(|x| -x).collect();
-            for &(i, k, v) in &jv {
-                rhs[i] += v * e[k];
-            }
-            let bv: Vec<f64> = jv.iter().map(|&(_, k, v)| v * winv[k]).collect();
-            // the pattern of J is the same at every step: its ordering and
-            // symbolic factorisation are computed once
+            // O(m²n)). The pattern of J is the same at every step: its
+            // ordering and symbolic factorisation are computed once.
             if system.is_none() {
                 let pairs: Vec<(usize, usize)> = jv.iter().map(|&(i, k, _)| (i, k)).collect();
                 system = MinNormSystem::new(m, free.len(), &pairs);
             }
-            system.as_mut().and_then(|s| s.solve(&bv, &rhs))
+            system
+                .as_mut()
+                .and_then(|s| sparse_min_norm_step(s, m, &jv, &winv, &e, &r))
         } else {
             dense_min_norm_step(m, free.len(), &jv, &winv, &e, &r)
+                .map(|y| (0..free.len()).map(|k| winv[k] * y[k] - e[k]).collect())
         };
-        let Some(y) = y else { break };
+        let Some(delta) = delta else { break };
         let mut step_norm = 0.0f64;
         for (k, &j) in free.iter().enumerate() {
-            let delta = winv[k] * y[k] - e[k];
-            step_norm = step_norm.max(delta.abs());
-            z[j] += delta;
+            step_norm = step_norm.max(delta[k].abs());
+            z[j] += delta[k];
         }
         r = eval_all(&z, None);
         if !step_norm.is_finite() {
@@ -211,6 +207,58 @@ pub fn consistent_point(
 /// with the sparse augmented system
 /// (`daec_solve::MinNormSystem`) instead of the dense QR.
 const SPARSE_MIN_NORM_FROM: usize = 100;
+
+/// The sparse Gauss–Newton step of [`consistent_point`], `Δ = W⁻¹(y − t)`
+/// with the tangential part `t = W e − B⁺(J e)` (the weighted
+/// displacement `e = x − start` less its component normal to the
+/// constraints) and the normal part `y = B⁺(B t − r)`, `B = J W⁻¹`, both by
+/// the one factorisation of `system`. In exact arithmetic `B t = 0` and
+/// this is the step `W⁻¹B⁺(J e − r) − e` of the dense path; in floating
+/// point, solving for the whole displacement leaves a linearised residual
+/// of order `ε·‖B‖·‖W e‖` (the backward error of the solve), which stalls
+/// the iteration once the displacement is large (a chain of 10⁵ links
+/// moves by 10⁵ against a tolerance of 10⁻⁵). The second solve removes
+/// the normal component of the first one's error: its right-hand side is
+/// of the order of the residual, so its error shrinks with the residual
+/// and the Newton convergence of the constraints is kept. `None` when the
+/// system is singular even regularised.
+fn sparse_min_norm_step(
+    system: &mut MinNormSystem,
+    m: usize,
+    jv: &[(usize, usize, f64)],
+    winv: &[f64],
+    e: &[f64],
+    r: &[f64],
+) -> Option<Vec<f64>> {
+    let bv: Vec<f64> = jv.iter().map(|&(_, k, v)| v * winv[k]).collect();
+    if !system.factor(&bv) {
+        return None;
+    }
+    // t = W e − B⁺(B W e) (zero at the start values: one solve there)
+    let mut t: Vec<f64> = e.iter().zip(winv).map(|(e, w)| e / w).collect();
+    if e.iter().any(|&x| x != 0.0) {
+        let mut je = vec![0.0; m];
+        for &(i, k, v) in jv {
+            je[i] += v * e[k];
+        }
+        let s = system.solve_factored(&je)?;
+        for (t, s) in t.iter_mut().zip(&s) {
+            *t -= s;
+        }
+    }
+    let mut rhs: Vec<f64> = r.iter().map(|x| -x).collect();
+    for (&(i, k, _), &b) in jv.iter().zip(&bv) {
+        rhs[i] += b * t[k];
+    }
+    let y = system.solve_factored(&rhs)?;
+    Some(
+        y.iter()
+            .zip(&t)
+            .zip(winv)
+            .map(|((y, t), w)| w * (y - t))
+            .collect(),
+    )
+}
 
 /// The dense Gauss–Newton step of [`consistent_point`]: `y` of least norm
 /// with `B y = J e − r`, `B = J W⁻¹` (`jv` the entries of `J`, `winv` the

@@ -838,6 +838,8 @@ pub struct MinNormSystem {
     /// `B`).
     slot: Vec<usize>,
     lu: SparseRealLu,
+    /// Whether the last [`factor`](Self::factor) succeeded.
+    factored: bool,
 }
 
 impl MinNormSystem {
@@ -862,6 +864,7 @@ impl MinNormSystem {
             pattern,
             slot,
             lu,
+            factored: false,
         })
     }
 
@@ -871,6 +874,7 @@ impl MinNormSystem {
     /// when regularised, or `values` or `b` have the wrong length.
     pub fn solve(&mut self, values: &[f64], b: &[f64]) -> Option<Vec<f64>> {
         let size = self.n + self.m;
+        self.factored = false;
         if b.len() != self.m || self.slot.len() != size + self.n + 2 * values.len() {
             return None;
         }
@@ -888,6 +892,54 @@ impl MinNormSystem {
             scale,
             b,
         )
+    }
+}
+
+impl MinNormSystem {
+    /// Factorises the augmented system for the entries `values` of `B`
+    /// (in the order of the pattern given to [`new`](Self::new)) for any
+    /// number of [`solve_factored`](Self::solve_factored) calls: unshifted,
+    /// then with the shift of [`min_norm_solve_sparse`] when that is
+    /// singular. `false` when both fail or `values` has the wrong length.
+    pub fn factor(&mut self, values: &[f64]) -> bool {
+        let size = self.n + self.m;
+        self.factored = false;
+        if self.slot.len() != size + self.n + 2 * values.len() {
+            return false;
+        }
+        let mut assembled = vec![0.0; self.pattern.nnz()];
+        let diagonal = std::iter::repeat_n(0.0, size).chain(std::iter::repeat_n(1.0, self.n));
+        let blocks = values.iter().chain(values).copied();
+        for (&s, v) in self.slot.iter().zip(diagonal.chain(blocks)) {
+            assembled[s] += v;
+        }
+        let scale = values.iter().fold(0.0f64, |x, v| x.max(v.abs()));
+        for shift in [0.0, 1e-12 * scale * scale] {
+            let mut shifted = assembled.clone();
+            for &d in &self.slot[self.n..size] {
+                shifted[d] -= shift;
+            }
+            if self.lu.factor(&self.pattern, &shifted).is_ok() {
+                self.factored = true;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The minimum-norm solution `y` of `B y = b` with the last
+    /// successful [`factor`](Self::factor) call: one pair of triangular solves.
+    /// `None` when there is none, `b` does not have `m` entries or the
+    /// solution is not finite.
+    pub fn solve_factored(&mut self, b: &[f64]) -> Option<Vec<f64>> {
+        if !self.factored || b.len() != self.m {
+            return None;
+        }
+        let mut x = vec![0.0; self.n + self.m];
+        x[self.n..].copy_from_slice(b);
+        self.lu.solve(&mut x);
+        x.truncate(self.n);
+        x.iter().all(|v| v.is_finite()).then_some(x)
     }
 }
 
@@ -1007,6 +1059,13 @@ mod min_norm_tests {
             let y = system.solve(&values, &b).expect("full row rank");
             let once = min_norm_solve_sparse(2, 4, &entries, &b).expect("full row rank");
             assert_eq!(y, once);
+            // one factorisation, several right-hand sides: the same solution
+            assert!(system.factor(&values));
+            assert_eq!(system.solve_factored(&b), Some(y.clone()));
+            let twice = system.solve_factored(&[2.0, 2.0 * s]).expect("factored");
+            for (t, y) in twice.iter().zip(&y) {
+                assert!((t - 2.0 * y).abs() < 1e-12, "{t} vs 2·{y}");
+            }
             // B y = b
             let mut by = [0.0; 2];
             for &(i, k, v) in &entries {
@@ -1019,6 +1078,9 @@ mod min_norm_tests {
         }
         // wrong lengths and entries outside B
         assert_eq!(system.solve(&[1.0], &[1.0, 1.0]), None);
+        // no factorisation after a failed or one-shot one
+        assert!(!system.factor(&[1.0]));
+        assert_eq!(system.solve_factored(&[1.0, 1.0]), None);
         assert_eq!(system.solve(&[1.0; 7], &[1.0]), None);
         assert!(MinNormSystem::new(2, 4, &[(2, 0)]).is_none());
     }
