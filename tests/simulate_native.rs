@@ -118,6 +118,30 @@ fn chunked_native_functions_give_the_tape_run() {
     assert!(source.contains("    daec_constraint_jacobian_1(t, z, p, &mut sf, &mut sb, out);"));
 }
 
+#[test]
+fn two_bit_adder_native_reads_its_gates_constants_from_tables() {
+    // The two-bit adder (350 unknowns): its gates and transistors repeat a
+    // few trees of operations that differ only in the unknowns they read
+    // and in their constants (the devices' parameters, folded by the
+    // lowering). The constants of sums, products and branches are table
+    // entries (`daec_expr::to_rust_looped`), so the Jacobian's statements
+    // share loop bodies: 67 loops in `daec_diff_jacobian`, whose
+    // straight-line text was 189 KB of the 329 KB source. The run is the
+    // tapes' up to the round-off of the order of the terms of a sum.
+    let args = ["models/testset/two_bit_adder.dae", "--t-end", "1"];
+    let (stats, stderr) = same_as_tapes(&args, "adder", 1e-12);
+    assert!(stats["steps_accepted"].as_u64().unwrap() >= 8, "{stats}");
+    let source = library_source(&stderr);
+    assert!(source.len() < 290_000, "{} bytes", source.len());
+    assert!(
+        source.contains("\nstatic T4_K: [f64; "),
+        "no table of constants"
+    );
+    let loops = source.matches("\n    for r in T4_").count();
+    assert!(loops >= 60, "{loops} loops");
+    assert!(source.matches("*T4_K.get_unchecked(r[").count() >= 20);
+}
+
 /// The source kept beside the library that a `--verbose` run's stderr
 /// names.
 fn library_source(stderr: &str) -> String {

@@ -33,13 +33,21 @@ pub struct RustChunks {
     /// The tables of the loops, as items of a module: `static NAME:
     /// [[u16; C]; M] = …;` (`u32` when an index needs it), one row per
     /// statement of the loop: where it writes, then the index of each
-    /// value it reads. The entries are a byte string transmuted to the
+    /// value it reads (for a constant, its index in
+    /// [`RustChunks::constants`]). The entries are a byte string transmuted to the
     /// array, in the byte order of the machine that generated the text:
     /// the code is for a library built on that machine, for it.
     pub tables: Vec<String>,
     /// The number of rows of each table (statements printed as one loop
     /// body), in the order of [`RustChunks::tables`].
     pub loop_rows: Vec<usize>,
+    /// The constants the loops read, as an item of a module: `static
+    /// {prefix}K: [f64; M] = …;`, the bits of each distinct constant in
+    /// the order the tables first name it, as a byte string transmuted to
+    /// the array like the tables' entries (each value exactly the
+    /// literal's). Empty when no loop reads a constant. A table's column
+    /// of a constant holds its index into this array.
+    pub constants: String,
     /// The arrays the loops index (`out`, `sf`, `sb` and those of
     /// [`RustNames::var_array`] and [`RustNames::param_array`]), each with
     /// the length it needs (one more than the largest index of a table
@@ -183,6 +191,8 @@ enum Arg {
     Param(u32),
     /// The common subexpression `k`.
     Let(usize),
+    /// A constant (its bits), read from [`RustChunks::constants`].
+    Const(u64),
 }
 
 /// A group of statements printed as one loop: its statements (indices of
@@ -216,13 +226,60 @@ fn is_terminal(pool: &ExprPool, lets: &FxHashMap<ExprId, usize>, id: ExprId) -> 
     lets.contains_key(&id) || matches!(pool.node(id), Node::Const(_) | Node::Leaf(_))
 }
 
+/// Whether a constant that is operand `k` of `node` is read from the
+/// table of constants in a loop ([`RustChunks::constants`]) rather than
+/// printed as a literal: where the operation is IEEE arithmetic, whose
+/// result is the same for a literal and for a value loaded at run time
+/// (sums, products, the divisor of a reciprocal, comparisons, the
+/// branches of a selection). rustc and LLVM rewrite only exactly
+/// (`x * 2.0` as `x + x`), and a sum or product of a table constant is
+/// printed in the straight-line order (`R::negative`): `x - 2.0` and
+/// `x + a` with `a = -2.0` are the same addition. Elsewhere the literal
+/// stays part of the shape: LLVM replaces `powf(x, 2.0)` by `x * x` and
+/// `powf(x, 0.5)` by `sqrt` (not bit for bit the library's `pow`), and a
+/// constant condition prints as `true` or `false`.
+fn constant_from_table(node: &Node, k: usize) -> bool {
+    match node {
+        Node::Add(_) | Node::Mul(_) | Node::Cmp(..) | Node::Powi(_, -1) => true,
+        Node::Select(..) => k > 0,
+        _ => false,
+    }
+}
+
+/// The constants of statement `s` printed as literals in its loop: those
+/// that are an operand where [`constant_from_table`] says no (or whose
+/// value is not finite: their text has no sign to sort by) anywhere in
+/// its tree. A constant the statement computes alone (`out[i] = 2.0;`)
+/// is read from the table.
+fn literal_constants(pool: &ExprPool, lets: &FxHashMap<ExprId, usize>, s: &Pending) -> Vec<ExprId> {
+    let mut literal = Vec::new();
+    let mut stack = vec![(s.top, s.def.is_some(), true)];
+    while let Some((id, internal, from_table)) = stack.pop() {
+        let node = pool.node(id);
+        if internal || !is_terminal(pool, lets, id) {
+            for (k, c) in node.children().enumerate() {
+                stack.push((c, false, constant_from_table(node, k)));
+            }
+        } else if let Node::Const(v) = node
+            && (!from_table || !v.is_finite())
+            && !literal.contains(&id)
+        {
+            literal.push(id);
+        }
+    }
+    literal
+}
+
 /// The shape of statement `s`: its tree in pre-order with each operation
-/// (and its operand count, exponent or function), each constant (its
-/// bits: equal text, equal value) and each terminal value it reads by
-/// kind and the position of its first reading (the values themselves in
-/// the returned arguments). Two statements of equal shape are the same
-/// text up to the values they read. `None` when a leaf has no array to be
-/// read through ([`RustNames::var_array`], [`RustNames::param_array`]).
+/// (and its operand count, exponent or function), each constant printed
+/// as a literal ([`literal_constants`]; its bits: equal text, equal
+/// value), the sign of each constant read from the table (which orders
+/// the terms of a sum) and each terminal value it reads by kind and the
+/// position of its first reading (the values themselves, and the
+/// constants read from the table, in the returned arguments). Two
+/// statements of equal shape are the same text up to the values they
+/// read. `None` when a leaf has no array to be read through
+/// ([`RustNames::var_array`], [`RustNames::param_array`]).
 fn shape(
     pool: &ExprPool,
     printed: &Printed,
@@ -232,6 +289,7 @@ fn shape(
     let mut key = vec![u64::from(s.def.is_some())];
     let mut args = Vec::new();
     let mut position: FxHashMap<ExprId, u64> = FxHashMap::default();
+    let literal = literal_constants(pool, &printed.lets, s);
     let mut stack = vec![(s.top, s.def.is_some())];
     while let Some((id, internal)) = stack.pop() {
         let node = pool.node(id);
@@ -246,9 +304,13 @@ fn shape(
                 key.extend([1, u64::from(printed.boolean[k])]);
                 Arg::Let(k)
             }
-            (None, Node::Const(v)) => {
+            (None, Node::Const(v)) if literal.contains(&id) => {
                 key.extend([2, v.to_bits()]);
                 continue;
+            }
+            (None, Node::Const(v)) => {
+                key.extend([6, u64::from(v.is_sign_negative())]);
+                Arg::Const(v.to_bits())
             }
             (None, Node::Leaf(Leaf::Time)) => {
                 key.push(3);
@@ -280,7 +342,7 @@ fn shape(
 }
 
 /// The tokens of an operation in a shape (distinct from the terminals'
-/// tags 1–5).
+/// tags 1–6).
 fn operation(node: &Node) -> [u64; 2] {
     match node {
         Node::Add(ts) => [10, ts.len() as u64],
@@ -301,18 +363,22 @@ fn operation(node: &Node) -> [u64; 2] {
 }
 
 /// [`to_rust_chunked`]'s code with repeated structure as loops: the
-/// statements of equal shape (the same tree of operations and constants
-/// over the values they read — unknowns, parameters, common
-/// subexpressions, their indices abstracted) and equal level (one more than the
+/// statements of equal shape (the same tree of operations over the values
+/// they read — unknowns, parameters, common subexpressions and the
+/// constants of its arithmetic, their indices and values abstracted) and
+/// equal level (one more than the
 /// deepest common subexpression they read, so that no statement of a
 /// group reads another of the group) form a group; a group of at least
 /// `min_rows` statements is printed once, as the body of a loop over a
 /// static table (in [`RustChunks::tables`], named `{table_prefix}{g}`)
 /// that holds, per statement, where it writes and the index of each value
-/// it reads. A model built from arrays and `for` loops repeats its
-/// equations' trees for each element, and rustc's time grows with the
-/// text it compiles: a loop compiles once what the straight-line code
-/// repeats. The loops are printed only where they and the remaining
+/// it reads; the constants that differ between its statements are read
+/// from [`RustChunks::constants`] (`{table_prefix}K`), the others printed
+/// as literals. A model built from arrays and `for` loops repeats its
+/// equations' trees for each element, and a circuit its devices' with
+/// their own constants (the two-bit adder's gates), and rustc's time
+/// grows with the text it compiles: a loop compiles once what the
+/// straight-line code repeats. The loops are printed only where they and the remaining
 /// statements are less than a third of the straight-line text
 /// (`LOOP_GAIN`). The common subexpressions a loop writes or reads live in the
 /// arrays `sf` and `sb`; every expression is printed as
@@ -379,9 +445,12 @@ pub fn to_rust_looped(
     let loops: Vec<Loop> = looped
         .into_iter()
         .enumerate()
-        .map(|(l, group)| {
+        .map(|(l, mut group)| {
             let table = format!("{table_prefix}{l}");
-            let (text, arrays) = loop_text(pool, &printed, &group, names, &table);
+            let constants = format!("{table_prefix}K");
+            let uniform = uniform_constants(&mut group);
+            let tables = (table.as_str(), constants.as_str());
+            let (text, arrays) = loop_text(pool, &printed, (&group, &uniform), names, tables);
             Loop {
                 group,
                 text,
@@ -416,11 +485,43 @@ pub fn to_rust_looped(
 /// Fekete's, a twentieth of its text left, 0.8 s against 9 s.
 const LOOP_GAIN: usize = 3;
 
+/// The constants that every statement of `group` reads in the same
+/// column (`0.0` in `if x <= 0.0`), removed from its arguments: the loop
+/// prints them as literals, as the straight-line statements do.
+fn uniform_constants(group: &mut Group) -> Vec<u64> {
+    let Some(first) = group.args.first() else {
+        return Vec::new();
+    };
+    let uniform: Vec<bool> = first
+        .iter()
+        .enumerate()
+        .map(|(c, a)| matches!(a, Arg::Const(_)) && group.args.iter().all(|row| row[c] == *a))
+        .collect();
+    let bits = first
+        .iter()
+        .zip(&uniform)
+        .filter_map(|(a, &u)| match *a {
+            Arg::Const(b) if u => Some(b),
+            _ => None,
+        })
+        .collect();
+    for row in &mut group.args {
+        let mut c = 0;
+        row.retain(|_| {
+            c += 1;
+            !uniform[c - 1]
+        });
+    }
+    bits
+}
+
 /// The loop of `group` over `table`: its first statement's tree printed
 /// with the values it reads bound to `a0`, `a1`, … from the columns 1, 2,
-/// … of the table's row `r` (in the order of the group's arguments),
-/// ending with the store of its value where column 0 says; and the array
-/// of each column. The arrays are indexed without bounds checks: a
+/// … of the table's row `r` (in the order of the group's arguments; a
+/// constant read from the table from the array `constants`, the others —
+/// [`literal_constants`] and those of `uniform` — printed as literals),
+/// ending with the store of its value where column
+/// 0 says; and the array of each column. The arrays are indexed without bounds checks: a
 /// bounds check per value read is a branch out of the loop, and LLVM's
 /// loop passes (induction variables, loop deletion) take time in the
 /// number of a loop's exits — with them, Fekete's library took 1.6 s of
@@ -429,12 +530,13 @@ const LOOP_GAIN: usize = 3;
 fn loop_text(
     pool: &ExprPool,
     printed: &Printed,
-    group: &Group,
+    (group, uniform): (&Group, &[u64]),
     names: &dyn RustNames,
-    table: &str,
+    (table, constants): (&str, &str),
 ) -> (String, Vec<String>) {
     let s = &printed.pending[group.members[0]];
     let args = group.args.first().map_or(&[][..], Vec::as_slice);
+    let literal = literal_constants(pool, &printed.lets, s);
     let mut r: FxHashMap<ExprId, R> = FxHashMap::default();
     let mut bindings = vec![String::new(); args.len()];
     let mut arrays = vec![String::new(); args.len() + 1];
@@ -474,6 +576,9 @@ fn loop_text(
                 names.var_array(*order).unwrap_or_default(),
                 false,
             ),
+            (None, Node::Const(v)) if !literal.contains(&id) && !uniform.contains(&v.to_bits()) => {
+                (Arg::Const(v.to_bits()), constants.to_string(), false)
+            }
             _ => {
                 let x = rust_node(pool, id, names, &r);
                 r.insert(id, x);
@@ -489,7 +594,8 @@ fn loop_text(
         arrays[column + 1] = array;
         let mut x = R::new(format!("a{column}"), R_POSTFIX);
         x.boolean = boolean;
-        x.bound = matches!(arg, Arg::Let(_));
+        x.bound = matches!(arg, Arg::Let(_) | Arg::Const(_));
+        x.negative = matches!(arg, Arg::Const(b) if f64::from_bits(b).is_sign_negative());
         r.insert(id, x);
     }
     let value = r.get(&s.top);
@@ -507,6 +613,37 @@ fn loop_text(
         value.unwrap_or_default()
     );
     (text, arrays)
+}
+
+/// The distinct constants the loops read ([`RustChunks::constants`]), in
+/// the order the tables first name them.
+#[derive(Default)]
+struct Constants {
+    index: FxHashMap<u64, usize>,
+    bits: Vec<u64>,
+}
+
+impl Constants {
+    /// The index of the constant of `bits`, given on first request.
+    fn index(&mut self, bits: u64) -> usize {
+        *self.index.entry(bits).or_insert_with(|| {
+            self.bits.push(bits);
+            self.bits.len() - 1
+        })
+    }
+
+    /// The static `name` of the constants (empty when there are none).
+    fn text(&self, name: &str) -> String {
+        if self.bits.is_empty() {
+            return String::new();
+        }
+        let bytes: Vec<u8> = self.bits.iter().flat_map(|b| b.to_ne_bytes()).collect();
+        format!(
+            "static {name}: [f64; {}] = unsafe {{ core::mem::transmute(*b\"{}\") }};",
+            self.bits.len(),
+            byte_string(&bytes)
+        )
+    }
 }
 
 /// Hands out the slots of `sf` and `sb`.
@@ -532,12 +669,14 @@ impl Slots {
 /// of each value it reads; `u16` entries when they fit. The entries are a
 /// byte string in the byte order of the machine that generates the text
 /// (transmuted to the array), which is the order of the library `rustc`
-/// builds there for it. Raises the length each array needs in `reach`.
+/// builds there for it. A constant's entry is its index in `constants`
+/// (the array named `constants.0`). Raises the length each array but the
+/// constants needs in `reach`.
 fn table_text(
     name: &str,
     l: &Loop,
-    pending: &[Pending],
-    slot: &[Option<usize>],
+    (pending, slot): (&[Pending], &[Option<usize>]),
+    constants: (&str, &mut Constants),
     reach: &mut BTreeMap<String, usize>,
 ) -> String {
     let group = &l.group;
@@ -555,12 +694,16 @@ fn table_text(
                 Arg::Var { unknown, .. } => unknown as usize,
                 Arg::Param(p) => p as usize,
                 Arg::Let(k) => slot[k].unwrap_or(0),
+                Arg::Const(bits) => constants.1.index(bits),
             });
             std::iter::once(target).chain(values).collect()
         })
         .collect();
     for row in &rows {
         for (v, array) in row.iter().zip(&l.arrays) {
+            if array == constants.0 {
+                continue;
+            }
             let need = reach.entry(array.clone()).or_insert(0);
             *need = (*need).max(v + 1);
         }
@@ -676,6 +819,8 @@ fn assemble(
     };
     let array = |k: usize| if boolean[k] { "sb" } else { "sf" };
     let mut reach = BTreeMap::new();
+    let constants_name = format!("{table_prefix}K");
+    let mut constants = Constants::default();
     for (item, &c) in items.iter().zip(&chunk_of) {
         let i = match *item {
             Item::Single(i) => i,
@@ -683,8 +828,13 @@ fn assemble(
                 let lp = &loops[l];
                 out.chunks[c].push(lp.text.clone());
                 let name = format!("{table_prefix}{l}");
-                out.tables
-                    .push(table_text(&name, lp, pending, slot, &mut reach));
+                out.tables.push(table_text(
+                    &name,
+                    lp,
+                    (pending, slot),
+                    (&constants_name, &mut constants),
+                    &mut reach,
+                ));
                 out.loop_rows.push(lp.group.members.len());
                 continue;
             }
@@ -706,6 +856,7 @@ fn assemble(
         });
     }
     out.loop_reach = reach.into_iter().collect();
+    out.constants = constants.text(&constants_name);
     out
 }
 

@@ -60,8 +60,16 @@ pub(crate) struct R {
     /// Rust only: the text is a float literal (possibly negative), which
     /// needs an `_f64` suffix to be a method receiver.
     pub(crate) literal: bool,
-    /// Rust only: the text names a `let` binding (a common subexpression).
+    /// Rust only: the text names a `let` binding (a common subexpression)
+    /// or, for a constant, a value read from a table of constants
+    /// ([`crate::to_rust_looped`]).
     pub(crate) bound: bool,
+    /// Rust only: the node is a term that [`print_order`] puts among the
+    /// negative ones although its text has no sign: a constant read from a
+    /// table, or a product with such constants, whose literal value is
+    /// negative. The straight-line text of the same node has a `neg`, so
+    /// the terms of a sum are added in the same order either way.
+    pub(crate) negative: bool,
 }
 
 impl R {
@@ -73,6 +81,7 @@ impl R {
             boolean: false,
             literal: false,
             bound: false,
+            negative: false,
         }
     }
 }
@@ -135,7 +144,7 @@ pub fn modelica_number(v: f64) -> String {
 /// then negative ones, each group's constant last (the value is the same;
 /// the canonical id order is kept within each group).
 fn print_order(pool: &ExprPool, ts: &[ExprId], r: &FxHashMap<ExprId, R>) -> Vec<ExprId> {
-    let negative = |t: &ExprId| r.get(t).is_some_and(|x| x.neg.is_some());
+    let negative = |t: &ExprId| r.get(t).is_some_and(|x| x.neg.is_some() || x.negative);
     let konst = |t: &ExprId| pool.as_constant(*t).is_some();
     let mut order: Vec<ExprId> = ts
         .iter()
@@ -552,10 +561,22 @@ pub(crate) fn rust_node(
         }
         Node::Mul(fs) => {
             let mut coef = 1.0;
+            // the constants read from a table (bound): printed first,
+            // where the straight-line text prints their product `coef`
             let mut num = Vec::new();
+            let mut table_negative = false;
+            for f in fs.iter() {
+                if let Node::Const(c) = pool.node(*f)
+                    && g(f).bound
+                {
+                    num.push(*f);
+                    table_negative ^= c.is_sign_negative();
+                }
+            }
             let mut den = Vec::new();
             for f in fs.iter() {
                 match pool.node(*f) {
+                    Node::Const(_) if g(f).bound => {}
                     Node::Const(c) => coef *= c,
                     // a shared reciprocal is computed once (its `let`)
                     // and multiplied, as the tape does (`Recip`, `Mul`);
@@ -593,13 +614,15 @@ pub(crate) fn rust_node(
                 mag = format!("{} / {d}", wrap(&mag, mp, R_MUL));
                 mp = R_MUL;
             }
-            if coef.is_sign_negative() {
+            let mut x = if coef.is_sign_negative() {
                 let mut x = R::new(format!("-{}", wrap(&mag, mp, R_UNARY)), R_UNARY);
                 x.neg = Some((mag, mp));
                 x
             } else {
                 R::new(mag, mp)
-            }
+            };
+            x.negative = table_negative;
+            x
         }
         Node::Powi(b, -1) => R::new(format!("1.0 / {}", num_ctx(g(b), R_UNARY)), R_MUL),
         Node::Powi(b, n) => R::new(format!("{}.powi({n})", receiver(g(b))), R_POSTFIX),

@@ -4,8 +4,8 @@ mod common;
 
 use common::{Parser, names};
 use daec_expr::{
-    CmpOp, ExprPool, Func, Func2, ParamId, modelica_number, to_latex, to_modelica, to_rust,
-    to_rust_chunked, to_rust_looped,
+    CmpOp, ExprPool, Func, Func2, ParamId, RustChunks, modelica_number, to_latex, to_modelica,
+    to_rust, to_rust_chunked, to_rust_looped,
 };
 
 #[test]
@@ -283,6 +283,17 @@ fn table_rows(text: &str, head: &str) -> Vec<Vec<u16>> {
         .and_then(|t| t.strip_prefix("unsafe { core::mem::transmute(*b\""))
         .and_then(|t| t.strip_suffix("\") };"))
         .unwrap_or_else(|| panic!("{text}"));
+    let bytes = byte_string_bytes(literal);
+    let values: Vec<u16> = bytes
+        .chunks(2)
+        .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+        .collect();
+    values.chunks(columns).map(<[u16]>::to_vec).collect()
+}
+
+/// The bytes of a byte string literal's text (without the quotes), as
+/// [`to_rust_looped`] prints them: printable ASCII and `\xNN`.
+fn byte_string_bytes(literal: &str) -> Vec<u8> {
     let mut bytes = Vec::new();
     let mut chars = literal.chars();
     while let Some(c) = chars.next() {
@@ -294,11 +305,7 @@ fn table_rows(text: &str, head: &str) -> Vec<Vec<u16>> {
             bytes.push(c as u8);
         }
     }
-    let values: Vec<u16> = bytes
-        .chunks(2)
-        .map(|b| u16::from_ne_bytes([b[0], b[1]]))
-        .collect();
-    values.chunks(columns).map(<[u16]>::to_vec).collect()
+    bytes
 }
 
 /// A chain of `n` links: the differences `d_k = x_k - x_{k+1}` (each read
@@ -419,4 +426,146 @@ fn latex_output() {
     let ab = p.func(Func::Abs, x);
     let sq = p.func(Func::Sqrt, ab);
     assert_eq!(to_latex(&p, sq, &n), "\\sqrt{\\left|x\\right|}");
+}
+
+/// Gates of one kind whose trees differ only in their constants (and in
+/// the unknowns they read), as a circuit's devices with their parameters
+/// folded: per gate `k` the difference `d = x_k - y_k + c` (read three
+/// times, a common subexpression), a branch on `d <= 0` with a
+/// coefficient per gate (±1 among them), a quotient by a constant per
+/// gate, a constant exponent shared by all, and a constant alone (a mass
+/// matrix entry). The constants' signs alternate, which orders the terms
+/// of the sums differently.
+fn gates(p: &mut ExprPool, n: u32) -> Vec<daec_expr::ExprId> {
+    let m = p.param(ParamId(0));
+    let zero = p.constant(0.0);
+    let half = p.constant(0.5);
+    let mut roots = Vec::new();
+    for k in 0..n {
+        let (x, y) = (p.var(2 * k, 0), p.var(2 * k + 1, 0));
+        let f = f64::from(k);
+        let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+        let c = p.constant(sign * (0.37 + 0.11 * f));
+        let xy = p.sub(x, y);
+        let d = p.add(xy, c);
+        let le = p.cmp(CmpOp::Le, d, zero);
+        let d2 = p.powi(d, 2);
+        let md2 = p.mul(m, d2);
+        let coef = [1.0, -1.0, 2.5 + f, -(1.5 + f)][k as usize % 4];
+        let low = p.scale(coef, md2);
+        let dx = p.mul(d, x);
+        let high = p.scale(-0.25 - 0.01 * f, dx);
+        roots.push(p.select(le, low, high));
+        // (odd: a power of two would be an exact reciprocal, a product)
+        let q = p.constant(3.0 + 2.0 * f);
+        let xq = p.div(x, q);
+        let a = p.func(Func::Abs, d);
+        let root = p.pow(a, half);
+        roots.push(p.add(xq, root));
+        roots.push(p.constant(sign * (1.0 + f)));
+    }
+    roots
+}
+
+/// A program that evaluates `looped` and `straight` (each the chunks of
+/// one function over `z`, `p` and `out`) at 200 pseudo-random points and
+/// prints the outputs whose bits differ.
+fn comparison_program(looped: &RustChunks, straight: &RustChunks, n: usize, m: usize) -> String {
+    let function = |name: &str, code: &RustChunks| {
+        format!(
+            "#[allow(unused_mut, unused_unsafe, unused_parens)]\nfn {name}(t: f64, z: &[f64; {n}], p: &[f64; 1], out: &mut [f64; {m}]) {{\n    let mut sf = [0.0f64; {}];\n    let mut sb = [false; {}];\n    {}\n}}\n",
+            code.scratch_f64,
+            code.scratch_bool,
+            code.chunks.concat().join("\n    ")
+        )
+    };
+    let mut text = String::from("#![allow(unused_variables)]\n");
+    text.push_str(&function("looped", looped));
+    text.push_str(&function("straight", straight));
+    for item in looped.tables.iter().chain([&looped.constants]) {
+        text.push_str(item);
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "fn main() {{\n    let mut seed = 0x2545f4914f6cdd1du64;\n    let mut next = move || {{ seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; (seed >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0 }};\n    for _ in 0..200 {{\n        let mut z = [0.0; {n}];\n        z.iter_mut().for_each(|v| *v = next());\n        let p = [next()];\n        let (mut a, mut b) = ([0.0; {m}], [0.0; {m}]);\n        looped(0.0, &z, &p, &mut a);\n        straight(0.0, &z, &p, &mut b);\n        for i in 0..{m} {{\n            if a[i].to_bits() != b[i].to_bits() {{ println!(\"out[{{i}}]: {{}} against {{}}\", a[i], b[i]); }}\n        }}\n    }}\n    println!(\"done\");\n}}\n"
+    ));
+    text
+}
+
+#[test]
+fn statements_that_differ_in_their_constants_share_a_loop_and_its_bits() {
+    let mut p = ExprPool::new();
+    let roots = gates(&mut p, 48);
+    let code = to_rust_looped(&p, &roots, &common::VecNames, 1 << 20, 8, "T");
+    let straight = to_rust_chunked(&p, &roots, &common::VecNames, 1 << 20);
+    let text = code.chunks.concat().join("\n");
+    // no statement is left outside a loop: the differences (two signs of
+    // their constant), the branches (the four kinds of coefficient), the
+    // quotients with roots, the constants alone (two signs)
+    assert!(
+        !text.contains("\nout[") && !text.starts_with("out["),
+        "{text}"
+    );
+    assert_eq!(code.loop_rows.iter().sum::<usize>(), 4 * 48, "{code:#?}");
+    assert!(code.loop_rows.len() <= 9, "{:?}", code.loop_rows);
+    // the constants of each gate are read from `TK`; the shared ones (the
+    // condition's 0.0, the exponent 0.5) stay literals
+    assert!(
+        code.constants.starts_with("static TK: [f64; "),
+        "{}",
+        code.constants
+    );
+    assert!(text.contains("*TK.get_unchecked(r["), "{text}");
+    assert!(text.contains(" <= 0.0 {"), "{text}");
+    assert!(text.contains(".powf(0.5)"), "{text}");
+    // every value of TK is one of the model's constants, bit for bit
+    let values = table_f64(&code.constants, "static TK: [f64; ");
+    assert!(values.contains(&(3.0 + 2.0 * 47.0)), "{values:?}");
+    assert!(values.contains(&-(0.37 + 0.11 * 47.0)), "{values:?}");
+    assert!(values.len() > 4 * 48 / 2, "{}", values.len());
+    assert!(text.len() * 3 < straight.chunks.concat().join("\n").len());
+    // compiled, the loops give the straight-line code's values bit for bit
+    let dir = std::env::temp_dir().join(format!("daec-expr-loops-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("compare.rs");
+    std::fs::write(
+        &source,
+        comparison_program(&code, &straight, 96, roots.len()),
+    )
+    .unwrap();
+    for level in ["1", "3"] {
+        let exe = dir.join(format!("compare-{level}"));
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let built = std::process::Command::new(rustc)
+            .args(["--edition=2021", &format!("-Copt-level={level}"), "-o"])
+            .arg(&exe)
+            .arg(&source)
+            .output()
+            .unwrap();
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let ran = std::process::Command::new(&exe).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&ran.stdout), "done\n");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The values of a static `[f64; M]` of [`to_rust_looped`] declared as
+/// `head`: its byte string decoded in the machine's byte order.
+fn table_f64(text: &str, head: &str) -> Vec<f64> {
+    let rest = text.strip_prefix(head).unwrap_or_else(|| panic!("{text}"));
+    let (_, literal) = rest.split_once("] = ").unwrap();
+    let bytes = byte_string_bytes(
+        literal
+            .strip_prefix("unsafe { core::mem::transmute(*b\"")
+            .and_then(|t| t.strip_suffix("\") };"))
+            .unwrap_or_else(|| panic!("{text}")),
+    );
+    bytes
+        .chunks(8)
+        .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
+        .collect()
 }

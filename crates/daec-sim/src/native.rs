@@ -131,7 +131,7 @@ pub struct NativeSource<'a> {
 
 /// Revision of the generator: part of [`NativeSource::fingerprint`], raised
 /// whenever the text generated from the same expressions changes.
-const GENERATOR: u32 = 4;
+const GENERATOR: u32 = 5;
 
 impl NativeSource<'_> {
     /// Everything the text is generated from, as bytes: the generator's
@@ -378,7 +378,7 @@ pub const LOOP_ROWS: usize = 8;
 /// Appends the exported function `name` with `m` outputs: its body when
 /// `code` is one chunk, else a call of each chunk's function (`name_0`,
 /// `name_1`, …, which follow it) with the arrays `sf` and `sb` the chunks
-/// and loops share; then the loops' tables.
+/// and loops share; then the loops' tables and the constants they read.
 fn native_function(out: &mut String, name: &str, m: usize, reads_zdot: bool, code: &RustChunks) {
     let _ = writeln!(
         out,
@@ -447,6 +447,9 @@ fn native_function(out: &mut String, name: &str, m: usize, reads_zdot: bool, cod
     }
     for table in &code.tables {
         let _ = writeln!(out, "{table}\n");
+    }
+    if !code.constants.is_empty() {
+        let _ = writeln!(out, "{}\n", code.constants);
     }
 }
 
