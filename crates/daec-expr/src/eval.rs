@@ -39,7 +39,7 @@ impl ExprPool {
     /// on, no recursion). For repeated evaluation compile a [`crate::Tape`].
     pub fn eval(&self, e: ExprId, env: &dyn Env) -> f64 {
         let order = self.topo_order(&[e]);
-        let mut vals: IdMap<f64> = IdMap::for_traversal(order.len(), self.len());
+        let mut vals: IdMap<f64> = IdMap::for_traversal(&order, self.len());
         for &id in &order {
             let v = match self.node(id) {
                 Node::Leaf(l) => eval_leaf(*l, env),
@@ -67,7 +67,7 @@ impl ExprPool {
     /// model's units (a capacitance of 1e-13 F is small, not zero).
     pub fn eval_with_scale(&self, e: ExprId, env: &dyn Env) -> (f64, f64) {
         let order = self.topo_order(&[e]);
-        let mut vals: IdMap<(f64, f64)> = IdMap::for_traversal(order.len(), self.len());
+        let mut vals: IdMap<(f64, f64)> = IdMap::for_traversal(&order, self.len());
         for &id in &order {
             let node = self.node(id);
             let value = match node {

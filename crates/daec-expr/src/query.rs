@@ -4,85 +4,60 @@
 //! All traversals use an explicit stack: deep expressions cannot overflow the
 //! call stack.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 
 use crate::node::{ExprId, Leaf, Node};
 use crate::pool::ExprPool;
 
-/// A set of visited node ids: a hash set while small, switching to a bit set
-/// over the whole pool once it holds more than 1/64 of the pool.
-enum Visited {
-    Hash(FxHashSet<u32>, usize),
-    Bits(Vec<u64>),
+thread_local! {
+    /// One bit per node of the largest pool traversed on this thread, all
+    /// clear between traversals: the visited set of
+    /// [`ExprPool::topo_order`]. Reusing it makes a traversal cost a bit
+    /// test per node it reaches, with no hashing and no allocation of a
+    /// set per call (the hidden constraints traverse every row of the
+    /// derivative array several times). A traversal only panics on an id
+    /// that is not in its pool (a programming error), which ends the thread
+    /// that would read the marks it left.
+    static MARKS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
-impl Visited {
-    fn new(pool_len: usize) -> Self {
-        Visited::Hash(FxHashSet::default(), pool_len)
-    }
-
-    /// Marks `id`; returns true if it was not marked before.
-    fn insert(&mut self, id: ExprId) -> bool {
-        let i = id.index();
-        if let Visited::Hash(s, pool_len) = self {
-            if s.len() * 64 <= *pool_len {
-                return s.insert(i as u32);
-            }
-            let mut b = vec![0u64; pool_len.div_ceil(64)];
-            for &k in s.iter() {
-                b[k as usize / 64] |= 1 << (k % 64);
-            }
-            *self = Visited::Bits(b);
-        }
-        match self {
-            Visited::Hash(s, _) => s.insert(i as u32),
-            Visited::Bits(b) => {
-                let (w, m) = (i / 64, 1u64 << (i % 64));
-                let fresh = b[w] & m == 0;
-                b[w] |= m;
-                fresh
-            }
-        }
-    }
-}
-
-/// A map from node ids to values for one traversal: dense (a vector over
-/// the pool) when the traversal covers a sizeable part of the pool, a hash
-/// map otherwise.
-pub(crate) enum IdMap<T: Copy> {
+/// A map from node ids to values for one traversal, keyed by the
+/// traversal's nodes in increasing id order ([`ExprPool::topo_order`]):
+/// dense (a vector over the pool) when the traversal covers a sizeable
+/// part of the pool, else a value per position of the order, found by
+/// binary search (no hashing).
+pub(crate) enum IdMap<'a, T: Copy> {
     Dense(Vec<Option<T>>),
-    Sparse(FxHashMap<ExprId, T>),
+    Sorted(&'a [ExprId], Vec<Option<T>>),
 }
 
-impl<T: Copy> IdMap<T> {
-    /// A map for a traversal of `n` nodes of a pool of `pool_len` nodes.
-    pub(crate) fn for_traversal(n: usize, pool_len: usize) -> Self {
-        if n * 16 >= pool_len {
+impl<'a, T: Copy> IdMap<'a, T> {
+    /// A map for the nodes `order` (sorted by id, as
+    /// [`ExprPool::topo_order`] gives them) of a pool of `pool_len` nodes.
+    /// Only ids in `order` can be stored.
+    pub(crate) fn for_traversal(order: &'a [ExprId], pool_len: usize) -> Self {
+        if order.len() * 16 >= pool_len {
             IdMap::Dense(vec![None; pool_len])
         } else {
-            let mut m = FxHashMap::default();
-            m.reserve(n);
-            IdMap::Sparse(m)
+            IdMap::Sorted(order, vec![None; order.len()])
         }
     }
 
     pub(crate) fn get(&self, id: ExprId) -> Option<T> {
         match self {
             IdMap::Dense(v) => v.get(id.index()).copied().flatten(),
-            IdMap::Sparse(m) => m.get(&id).copied(),
+            IdMap::Sorted(keys, v) => keys.binary_search(&id).ok().and_then(|k| v[k]),
         }
     }
 
     pub(crate) fn insert(&mut self, id: ExprId, value: T) {
-        match self {
-            IdMap::Dense(v) => {
-                if let Some(slot) = v.get_mut(id.index()) {
-                    *slot = Some(value);
-                }
-            }
-            IdMap::Sparse(m) => {
-                m.insert(id, value);
-            }
+        let slot = match self {
+            IdMap::Dense(v) => v.get_mut(id.index()),
+            IdMap::Sorted(keys, v) => keys.binary_search(&id).ok().and_then(|k| v.get_mut(k)),
+        };
+        if let Some(slot) = slot {
+            *slot = Some(value);
         }
     }
 }
@@ -101,36 +76,58 @@ impl ExprPool {
     /// All nodes that the `roots` depend on (roots included), in increasing
     /// id order — a topological order, children before parents.
     pub fn topo_order(&self, roots: &[ExprId]) -> Vec<ExprId> {
-        let mut seen = Visited::new(self.len());
+        MARKS.with(|marks| match marks.try_borrow_mut() {
+            Ok(mut bits) => self.topo_order_marked(roots, &mut bits),
+            // (not reached: a traversal does not start another)
+            Err(_) => self.topo_order_marked(roots, &mut Vec::new()),
+        })
+    }
+
+    /// [`ExprPool::topo_order`] with the visited set `bits` (clear on entry,
+    /// cleared again on return).
+    fn topo_order_marked(&self, roots: &[ExprId], bits: &mut Vec<u64>) -> Vec<ExprId> {
+        let words = self.len().div_ceil(64);
+        if bits.len() < words {
+            bits.resize(words, 0);
+        }
+        let bits = &mut bits[..words];
+        let mark = |bits: &mut [u64], id: ExprId| {
+            let (w, m) = (id.index() / 64, 1u64 << (id.index() % 64));
+            let fresh = bits[w] & m == 0;
+            bits[w] |= m;
+            fresh
+        };
         let mut out = Vec::new();
         let mut stack: Vec<ExprId> = Vec::new();
         for &r in roots {
-            if seen.insert(r) {
+            if mark(bits, r) {
                 stack.push(r);
             }
             while let Some(id) = stack.pop() {
                 out.push(id);
                 for c in self.node(id).children() {
-                    if seen.insert(c) {
+                    if mark(bits, c) {
                         stack.push(c);
                     }
                 }
             }
         }
-        match seen {
-            // the marked ids in increasing order, read off the bit set
-            // instead of sorted
-            Visited::Bits(bits) => {
-                out.clear();
-                for (w, &word) in bits.iter().enumerate() {
-                    let mut m = word;
-                    while m != 0 {
-                        out.push(ExprId((w * 64) as u32 + m.trailing_zeros()));
-                        m &= m - 1;
-                    }
+        if out.len() * 16 >= words {
+            // a sizeable part of the pool: the marked ids in increasing
+            // order, read off the bit set (and cleared) instead of sorted
+            out.clear();
+            for (w, word) in bits.iter_mut().enumerate() {
+                let mut m = std::mem::take(word);
+                while m != 0 {
+                    out.push(ExprId((w * 64) as u32 + m.trailing_zeros()));
+                    m &= m - 1;
                 }
             }
-            Visited::Hash(..) => out.sort_unstable(),
+        } else {
+            for id in &out {
+                bits[id.index() / 64] &= !(1u64 << (id.index() % 64));
+            }
+            out.sort_unstable();
         }
         out
     }
@@ -147,7 +144,7 @@ impl ExprPool {
         let put = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
         // the position of each node in `order` (every child and root is
         // in it), by id
-        let mut position = IdMap::for_traversal(order.len(), self.len());
+        let mut position = IdMap::for_traversal(&order, self.len());
         for (k, &id) in order.iter().enumerate() {
             position.insert(id, k as u32);
         }
@@ -249,9 +246,9 @@ impl ExprPool {
         opaque: &dyn Fn(&ExprPool, ExprId) -> bool,
     ) -> Vec<ExprId> {
         let order = self.topo_order(roots);
-        let mut new: IdMap<ExprId> = IdMap::for_traversal(order.len(), self.len());
+        let mut new: IdMap<ExprId> = IdMap::for_traversal(&order, self.len());
         let mut kids: Vec<ExprId> = Vec::new();
-        for id in order {
+        for &id in &order {
             let r = if let Some(r) = map(self, id) {
                 r
             } else if opaque(self, id) {

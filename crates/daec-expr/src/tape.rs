@@ -558,7 +558,7 @@ impl Tape {
         }
         let order = pool.topo_order(roots);
         // Backward pass: plan every needed node, marking its operands.
-        let mut plan_of: IdMap<u32> = IdMap::for_traversal(order.len(), pool.len());
+        let mut plan_of: IdMap<u32> = IdMap::for_traversal(&order, pool.len());
         let mut plans: Vec<Plan> = Vec::new();
         for &r in roots {
             plan_of.insert(r, u32::MAX);
@@ -577,7 +577,7 @@ impl Tape {
             plans.push(plan);
         }
         // Leaves and constants first (slots below `base`), then the ops.
-        let mut slot: IdMap<u32> = IdMap::for_traversal(order.len(), pool.len());
+        let mut slot: IdMap<u32> = IdMap::for_traversal(&order, pool.len());
         let mut params: Vec<u32> = Vec::new();
         let mut consts: Vec<f64> = Vec::new();
         let mut param_ids: Vec<(u32, ExprId)> = Vec::new();

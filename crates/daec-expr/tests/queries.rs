@@ -292,3 +292,48 @@ fn sparse_coefficients_are_merged_sorted_and_reject_nonlinear_rows() {
     let (coefs, _) = p.linear_in_sparse(xxd, &first_derivative).unwrap();
     assert_eq!(coefs, vec![(0, x)]);
 }
+
+/// The nodes `roots` depend on, by a plain search with an ordered set (the
+/// reference for [`ExprPool::topo_order`]).
+fn reachable(p: &ExprPool, roots: &[daec_expr::ExprId]) -> Vec<daec_expr::ExprId> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack: Vec<daec_expr::ExprId> = roots.to_vec();
+    while let Some(id) = stack.pop() {
+        if seen.insert(id) {
+            stack.extend(p.node(id).children());
+        }
+    }
+    seen.into_iter().collect()
+}
+
+#[test]
+fn traversals_reuse_one_visited_set_and_leave_it_clear() {
+    // The visited set of `topo_order` is kept between calls on a thread:
+    // traversals of different pools, of a small part of a large pool (ids
+    // sorted) and of most of it (ids read off the set), and of a pool that
+    // grew in between must each see exactly the nodes they reach.
+    let mut big = ExprPool::new();
+    let mut chain = big.var(0, 0);
+    let mut links = Vec::new();
+    for k in 1..3000u32 {
+        let x = big.var(k, 0);
+        let s = big.func(Func::Sin, x);
+        chain = big.add(chain, s);
+        links.push(chain);
+    }
+    let mut small = ExprPool::new();
+    let f = pendulum(&mut small);
+    for round in 0..3 {
+        assert_eq!(big.topo_order(&[chain]), reachable(&big, &[chain]));
+        assert_eq!(small.topo_order(&f), reachable(&small, &f));
+        let part = [links[10 + round], links[20]];
+        assert_eq!(big.topo_order(&part), reachable(&big, &part));
+        assert_eq!(small.topo_order(&f[4..]), reachable(&small, &f[4..]));
+        // the pool grows past the set's size; the old nodes stay reachable
+        let y = big.var(10_000 + round as u32, 1);
+        chain = big.mul(chain, y);
+    }
+    let leaves = big.leaves(chain);
+    assert_eq!(leaves.len(), 3003);
+    assert!(leaves.windows(2).all(|w| w[0] < w[1]));
+}
