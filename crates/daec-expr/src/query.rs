@@ -72,6 +72,17 @@ enum Lin {
     Nonlinear,
 }
 
+/// The decomposition of node `c` in a walk over `order` (`lin[k]` that of
+/// `order[k]`; `None` for a node not yet decomposed).
+fn lin_of<'a>(order: &[ExprId], lin: &'a [Lin], c: ExprId) -> Option<&'a Lin> {
+    order.binary_search(&c).ok().and_then(|k| lin.get(k))
+}
+
+/// Whether a decomposition is free of the set (linear with no coefficient).
+fn is_free(l: Option<&Lin>) -> bool {
+    matches!(l, Some(Lin::Linear(cs, _)) if cs.is_empty())
+}
+
 impl ExprPool {
     /// All nodes that the `roots` depend on (roots included), in increasing
     /// id order — a topological order, children before parents.
@@ -324,31 +335,40 @@ impl ExprPool {
         index: impl Fn(ExprId, &Node) -> Option<usize>,
     ) -> Option<(Vec<(usize, ExprId)>, ExprId)> {
         let order = self.topo_order(&[e]);
-        let mut lin: FxHashMap<ExprId, Lin> = FxHashMap::default();
-        lin.reserve(order.len());
-        for id in order {
-            let node = self.node(id).clone();
-            let result = if let Some(k) = index(id, &node) {
+        // `lin[k]` is the decomposition of `order[k]`; a child precedes its
+        // parent in `order`, found there by binary search (no hashing)
+        let mut lin: Vec<Lin> = Vec::with_capacity(order.len());
+        for &id in &order {
+            let result = if let Some(k) = index(id, self.node(id)) {
                 let one = self.constant(1.0);
                 let zero = self.constant(0.0);
                 Lin::Linear(vec![(k, one)], zero)
+            } else if self
+                .node(id)
+                .children()
+                .all(|c| is_free(lin_of(&order, &lin, c)))
+            {
+                // constants, leaves outside the set and nodes free of it
+                Lin::Linear(Vec::new(), id)
             } else {
-                self.lin_node(id, &node, &lin)
+                let node = self.node(id).clone();
+                self.lin_node(&node, &order, &lin)
             };
-            lin.insert(id, result);
+            lin.push(result);
         }
-        match lin.remove(&e) {
-            Some(Lin::Linear(coefs, rest)) => Some((coefs, rest)),
-            _ => None,
+        let at = order.binary_search(&e).ok()?;
+        match lin.swap_remove(at) {
+            Lin::Linear(coefs, rest) => Some((coefs, rest)),
+            Lin::Nonlinear => None,
         }
     }
 
-    fn lin_node(&mut self, id: ExprId, node: &Node, lin: &FxHashMap<ExprId, Lin>) -> Lin {
-        let get = |c: ExprId| lin.get(&c).cloned().unwrap_or(Lin::Nonlinear);
-        let is_free = |c: ExprId| matches!(lin.get(&c), Some(Lin::Linear(cs, _)) if cs.is_empty());
+    /// The decomposition of a node that depends on the set, from those of
+    /// its children (`lin`, by position in `order`).
+    fn lin_node(&mut self, node: &Node, order: &[ExprId], lin: &[Lin]) -> Lin {
+        let get = |c: ExprId| lin_of(order, lin, c).cloned().unwrap_or(Lin::Nonlinear);
+        let is_free = |c: ExprId| is_free(lin_of(order, lin, c));
         match node {
-            Node::Const(_) | Node::Leaf(_) => Lin::Linear(Vec::new(), id),
-            _ if node.children().all(is_free) => Lin::Linear(Vec::new(), id),
             Node::Add(ts) => {
                 let mut coefs: Vec<(usize, ExprId)> = Vec::new();
                 let mut rests = Vec::with_capacity(ts.len());

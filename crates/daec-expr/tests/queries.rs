@@ -337,3 +337,34 @@ fn traversals_reuse_one_visited_set_and_leave_it_clear() {
     assert_eq!(leaves.len(), 3003);
     assert!(leaves.windows(2).all(|w| w[0] < w[1]));
 }
+
+#[test]
+fn linear_in_builds_only_the_coefficients_and_the_rest() {
+    // e = a·(x + s) + b·(x + s) with s a long sum free of x, shared by
+    // both terms: the coefficient of x is a + b, the rest a·s + b·s; the
+    // nodes free of x are taken as they are, so the split adds the few
+    // nodes of the coefficient and the rest only.
+    let mut p = ExprPool::new();
+    let x = p.var(0, 1);
+    let (a, b) = (p.param(ParamId(0)), p.param(ParamId(1)));
+    let mut s = p.var(1, 0);
+    for k in 2..400u32 {
+        let y = p.var(k, 0);
+        let c = p.func(Func::Cos, y);
+        s = p.add(s, c);
+    }
+    let xs = p.add(x, s);
+    let t1 = p.mul(a, xs);
+    let t2 = p.mul(b, xs);
+    let e = p.add(t1, t2);
+    let before = p.len();
+    let (coefs, rest) = p.linear_in(e, &[x]).expect("linear");
+    assert!(p.len() - before <= 6, "{} nodes built", p.len() - before);
+    assert_eq!(coefs[0], p.add(a, b));
+    let (as_, bs) = (p.mul(a, s), p.mul(b, s));
+    assert_eq!(rest, p.add(as_, bs));
+    assert!(
+        p.linear_in(s, &[x])
+            .is_some_and(|(c, r)| p.as_constant(c[0]) == Some(0.0) && r == s)
+    );
+}
