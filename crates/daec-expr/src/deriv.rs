@@ -98,12 +98,37 @@ impl ExprPool {
     }
 
     fn derive(&mut self, root: ExprId, wrt: Wrt) -> ExprId {
+        if let Some(d) = self.memo(root, wrt) {
+            return d;
+        }
+        // A partial derivative visits only the nodes that contain `v`: the
+        // others have the derivative 0 (their rules build no node for it),
+        // recorded where a visited node needs it. The Σ-Jacobian
+        // differentiates each equation by each of its tight unknowns, so
+        // the walk is short and the memo small.
+        let containing = match wrt {
+            Wrt::Partial(v) => {
+                self.constant(0.0);
+                Some(self.containing(root, v))
+            }
+            Wrt::Total => None,
+        };
+        let free = |c: ExprId| {
+            containing
+                .as_ref()
+                .is_some_and(|(order, has)| order.binary_search(&c).is_ok_and(|k| !has[k]))
+        };
         let mut stack: Vec<(ExprId, bool)> = vec![(root, false)];
         while let Some((id, expanded)) = stack.pop() {
             if self.memo(id, wrt).is_some() {
                 continue;
             }
             if !expanded {
+                if free(id) {
+                    let zero = self.constant(0.0);
+                    self.set_memo(id, wrt, zero);
+                    continue;
+                }
                 stack.push((id, true));
                 for c in self.node(id).children() {
                     if self.memo(c, wrt).is_none() {
@@ -116,6 +141,22 @@ impl ExprPool {
             self.set_memo(id, wrt, d);
         }
         self.memo(root, wrt).unwrap_or(root)
+    }
+
+    /// The nodes `root` depends on, in increasing id order, and for each
+    /// whether it contains the node `v`.
+    fn containing(&self, root: ExprId, v: ExprId) -> (Vec<ExprId>, Vec<bool>) {
+        let order = self.topo_order(&[root]);
+        let mut has: Vec<bool> = Vec::with_capacity(order.len());
+        for &id in &order {
+            let h = id == v
+                || self
+                    .node(id)
+                    .children()
+                    .any(|c| order.binary_search(&c).is_ok_and(|k| has[k]));
+            has.push(h);
+        }
+        (order, has)
     }
 
     /// Derivative of one node, given the (memoised) derivatives of its

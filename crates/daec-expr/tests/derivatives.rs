@@ -237,3 +237,35 @@ fn forgotten_partial_derivatives_are_recomputed_to_the_same_ids() {
     assert_eq!(p.dt(e), dt);
     assert_eq!(p.len(), nodes);
 }
+
+#[test]
+fn partial_derivatives_skip_the_nodes_free_of_the_variable() {
+    // f = x·s + sin(y)·s and g = s·y + x with s a sum free of x and y:
+    // ∂f/∂x = s and ∂g/∂x = 1 come out although the nodes of s (shared by
+    // both) are not differentiated, and ∂f/∂y = cos(y)·s; a partial
+    // derivative builds only the nodes of its result.
+    let mut p = ExprPool::new();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let mut s = p.var(2, 0);
+    for k in 3..200u32 {
+        let z = p.var(k, 0);
+        let c = p.func(Func::Cos, z);
+        s = p.add(s, c);
+    }
+    let xs = p.mul(x, s);
+    let sy = p.func(Func::Sin, y);
+    let sys = p.mul(sy, s);
+    let f = p.add(xs, sys);
+    let g0 = p.mul(s, y);
+    let g = p.add(g0, x);
+    let before = p.len();
+    assert_eq!(p.diff(f, x), s);
+    assert_eq!(p.len(), before + 2, "only the constants 0 and 1 are new");
+    let dg = p.diff(g, x);
+    assert_eq!(p.as_constant(dg), Some(1.0));
+    let dfy = p.diff(f, y);
+    let cy = p.func(Func::Cos, y);
+    assert_eq!(dfy, p.mul(cy, s));
+    let free = p.diff(s, x);
+    assert_eq!(p.as_constant(free), Some(0.0));
+}
