@@ -405,6 +405,15 @@ fn fekete_reaches_the_reference() {
 }
 
 #[test]
+fn fekete_reaches_the_reference_at_a_loose_tolerance() {
+    // At 1e-2 the steps grow to h ≈ 243; the end-point projection of the
+    // step ending at t ≈ 725.6 diverged (constraint residual 2.7e-5 to 1.6)
+    // and the run failed with 30 Newton failures there. The error at t_end
+    // is 9.4e-2 (relative, over the reference components).
+    assert_error_below("fekete", "1e-2", 0.2);
+}
+
+#[test]
 fn slider_crank_reaches_the_reference() {
     assert_error_below("slider_crank", "1e-6", 7e-5);
 }

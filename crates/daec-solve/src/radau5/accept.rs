@@ -70,6 +70,8 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
     /// rows: ∂g/∂z·Δ = −g), so that the constraints — hidden ones included
     /// for HiC/ADA — hold to round-off at every step as in QUALIDAES
     /// (steinbrecher2016 §4) rather than only to the Newton tolerance.
+    /// A correction that more than doubles the largest constraint
+    /// residual is undone and the projection stopped there.
     /// Returns whether `ws.gg` holds `g(t, y + z[2])` for the final `z[2]`.
     fn project_end_point(
         &mut self,
@@ -81,6 +83,8 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         let n = self.n;
         let nd_sel = lin.sel.diff_rows.len();
         let mut g_at_end = false;
+        // The residual before the last correction (`errv` holds it).
+        let mut gprev = f64::INFINITY;
         if self.n_g > 0 {
             for _ in 0..PROJECTION_MAX_ITER {
                 for i in 0..n {
@@ -98,6 +102,22 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
                 if gmax <= set.proj_tol {
                     break;
                 }
+                if gmax > 2.0 * gprev {
+                    // Diverging: with a large step the differential rows
+                    // (γ/h·M − J)Δ = 0 are dominated by J, which no longer
+                    // describes the end point, and the corrections move
+                    // away from the constraints (Fekete at 1e-2, h ≈ 243:
+                    // 2.7e-5, 1.4e-4, 2.6e-3, 1.6 — a point the next step
+                    // cannot start from). The last correction is undone:
+                    // the point with the smaller residual is kept (`gg`
+                    // is then stale).
+                    for i in 0..n {
+                        ws.z[2][i] -= ws.errv[i];
+                    }
+                    g_at_end = false;
+                    break;
+                }
+                gprev = gmax;
                 ws.errv[..nd_sel].iter_mut().for_each(|x| *x = 0.0);
                 for (k, &r) in lin.sel.constraint_rows.iter().enumerate() {
                     ws.errv[nd_sel + k] = ws.gg[r];
