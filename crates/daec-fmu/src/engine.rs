@@ -154,9 +154,9 @@ pub fn variables(dae: &Dae) -> Vec<FmuVariable> {
             fixed: u.fixed,
             description: u.description().map(String::from),
             unit: u.unit().map(String::from),
-            min: u.min,
-            max: u.max,
-            nominal: u.nominal,
+            min: u.min(),
+            max: u.max(),
+            nominal: u.nominal(),
             derivative_of: None,
         });
     }

@@ -368,7 +368,7 @@ impl MeRun {
             .iter()
             .map(|&j| {
                 self.model.dae.unknowns[j]
-                    .nominal
+                    .nominal()
                     .filter(|x| x.is_finite() && *x > 0.0)
                     .unwrap_or(1.0)
             })

@@ -288,9 +288,9 @@ pub fn write_dae_text(dae: &Dae, out: &mut dyn Write) {
             attribute(group, &dims, "fixed", |u| {
                 u.fixed.then(|| "true".to_string())
             }),
-            attribute(group, &dims, "nominal", |u| u.nominal.map(number)),
-            attribute(group, &dims, "min", |u| u.min.map(number)),
-            attribute(group, &dims, "max", |u| u.max.map(number)),
+            attribute(group, &dims, "nominal", |u| u.nominal().map(number)),
+            attribute(group, &dims, "min", |u| u.min().map(number)),
+            attribute(group, &dims, "max", |u| u.max().map(number)),
             attribute(group, &dims, "unit", |u| u.unit().map(quoted)),
             attribute(group, &dims, "displayUnit", |u| {
                 u.display_unit().map(quoted)

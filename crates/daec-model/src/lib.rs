@@ -171,12 +171,18 @@ pub struct Unknown {
     pub start: Option<f64>,
     /// `fixed`.
     pub fixed: bool,
-    /// `nominal`.
-    pub nominal: Option<f64>,
-    /// `min`.
-    pub min: Option<f64>,
-    /// `max`.
-    pub max: Option<f64>,
+    /// `nominal`, `min` and `max`, boxed since most unknowns have none of
+    /// them (`None` when all three are absent): read them by
+    /// [`Unknown::nominal`], [`Unknown::min`], [`Unknown::max`].
+    bounds: Option<Box<Bounds>>,
+}
+
+/// The rarely given numeric attributes of an [`Unknown`].
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Bounds {
+    nominal: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
 }
 
 impl Unknown {
@@ -187,9 +193,46 @@ impl Unknown {
             subscripts,
             start: None,
             fixed: false,
-            nominal: None,
-            min: None,
-            max: None,
+            bounds: None,
+        }
+    }
+
+    /// `nominal`.
+    pub fn nominal(&self) -> Option<f64> {
+        self.bounds.as_ref().and_then(|b| b.nominal)
+    }
+
+    /// `min`.
+    pub fn min(&self) -> Option<f64> {
+        self.bounds.as_ref().and_then(|b| b.min)
+    }
+
+    /// `max`.
+    pub fn max(&self) -> Option<f64> {
+        self.bounds.as_ref().and_then(|b| b.max)
+    }
+
+    /// Sets `nominal`.
+    pub fn set_nominal(&mut self, nominal: Option<f64>) {
+        self.set_bounds(|b| b.nominal = nominal);
+    }
+
+    /// Sets `min`.
+    pub fn set_min(&mut self, min: Option<f64>) {
+        self.set_bounds(|b| b.min = min);
+    }
+
+    /// Sets `max`.
+    pub fn set_max(&mut self, max: Option<f64>) {
+        self.set_bounds(|b| b.max = max);
+    }
+
+    /// Applies `set` to the bounds, boxed only while one of them is given.
+    fn set_bounds(&mut self, set: impl FnOnce(&mut Bounds)) {
+        let mut bounds = self.bounds.take().map_or_else(Bounds::default, |b| *b);
+        set(&mut bounds);
+        if bounds != Bounds::default() {
+            self.bounds = Some(Box::new(bounds));
         }
     }
 
@@ -652,9 +695,7 @@ impl Dae {
             && self.unknowns.iter().zip(&other.unknowns).all(|(a, b)| {
                 let values = |u: &Unknown| Unknown {
                     start: None,
-                    nominal: None,
-                    min: None,
-                    max: None,
+                    bounds: None,
                     ..u.clone()
                 };
                 values(a) == values(b)

@@ -127,7 +127,7 @@ pub(crate) fn success_check(
         .unknowns
         .iter()
         .map(|u| {
-            let nominal = u.nominal.map(f64::abs).filter(|x| *x > 0.0);
+            let nominal = u.nominal().map(f64::abs).filter(|x| *x > 0.0);
             1.0 / nominal.unwrap_or_else(|| u.start.map_or(1.0, |s| s.abs().max(1.0)))
         })
         .collect();

@@ -61,12 +61,12 @@ impl Bounded {
         dae.unknowns
             .iter()
             .enumerate()
-            .filter(|(_, u)| u.min.is_some() || u.max.is_some())
+            .filter(|(_, u)| u.min().is_some() || u.max().is_some())
             .map(|(j, u)| Bounded {
                 column: j,
                 name: u.name().into_owned(),
-                min: u.min,
-                max: u.max,
+                min: u.min(),
+                max: u.max(),
                 declaration: places::unknown_label(dae, j, "declared here", false),
             })
             .collect()

@@ -380,9 +380,9 @@ impl<'a> Lowerer<'a> {
                             match key {
                                 "start" => u.start = Some(x),
                                 "fixed" => u.fixed = x != 0.0,
-                                "nominal" => u.nominal = Some(x),
-                                "min" => u.min = Some(x),
-                                _ => u.max = Some(x),
+                                "nominal" => u.set_nominal(Some(x)),
+                                "min" => u.set_min(Some(x)),
+                                _ => u.set_max(Some(x)),
                             }
                         }
                     }
@@ -394,8 +394,8 @@ impl<'a> Lowerer<'a> {
                     && let Some(w) = bounds_warning(
                         &format!("start value {start} of `{}`", u.name()),
                         start,
-                        u.min,
-                        u.max,
+                        u.min(),
+                        u.max(),
                         d.span,
                     )
                 {
