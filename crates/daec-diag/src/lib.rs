@@ -7,6 +7,10 @@
 //! the message, notes and help. Rendering writes into a `String`; only the
 //! CLI prints it.
 
+mod spans;
+
+pub use spans::SpanRuns;
+
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;

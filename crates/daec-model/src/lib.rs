@@ -37,7 +37,7 @@ pub use suggest::did_you_mean;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use daec_diag::Span;
+use daec_diag::{Span, SpanRuns};
 use daec_expr::{ExprId, ExprPool};
 
 /// The base type of a declared name.
@@ -455,15 +455,15 @@ pub struct Experiment {
 #[derive(Clone, Debug, Default)]
 pub struct SourceSpans {
     /// Declaration of each unknown.
-    pub unknowns: Vec<Span>,
+    pub unknowns: SpanRuns,
     /// Declaration of each parameter.
     pub parameters: Vec<Span>,
     /// Source equation of each equation.
-    pub equations: Vec<Span>,
+    pub equations: SpanRuns,
     /// Source equation of each initial equation.
-    pub initial_equations: Vec<Span>,
+    pub initial_equations: SpanRuns,
     /// Source equation of each invariant.
-    pub invariants: Vec<Span>,
+    pub invariants: SpanRuns,
     /// `when` of each event.
     pub events: Vec<Span>,
     /// Each event's `reinit(…)` equations, in the order of

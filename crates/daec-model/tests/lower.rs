@@ -683,3 +683,30 @@ fn a_matrix_with_different_start_values_prints_them_row_by_row() {
     );
     assert!(text.contains("  Real b[2](each start = 7.0);"), "{text}");
 }
+
+#[test]
+fn an_arrays_elements_and_a_loops_equations_share_their_span() {
+    let source = "model M\n  Real x[3](start = {1, 2, 3}, min = {0, -1, 0});\n  Real y(nominal = 10);\nequation\n  for k in 1:3 loop\n    der(x[k]) = -x[k];\n  end for;\n  y = x[1];\nend M;\n";
+    let dae = lowered(source);
+    let text = |s: &daec_diag::Span| &source[s.start as usize..s.end as usize];
+    let spans = &dae.spans;
+    assert_eq!(spans.unknowns.len(), 4);
+    assert_eq!(spans.equations.len(), 4);
+    assert_eq!(spans.unknowns.get(0), spans.unknowns.get(2));
+    assert_ne!(spans.unknowns.get(2), spans.unknowns.get(3));
+    assert!(text(spans.unknowns.get(3).unwrap()).contains("nominal = 10"));
+    assert_eq!(spans.unknowns.get(4), None);
+    assert_eq!(text(spans.equations.get(1).unwrap()), "der(x[k]) = -x[k]");
+    assert_eq!(text(spans.equations.get(3).unwrap()), "y = x[1]");
+    let kept = spans.equations.without(&[false, true, true, false]);
+    assert_eq!(kept.len(), 2);
+    let texts: Vec<&str> = kept.iter().map(text).collect();
+    assert_eq!(texts, ["der(x[k]) = -x[k]", "y = x[1]"]);
+    // The bounds read back per element; an unknown without them has none.
+    let starts: Vec<_> = dae.unknowns.iter().map(|u| u.start).collect();
+    assert_eq!(starts, [Some(1.0), Some(2.0), Some(3.0), None]);
+    let mins: Vec<_> = dae.unknowns.iter().map(|u| u.min()).collect();
+    assert_eq!(mins, [Some(0.0), Some(-1.0), Some(0.0), None]);
+    assert_eq!(dae.unknowns[3].nominal(), Some(10.0));
+    assert_eq!(dae.unknowns[0].max(), None);
+}

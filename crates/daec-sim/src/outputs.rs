@@ -419,9 +419,9 @@ fn renumber(dae: &mut Dae, removed: &[bool], removed_eq: &[bool], columns: &[usi
         index[j] = Some(k as u32);
     }
     dae.equations = without(&dae.equations, removed_eq);
-    dae.spans.equations = without(&dae.spans.equations, removed_eq);
+    dae.spans.equations = dae.spans.equations.without(removed_eq);
     dae.unknowns = without(&dae.unknowns, removed);
-    dae.spans.unknowns = without(&dae.spans.unknowns, removed);
+    dae.spans.unknowns = dae.spans.unknowns.without(removed);
     let mut roots: Vec<ExprId> = Vec::new();
     for e in dae.equations.iter().chain(&dae.initial_equations) {
         roots.extend([e.lhs, e.rhs, e.residual]);

@@ -206,7 +206,6 @@ impl<'a> Lowerer<'a> {
         // up to twice the address space); a failure is reported below, by
         // the declaration that does not fit.
         let _ = self.unknowns.try_reserve_exact(total);
-        let _ = self.spans.unknowns.try_reserve_exact(total);
         for (s, dims, n) in sized {
             if self.create_unknown(s, dims, n).is_err() {
                 return;
@@ -246,7 +245,7 @@ impl<'a> Lowerer<'a> {
     fn create_unknown(&mut self, s: usize, dims: Vec<usize>, n: usize) -> R<()> {
         let d = self.decl(s);
         self.count_scalars(n, d.span)?;
-        if self.unknowns.try_reserve(n).is_err() || self.spans.unknowns.try_reserve(n).is_err() {
+        if self.unknowns.try_reserve(n).is_err() {
             return Err(self.no_memory(n, std::mem::size_of::<Unknown>(), d.span));
         }
         self.symbols[s].first = self.unknowns.len();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{EvalState, Lowerer, Mode, R, Reported, SymKind, Val, same_shape, shape_text, ty_name};
 use crate::{BaseType, Equation, Event};
-use daec_diag::{Diagnostic, Span, codes};
+use daec_diag::{Diagnostic, Span, SpanRuns, codes};
 use daec_expr::{ExprId, Leaf, ParamId};
 use daec_syntax::ast::{self, EquationKind, ExprKind};
 
@@ -30,14 +30,14 @@ impl<'a> Lowerer<'a> {
                 continue;
             };
             let mut out = Vec::new();
-            let mut spans = Vec::new();
+            let mut spans = SpanRuns::new();
             let description = d.description.as_deref().map(|t| self.shared_text(t));
             if self
                 .push_equation(lhs, rhs, d.span, description, &mut out, &mut spans)
                 .is_ok()
             {
                 self.equations.extend(out);
-                self.spans.equations.extend(spans);
+                self.spans.equations.append(&spans);
             }
         }
     }
@@ -102,7 +102,7 @@ impl<'a> Lowerer<'a> {
             ));
             let mut seen = std::collections::BTreeSet::new();
             for &j in unused.iter().take(20) {
-                let sp = self.spans.unknowns[j];
+                let sp = self.spans.unknowns.get(j).copied().unwrap_or_default();
                 if seen.insert(sp) {
                     d = d.with_secondary(
                         sp,
@@ -131,16 +131,16 @@ impl<'a> Lowerer<'a> {
         eq: &'a ast::Equation,
         initial: bool,
         out: &mut Vec<Equation>,
-        spans: &mut Vec<Span>,
+        spans: &mut SpanRuns,
     ) -> R<()> {
         if !self.invariant_annotation(eq, initial)? {
             return self.equation_body(eq, initial, out, spans);
         }
         let mut inv = Vec::new();
-        let mut inv_spans = Vec::new();
+        let mut inv_spans = SpanRuns::new();
         let r = self.equation_body(eq, initial, &mut inv, &mut inv_spans);
         self.invariants.extend(inv);
-        self.spans.invariants.extend(inv_spans);
+        self.spans.invariants.append(&inv_spans);
         r
     }
 
@@ -149,7 +149,7 @@ impl<'a> Lowerer<'a> {
         eq: &'a ast::Equation,
         initial: bool,
         out: &mut Vec<Equation>,
-        spans: &mut Vec<Span>,
+        spans: &mut SpanRuns,
     ) -> R<()> {
         match &eq.kind {
             EquationKind::Error => Err(Reported),
@@ -552,7 +552,7 @@ impl<'a> Lowerer<'a> {
         else_branch: &'a [ast::Equation],
         initial: bool,
         out: &mut Vec<Equation>,
-        spans: &mut Vec<Span>,
+        spans: &mut SpanRuns,
     ) -> R<()> {
         // Conditions that are constant select a branch at compile time.
         let mut conds = Vec::with_capacity(branches.len());
@@ -589,7 +589,7 @@ impl<'a> Lowerer<'a> {
         let mut ok = true;
         for (_, body) in &branches[k..] {
             let mut o = Vec::new();
-            let mut sp = Vec::new();
+            let mut sp = SpanRuns::new();
             for e in body {
                 ok &= self.equation(e, initial, &mut o, &mut sp).is_ok();
             }
@@ -597,7 +597,7 @@ impl<'a> Lowerer<'a> {
             lowered.push(o);
         }
         let mut o = Vec::new();
-        let mut sp = Vec::new();
+        let mut sp = SpanRuns::new();
         for e in else_branch {
             ok &= self.equation(e, initial, &mut o, &mut sp).is_ok();
         }
@@ -656,7 +656,7 @@ impl<'a> Lowerer<'a> {
         span: Span,
         description: Option<Arc<str>>,
         out: &mut Vec<Equation>,
-        spans: &mut Vec<Span>,
+        spans: &mut SpanRuns,
     ) -> R<()> {
         if !same_shape(l.shape(), r.shape()) {
             return Err(self.error(

@@ -28,7 +28,7 @@ use crate::{
     Assertion, BaseType, Dae, Defined, Discrete, Equation, Event, Experiment, Parameter,
     SourceSpans, Unknown,
 };
-use daec_diag::{Diagnostic, Span};
+use daec_diag::{Diagnostic, Span, SpanRuns};
 use daec_expr::{ExprId, ExprPool, ParamId};
 use daec_syntax::ast;
 use rustc_hash::FxHashMap;
@@ -401,7 +401,7 @@ impl<'a> Lowerer<'a> {
         self.binding_equations();
         for section in &self.model.sections {
             let mut out = Vec::new();
-            let mut spans = Vec::new();
+            let mut spans = SpanRuns::new();
             for eq in &section.equations {
                 let _ = self.equation(eq, section.initial, &mut out, &mut spans);
             }
@@ -419,7 +419,7 @@ impl<'a> Lowerer<'a> {
                 *eq_spans = spans;
             } else {
                 eqs.extend(out);
-                eq_spans.extend(spans);
+                eq_spans.append(&spans);
             }
         }
         if !self.diags.iter().any(Diagnostic::is_error) {
