@@ -88,13 +88,18 @@ impl EquationGradients {
             derivatives: HashMap::new(),
             call_args: Vec::new(),
         };
-        // the nodes of one equation: a depth-first search marked by the
-        // equation's stamp (no hashing, one pass over the equation)
+        // the nodes of one equation: a depth-first search marking them
+        // `SEEN` in `stamp` (no hashing, one pass over the equation); once
+        // they are sorted, `stamp` holds each one's place among them with
+        // the high bit `PLACE` set, written before its parents read it (no
+        // search per child), which also unmarks it for the next equation
+        const PLACE: u32 = 1 << 31;
+        const SEEN: u32 = 0;
         let mut stamp = vec![u32::MAX; pool.len()];
         let mut stack: Vec<ExprId> = Vec::new();
-        for (i, &e) in equations.iter().enumerate() {
+        for &e in equations {
             let first = g.nodes.len();
-            let mark = i as u32;
+            let mark = SEEN;
             stamp[e.index()] = mark;
             stack.push(e);
             while let Some(id) = stack.pop() {
@@ -108,6 +113,7 @@ impl EquationGradients {
             }
             g.nodes[first..].sort_unstable();
             for k in first..g.nodes.len() {
+                stamp[g.nodes[k].index()] = PLACE | (k - first) as u32;
                 let node = pool.node(g.nodes[k]);
                 let source = match node {
                     Node::Const(v) => Source::Const(*v),
@@ -125,11 +131,10 @@ impl EquationGradients {
                     _ => Source::Op,
                 };
                 g.sources.push(source);
-                let own = &g.nodes[first..];
                 for c in node.children() {
                     // children have smaller ids, so they precede the node
-                    let at = own.binary_search(&c).unwrap_or(0);
-                    g.children.push(at as u32);
+                    // and their place is already written
+                    g.children.push(stamp[c.index()] & !PLACE);
                 }
                 g.child_start.push(g.children.len());
             }
