@@ -379,8 +379,8 @@ fn operation(node: &Node) -> [u64; 2] {
 /// their own constants (the two-bit adder's gates), and rustc's time
 /// grows with the text it compiles: a loop compiles once what the
 /// straight-line code repeats. The loops are printed only where they and the remaining
-/// statements are less than a third of the straight-line text
-/// (`LOOP_GAIN`). The common subexpressions a loop writes or reads live in the
+/// statements are shorter than the straight-line text (`LOOP_GAIN`),
+/// and a chunk holds at most `LOOPS_PER_CHUNK` of them. The common subexpressions a loop writes or reads live in the
 /// arrays `sf` and `sb`; every expression is printed as
 /// [`crate::to_rust`] prints it, so the values are those of the
 /// straight-line code, bit for bit. The statements are ordered by level
@@ -476,14 +476,25 @@ pub fn to_rust_looped(
 
 /// How many times shorter than the straight-line statements the text of
 /// the loops and the remaining statements must be for
-/// [`to_rust_looped`] to print loops. Per byte, a loop and the statements
+/// [`to_rust_looped`] to print loops: any saving pays once a chunk holds
+/// at most [`LOOPS_PER_CHUNK`] loops. Per byte, a loop and the statements
 /// that read its values through `sf` cost rustc more than straight-line
-/// code (indexing, borrow checking, LLVM's loop passes): the two-bit
-/// adder's library, whose loops left 0.5 of its text, took 1.7 s of CPU
-/// with them against 1.5 s without; the wheelset's, whose few loops
-/// reordered the rest into more reads of `sf`, 1.2 s against 0.95 s;
-/// Fekete's, a twentieth of its text left, 0.8 s against 9 s.
-const LOOP_GAIN: usize = 3;
+/// code, and with many loops in one function LLVM's loop passes grow
+/// faster than linearly; bounded per chunk, the two-bit adder's library
+/// (whose residual's loops leave three quarters of its straight-line
+/// text) builds in 0.74 of the CPU time of the same loops at most 3×
+/// shorter and unbounded per chunk.
+const LOOP_GAIN: usize = 1;
+
+/// The most loops [`to_rust_looped`] puts in one chunk (a chunk with
+/// more ends before the next loop, whatever its size). LLVM's loop
+/// passes (full unrolling over the constant tables, induction variables,
+/// instruction combining) take more than linear time in the loops of a
+/// function: the two-bit adder's Jacobian, 67 loops in one function of
+/// 55 KB, took 0.59 s of CPU to build, against 0.45 s in chunks of 16 KiB;
+/// chunks of 8 loops keep the straight-line chunks (and their reads of
+/// `sf`) as large as [`to_rust_looped`]'s `max_bytes`.
+const LOOPS_PER_CHUNK: usize = 8;
 
 /// The constants that every statement of `group` reads in the same
 /// column (`0.0` in `if x <= 0.0`), removed from its arguments: the loop
@@ -746,8 +757,8 @@ fn byte_string(bytes: &[u8]) -> String {
 
 /// The chunks of `items`: statements (their common subexpressions named)
 /// and loops (`loops`: each group and its text, its table named
-/// `{table_prefix}{l}`), in chunks of at least one item and about
-/// `max_bytes`; a common subexpression gets a slot of `sf`/`sb` when a
+/// `{table_prefix}{l}`), in chunks of at least one item, about
+/// `max_bytes` and at most [`LOOPS_PER_CHUNK`] loops; a common subexpression gets a slot of `sf`/`sb` when a
 /// loop writes or reads it or a later chunk reads it.
 fn assemble(
     printed: &Printed,
@@ -758,17 +769,20 @@ fn assemble(
 ) -> RustChunks {
     let (pending, boolean) = (&printed.pending, &printed.boolean);
     let mut chunk_of = Vec::with_capacity(items.len());
-    let (mut chunk, mut bytes) = (0usize, 0usize);
+    let (mut chunk, mut bytes, mut in_chunk) = (0usize, 0usize, 0usize);
     for item in items {
-        let len = match *item {
-            Item::Single(i) => pending[i].text.len(),
-            Item::Loop(l) => loops[l].text.len(),
+        let (len, is_loop) = match *item {
+            Item::Single(i) => (pending[i].text.len(), false),
+            Item::Loop(l) => (loops[l].text.len(), true),
         };
-        if bytes > 0 && bytes + len > max_bytes {
+        let full = bytes + len > max_bytes || (is_loop && in_chunk >= LOOPS_PER_CHUNK);
+        if bytes > 0 && full {
             chunk += 1;
             bytes = 0;
+            in_chunk = 0;
         }
         bytes += len;
+        in_chunk += usize::from(is_loop);
         chunk_of.push(chunk);
     }
     // where each common subexpression is computed, and whether by a loop

@@ -390,16 +390,63 @@ fn looped_rust_prints_each_repeated_shape_once_over_a_table() {
     let split = to_rust_looped(&p, &roots, &common::VecNames, 1, 8, "T");
     assert_eq!(split.chunks.len(), 4, "{split:#?}");
     assert_eq!(split.scratch_f64, 40);
-    // ten links: the loops would leave more than a third of the text, and
-    // the straight-line statements are printed
+    // three links in loops of at least two rows: the loops would be
+    // longer than the straight-line text, which is printed
     let mut q = ExprPool::new();
-    let short = chain(&mut q, 10);
-    let code = to_rust_looped(&q, &short, &common::VecNames, 1 << 16, 8, "T");
+    let short = chain(&mut q, 3);
+    let code = to_rust_looped(&q, &short, &common::VecNames, 1 << 16, 2, "T");
     assert_eq!(
         code,
         to_rust_chunked(&q, &short, &common::VecNames, 1 << 16)
     );
     assert!(code.tables.is_empty());
+}
+
+#[test]
+fn a_chunk_holds_at_most_eight_loops() {
+    // ten functions of the unknowns in two sums each, 24 rows each: two
+    // loops of the arguments shared by the functions (`z[i] - z[i + 24]`,
+    // `z[i] + z[i + 48]`) and twenty of the outputs (one per function and
+    // sum), in chunks of eight loops however large the chunks may be
+    let funcs = [
+        Func::Sin,
+        Func::Cos,
+        Func::Tan,
+        Func::Exp,
+        Func::Log,
+        Func::Sqrt,
+        Func::Abs,
+        Func::Sinh,
+        Func::Cosh,
+        Func::Tanh,
+    ];
+    let mut p = ExprPool::new();
+    let mut roots = Vec::new();
+    for (k, &f) in funcs.iter().enumerate() {
+        for i in 0..24 {
+            let (x, y, w) = (p.var(i, 0), p.var(i + 24, 0), p.var(i + 48, 0));
+            let d = p.sub(x, y);
+            let fd = p.func(f, d);
+            let wfd = p.mul(w, fd);
+            let c = p.constant(2.0 + k as f64);
+            roots.push(p.add(wfd, c));
+            let s = p.add(x, w);
+            let fs = p.func(f, s);
+            roots.push(p.mul(y, fs));
+        }
+    }
+    let code = to_rust_looped(&p, &roots, &common::VecNames, 1 << 20, 8, "T");
+    assert_eq!(code.loop_rows, [24; 22], "{code:#?}");
+    let loops: Vec<usize> = code
+        .chunks
+        .iter()
+        .map(|c| c.iter().filter(|s| s.starts_with("for r in ")).count())
+        .collect();
+    assert_eq!(loops, [8, 8, 6], "{code:#?}");
+    assert_eq!((code.scratch_f64, code.scratch_bool), (48, 0));
+    // one loop per chunk when the chunks are small
+    let split = to_rust_looped(&p, &roots, &common::VecNames, 1, 8, "T");
+    assert_eq!(split.chunks.len(), 22);
 }
 
 #[test]

@@ -131,7 +131,7 @@ pub struct NativeSource<'a> {
 
 /// Revision of the generator: part of [`NativeSource::fingerprint`], raised
 /// whenever the text generated from the same expressions changes.
-const GENERATOR: u32 = 5;
+const GENERATOR: u32 = 6;
 
 impl NativeSource<'_> {
     /// Everything the text is generated from, as bytes: the generator's
