@@ -608,11 +608,16 @@ pub fn integrate(
     integrate_with_progress(dae, prepared, ro, &mut |_| {})
 }
 
-/// The integrator's options of a segment that starts with `zdot` (if
-/// known) after `used` step attempts; `problem` evaluates its tapes on
-/// `ro.threads` threads.
+/// The integrator's options of a segment of `form` that starts with
+/// `zdot` (if known) after `used` step attempts; `problem` evaluates its
+/// tapes on `ro.threads` threads. The Newton test keeps RADAU5's index
+/// scaling on the formulations of index 2 and 3 only (GGL, the DAE as
+/// written): the regularized ones are of index 1, and scaled weights there
+/// would leave velocities and multipliers unconverged
+/// ([`Options::newton_index_scaling`]).
 fn segment_options(
     ro: &ResolvedOptions,
+    form: &SimForm,
     problem: &FormProblem,
     zdot: Option<Vec<f64>>,
     used: usize,
@@ -625,6 +630,7 @@ fn segment_options(
         max_steps: ro.max_steps.saturating_sub(used),
         h_max: ro.max_step.unwrap_or(0.0),
         error_control: ro.error_control,
+        newton_index_scaling: matches!(form.form, Form::Ggl | Form::Index3),
         threads: ro.threads,
         ..Options::default()
     }
@@ -733,7 +739,7 @@ pub fn integrate_with_progress(
             continue;
         }
         let used = stats.steps_accepted + stats.steps_rejected + stats.newton_failures;
-        let options = segment_options(ro, problem, zdot.take(), used);
+        let options = segment_options(ro, form, problem, zdot.take(), used);
         let mut solver = Solver::new(ro.method, problem, options, t, &z)?;
         let mut seg = Segment {
             form,

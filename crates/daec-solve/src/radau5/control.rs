@@ -71,7 +71,17 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             ws.errv[nd_sel + k] = ws.f2[nd_sel + k] + ws.y0[n_d + r];
         }
         lin.solve_real(ws.errv);
-        let mut err = weighted_norm(ws.errv, ws.scal_inv, self.err_mask.as_deref(), n);
+        // Index scaling of the error test alone (the Newton weights in
+        // `scal_inv` are unscaled): RADAU5's `h^{k−1}`.
+        for (f, &k) in self.err_scale.iter_mut().zip(self.index.iter()) {
+            *f = st.h.powi(k.max(1) as i32 - 1);
+        }
+        let mask = if self.err_scale.is_empty() {
+            self.err_mask.as_deref()
+        } else {
+            Some(&self.err_scale[..])
+        };
+        let mut err = weighted_norm(ws.errv, ws.scal_inv, mask, n);
         if err >= 1.0 && (st.first || st.reject) {
             for i in 0..n {
                 ws.ystage[i] = ws.y[i] + ws.errv[i];
@@ -86,7 +96,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             }
             lin.solve_real(ws.errv);
             err = if ok {
-                weighted_norm(ws.errv, ws.scal_inv, self.err_mask.as_deref(), n)
+                weighted_norm(ws.errv, ws.scal_inv, mask, n)
             } else {
                 f64::INFINITY
             };

@@ -65,6 +65,10 @@ pub struct Radau5<'p, P: QuasiLinearDae + ?Sized> {
     /// components and `0` for the algebraic ones, the factor of each in
     /// the error test (the Newton test keeps all).
     err_mask: Option<Vec<f64>>,
+    /// With [`ErrorControl::Index`] and unscaled Newton weights
+    /// ([`Options::newton_index_scaling`] false), the factor `h^{k−1}` of
+    /// each component in the error test, set at each estimate; else empty.
+    err_scale: Vec<f64>,
     mass: Pattern,
     jd: Pattern,
     jg: Pattern,
@@ -254,6 +258,11 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 .map(|d| mode.factor(1.0, 1, d))
                 .collect()
         });
+        let err_scale = if mode == ErrorControl::Index && !options.newton_index_scaling {
+            vec![1.0; n]
+        } else {
+            Vec::new()
+        };
         let sparse = options.linear_solver.is_sparse_for(n);
         Ok(Self {
             problem,
@@ -264,6 +273,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             tr: Transform::new(),
             index,
             err_mask,
+            err_scale,
             mass: Pattern::new(problem.mass_pattern(), n_d, n, "mass")?,
             jd: Pattern::new(
                 problem.diff_jacobian_pattern(),

@@ -47,9 +47,15 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             return Err(SolveError::StepSizeTooSmall { t: st.t, h: st.h });
         }
         // Index-aware scaling (RADAU5's NIND2/NIND3): scal / h^{index−1}
-        // (all indices 1 unless the error control is `Index`).
+        // (all indices 1 unless the error control is `Index`; with
+        // unscaled Newton weights the error test scales them itself).
+        let scaled = self.err_scale.is_empty();
         for i in 0..n {
-            let ix = self.index[i].max(1) as i32;
+            let ix = if scaled {
+                self.index[i].max(1) as i32
+            } else {
+                1
+            };
             ws.scal_inv[i] = if ix > 1 {
                 st.h.powi(ix - 1) / ws.base_scal[i]
             } else {

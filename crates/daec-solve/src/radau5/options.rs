@@ -66,6 +66,17 @@ pub struct Options {
     /// [`QuasiLinearDae::variable_index`](crate::QuasiLinearDae::variable_index),
     /// or the differential ones only.
     pub error_control: ErrorControl,
+    /// With [`ErrorControl::Index`], whether the Newton stopping test
+    /// weighs the components by the index-scaled weights of the error test
+    /// as well (default `true`, RADAU5: right for a DAE of index 2 or 3,
+    /// whose Newton increments of an index-`k` component carry the factor
+    /// `h^{−(k−1)}`). `false` for a formulation of index 1 whose components
+    /// carry the index of the DAE they come from (daec's regularized
+    /// formulations): there every component converges at the method's
+    /// rate, and a scaled stopping test would end the iteration with the
+    /// higher-index components unconverged (`h^{k−1}` times the tolerance
+    /// off their constraints) — only the error test is scaled then.
+    pub newton_index_scaling: bool,
     /// Threads the sparse path may use (default 1): from
     /// [`PARALLEL_LU_MIN`](crate::PARALLEL_LU_MIN) unknowns on, the real
     /// and the complex iteration matrix are factorised and solved on two
@@ -138,6 +149,7 @@ impl Default for Options {
             max_newton_failures: 30,
             linear_solver: LinearSolver::Auto,
             error_control: ErrorControl::default(),
+            newton_index_scaling: true,
             threads: 1,
         }
     }
