@@ -3,18 +3,37 @@
 use crate::Span;
 
 /// The source spans of a sequence of parts (unknowns, equations), one per
-/// part, stored as runs of equal spans: the elements of an array share
-/// their declaration's span and the equations a `for` loop expands to
-/// share the loop's equation, so a large model stores a run per source
-/// declaration or equation rather than a span per scalar. Reads as a
-/// slice does ([`SpanRuns::get`], [`SpanRuns::len`]).
+/// part, stored as runs of a repeated cycle of spans: the elements of an
+/// array share their declaration's span (a cycle of one span) and the
+/// equations a `for` loop expands to repeat the loop body's equations (a
+/// cycle of as many spans as the body has equations), so a large model
+/// stores a run per source declaration or loop rather than a span per
+/// scalar. Reads as a slice does ([`SpanRuns::get`], [`SpanRuns::len`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SpanRuns {
-    /// `(first part, span)` of each run, by increasing first part; a run
-    /// ends where the next begins (the last at `len`).
-    runs: Vec<(usize, Span)>,
+    /// The runs, by increasing first part; a run ends where the next
+    /// begins (the last at `len`).
+    runs: Vec<Run>,
+    /// The cycle of each run, run after run.
+    cycles: Vec<Span>,
     /// The number of parts.
     len: usize,
+}
+
+/// Parts `first..` (up to the next run) with the spans
+/// `cycles[start..start + period]` repeated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    first: usize,
+    start: usize,
+    period: usize,
+}
+
+impl Run {
+    /// The index in `cycles` of the span of part `i` of this run.
+    fn at(&self, i: usize) -> usize {
+        self.start + (i - self.first) % self.period
+    }
 }
 
 impl SpanRuns {
@@ -38,8 +57,9 @@ impl SpanRuns {
         if i >= self.len {
             return None;
         }
-        let run = self.runs.partition_point(|&(first, _)| first <= i);
-        self.runs.get(run.checked_sub(1)?).map(|(_, span)| span)
+        let run = self.runs.partition_point(|r| r.first <= i);
+        let run = self.runs.get(run.checked_sub(1)?)?;
+        self.cycles.get(run.at(i))
     }
 
     /// The span of the first part.
@@ -47,12 +67,28 @@ impl SpanRuns {
         self.get(0)
     }
 
-    /// Appends a part of span `span`.
+    /// Appends a part of span `span`: it continues the last run where it
+    /// is the span its cycle puts there, lengthens the cycle of a run that
+    /// has not repeated yet, and starts a run otherwise.
     pub fn push(&mut self, span: Span) {
-        if self.runs.last().is_none_or(|&(_, last)| last != span) {
-            self.runs.push((self.len, span));
-        }
+        let len = self.len;
         self.len += 1;
+        if let Some(run) = self.runs.last_mut() {
+            if self.cycles[run.at(len)] == span {
+                return;
+            }
+            if len - run.first == run.period {
+                run.period += 1;
+                self.cycles.push(span);
+                return;
+            }
+        }
+        self.runs.push(Run {
+            first: len,
+            start: self.cycles.len(),
+            period: 1,
+        });
+        self.cycles.push(span);
     }
 
     /// Appends the parts of `other`.
@@ -64,9 +100,9 @@ impl SpanRuns {
 
     /// The span of each part, in order.
     pub fn iter(&self) -> impl Iterator<Item = &Span> + '_ {
-        self.runs.iter().enumerate().flat_map(|(k, (first, span))| {
-            let end = self.runs.get(k + 1).map_or(self.len, |&(next, _)| next);
-            std::iter::repeat_n(span, end - first)
+        self.runs.iter().enumerate().flat_map(|(k, run)| {
+            let end = self.runs.get(k + 1).map_or(self.len, |next| next.first);
+            (run.first..end).map(|i| &self.cycles[run.at(i)])
         })
     }
 
@@ -125,6 +161,30 @@ mod tests {
         joined.append(&spans);
         assert_eq!(joined.len(), 9);
         assert_eq!(joined.get(3), Some(&span(1)));
-        assert_eq!(joined.runs.len(), 5);
+        // [1, 5, 1] is one run of the cycle [1, 5]; the parts appended
+        // start three more: [1, 1, 1], [5, 5], [1]
+        assert_eq!(joined.runs.len(), 4);
+        let starts: Vec<u32> = joined.iter().map(|s| s.start).collect();
+        assert_eq!(starts, [1, 5, 1, 1, 1, 1, 5, 5, 1]);
+    }
+
+    #[test]
+    fn a_loop_body_of_several_equations_is_one_run() {
+        // a `for` loop with two equations in its body, then one equation
+        let parts: Vec<u32> = (0..1000).map(|k| 10 + k % 2).chain([20]).collect();
+        let spans: SpanRuns = parts.iter().copied().map(span).collect();
+        assert_eq!(spans.runs.len(), 2);
+        assert_eq!(spans.cycles.len(), 3);
+        assert_eq!(spans.len(), 1001);
+        for (i, &p) in parts.iter().enumerate() {
+            assert_eq!(spans.get(i), Some(&span(p)));
+        }
+        let read: Vec<u32> = spans.iter().map(|s| s.start).collect();
+        assert_eq!(read, parts);
+        // distinct spans are one cycle, read back in order
+        let distinct: SpanRuns = [3, 1, 2].into_iter().map(span).collect();
+        assert_eq!(distinct.runs.len(), 1);
+        let read: Vec<u32> = distinct.iter().map(|s| s.start).collect();
+        assert_eq!(read, [3, 1, 2]);
     }
 }
