@@ -101,6 +101,12 @@ impl ExprPool {
         if let Some(d) = self.memo(root, wrt) {
             return d;
         }
+        // The total derivative of a leaf (`der(x)` of the model) is one
+        // interned node: it is built without a memo entry, so lowering a
+        // model's `der(…)`s does not grow the memo to the size of the pool.
+        if matches!(wrt, Wrt::Total) && matches!(self.node(root), Node::Leaf(_)) {
+            return self.derive_node(root, wrt);
+        }
         // A partial derivative visits only the nodes that contain `v`: the
         // others have the derivative 0 (their rules build no node for it),
         // recorded where a visited node needs it. The Σ-Jacobian
