@@ -19,6 +19,7 @@
 
 mod aliases;
 mod budget;
+mod description;
 mod flat;
 mod instantiate;
 mod lower;
@@ -28,6 +29,7 @@ mod suggest;
 pub use aliases::Alias;
 pub use budget::MemoryBudget;
 pub use daec_syntax::lexer::ident_source;
+pub use description::Description;
 pub use flat::{FlatNames, to_dae_text, write_dae_text};
 pub use instantiate::{instantiate, model_classes, root_model_classes};
 pub use lower::{LowerOptions, lower};
@@ -374,7 +376,7 @@ pub struct Equation {
     pub residual: ExprId,
     /// The description string of the source equation (shared by the
     /// scalar equations it expands to).
-    pub description: Option<Arc<str>>,
+    pub description: Option<Description>,
 }
 
 /// One branch of `when condition then … end when`: its `reinit`s and its

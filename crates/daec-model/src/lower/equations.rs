@@ -2,10 +2,8 @@
 //! expanded, if-equations, `when` clauses with their `reinit`s, and the
 //! count of equations against unknowns.
 
-use std::sync::Arc;
-
 use super::{EvalState, Lowerer, Mode, R, Reported, SymKind, Val, same_shape, shape_text, ty_name};
-use crate::{BaseType, Equation, Event};
+use crate::{BaseType, Description, Equation, Event};
 use daec_diag::{Diagnostic, Span, SpanRuns, codes};
 use daec_expr::{ExprId, Leaf, ParamId};
 use daec_syntax::ast::{self, EquationKind, ExprKind};
@@ -31,7 +29,7 @@ impl<'a> Lowerer<'a> {
             };
             let mut out = Vec::new();
             let mut spans = SpanRuns::new();
-            let description = d.description.as_deref().map(|t| self.shared_text(t));
+            let description = d.description.as_deref().map(Description::new);
             if self
                 .push_equation(lhs, rhs, d.span, description, &mut out, &mut spans)
                 .is_ok()
@@ -160,7 +158,7 @@ impl<'a> Lowerer<'a> {
                 let l = self.lower_expr(lhs, Mode::Equation);
                 let r = self.lower_expr(rhs, Mode::Equation);
                 let (l, r) = (l?, r?);
-                let description = eq.description.as_deref().map(|t| self.shared_text(t));
+                let description = eq.description.as_deref().map(Description::new);
                 self.push_equation(l, r, eq.span, description, out, spans)
             }
             EquationKind::For { var, range, body } => {
@@ -623,7 +621,7 @@ impl<'a> Lowerer<'a> {
             return Err(self.error(d));
         }
         let conds = &conds[k..];
-        let description = eq.description.as_deref().map(|t| self.shared_text(t));
+        let description = eq.description.as_deref().map(Description::new);
         for row in 0..counts[0] {
             let mut lhs = lowered
                 .last()
@@ -642,7 +640,7 @@ impl<'a> Lowerer<'a> {
                 lhs,
                 rhs,
                 residual,
-                description: description.clone(),
+                description,
             });
             spans.push(eq.span);
         }
@@ -654,7 +652,7 @@ impl<'a> Lowerer<'a> {
         l: Val,
         r: Val,
         span: Span,
-        description: Option<Arc<str>>,
+        description: Option<Description>,
         out: &mut Vec<Equation>,
         spans: &mut SpanRuns,
     ) -> R<()> {
@@ -685,7 +683,7 @@ impl<'a> Lowerer<'a> {
                 lhs: a,
                 rhs: b,
                 residual,
-                description: description.clone(),
+                description,
             });
             spans.push(span);
         }
