@@ -260,10 +260,12 @@ pub struct ExprPool {
     /// whose largest operand is `a` (0 where there is none yet).
     first_parent: Vec<[u32; PARENTS]>,
     /// Leaves and constants are interned in dense side tables (cache
-    /// friendly): `var_ids[j][k]` is `Var{j,k}` for k < 4 (`u32::MAX` if
-    /// absent); higher orders, `time` and indices ≥ `DENSE_LIMIT` go to
-    /// `other_leaves`.
-    var_ids: Vec<[u32; 4]>,
+    /// friendly): `var_ids[k / 2][j][k % 2]` is `Var{j,k}` for k < 4
+    /// (`u32::MAX` if absent), orders 2 and 3 in a table of their own that
+    /// only grows to the unknowns differentiated twice (a flat model has
+    /// orders 0 and 1 only); higher orders, `time` and indices ≥
+    /// `DENSE_LIMIT` go to `other_leaves`.
+    var_ids: [Vec<[u32; 2]>; 2],
     param_ids: Vec<u32>,
     other_leaves: FxHashMap<Leaf, u32>,
     const_ids: FxHashMap<u64, u32>,
@@ -388,16 +390,18 @@ impl ExprPool {
             }
             Node::Leaf(Leaf::Var { unknown, order }) if order < 4 && unknown < DENSE_LIMIT => {
                 let j = unknown as usize;
-                if let Some(&id) = self.var_ids.get(j).map(|ids| &ids[order as usize])
+                let (table, k) = ((order / 2) as usize, (order % 2) as usize);
+                if let Some(&id) = self.var_ids[table].get(j).map(|ids| &ids[k])
                     && id != u32::MAX
                 {
                     return ExprId(id);
                 }
                 let id = self.push(node);
-                if self.var_ids.len() <= j {
-                    self.var_ids.resize(j + 1, [u32::MAX; 4]);
+                let ids = &mut self.var_ids[table];
+                if ids.len() <= j {
+                    ids.resize(j + 1, [u32::MAX; 2]);
                 }
-                self.var_ids[j][order as usize] = id.0;
+                ids[j][k] = id.0;
                 id
             }
             Node::Leaf(Leaf::Param(ParamId(k))) if k < DENSE_LIMIT => {

@@ -254,3 +254,31 @@ fn nodes_are_24_bytes_with_binary_operands_inline() {
     let prod = p.mul(x, y);
     assert_eq!(p.product(&[y, x]), prod);
 }
+
+#[test]
+fn every_derivative_order_of_an_unknown_is_one_leaf() {
+    // orders 0–1 and 2–3 are interned in two dense tables, higher ones in
+    // a map: each (unknown, order) is one node, whichever table holds it
+    let mut p = ExprPool::new();
+    let mut ids = Vec::new();
+    for j in [5, 0, 3] {
+        for k in [3, 0, 6, 1, 2, 4] {
+            ids.push(p.var(j, k));
+        }
+    }
+    assert_eq!(p.len(), 18);
+    let mut k = 0;
+    for j in [5, 0, 3] {
+        for order in [3, 0, 6, 1, 2, 4] {
+            assert_eq!(p.var(j, order), ids[k]);
+            assert!(matches!(
+                p.node(ids[k]),
+                Node::Leaf(daec_expr::Leaf::Var { unknown, order: o }) if *unknown == j && *o == order
+            ));
+            k += 1;
+        }
+    }
+    assert_eq!(p.len(), 18);
+    let x = p.var(5, 1);
+    assert_eq!(p.dt(x), p.var(5, 2));
+}
