@@ -20,6 +20,11 @@ pub struct SpanRuns {
     len: usize,
 }
 
+/// The longest cycle of a run: a `for` loop's body of more equations
+/// than this is stored as several runs per iteration (and a sequence of
+/// distinct spans as runs of this many).
+const MAX_CYCLE: usize = 64;
+
 /// Parts `first..` (up to the next run) with the spans
 /// `cycles[start..start + period]` repeated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,7 +74,8 @@ impl SpanRuns {
 
     /// Appends a part of span `span`: it continues the last run where it
     /// is the span its cycle puts there, lengthens the cycle of a run that
-    /// has not repeated yet, and starts a run otherwise.
+    /// has not repeated yet by a span new to the cycle (up to
+    /// 64 spans), and starts a run otherwise.
     pub fn push(&mut self, span: Span) {
         let len = self.len;
         self.len += 1;
@@ -77,7 +83,10 @@ impl SpanRuns {
             if self.cycles[run.at(len)] == span {
                 return;
             }
-            if len - run.first == run.period {
+            if len - run.first == run.period
+                && run.period < MAX_CYCLE
+                && !self.cycles[run.start..].contains(&span)
+            {
                 run.period += 1;
                 self.cycles.push(span);
                 return;
@@ -181,10 +190,29 @@ mod tests {
         }
         let read: Vec<u32> = spans.iter().map(|s| s.start).collect();
         assert_eq!(read, parts);
+        // a scalar equation, a loop of one equation, then a scalar
+        // equation and a loop of two: a span already in the cycle starts
+        // a run ([1, 2], [2, 2], [3, 4, 5], [4, 5, 4, 5])
+        let parts: Vec<u32> = [1, 2, 2, 2, 3, 4, 5, 4, 5, 4, 5].into();
+        let spans: SpanRuns = parts.iter().copied().map(span).collect();
+        assert_eq!(spans.runs.len(), 4);
+        assert_eq!(spans.cycles.len(), 8);
+        let read: Vec<u32> = spans.iter().map(|s| s.start).collect();
+        assert_eq!(read, parts);
+        let parts: Vec<u32> = (0..1000).map(|k| k / 10).collect();
+        let spans: SpanRuns = parts.iter().copied().map(span).collect();
+        let read: Vec<u32> = spans.iter().map(|s| s.start).collect();
+        assert_eq!(read, parts);
+        assert_eq!(spans.runs.len(), 100);
+        assert_eq!(spans.cycles.len(), 100);
         // distinct spans are one cycle, read back in order
         let distinct: SpanRuns = [3, 1, 2].into_iter().map(span).collect();
         assert_eq!(distinct.runs.len(), 1);
         let read: Vec<u32> = distinct.iter().map(|s| s.start).collect();
         assert_eq!(read, [3, 1, 2]);
+        // a cycle holds at most MAX_CYCLE spans
+        let distinct: SpanRuns = (0..200).map(span).collect();
+        assert_eq!(distinct.runs.len(), 200usize.div_ceil(MAX_CYCLE));
+        assert_eq!(distinct.get(199), Some(&span(199)));
     }
 }
