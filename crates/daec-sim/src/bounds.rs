@@ -157,8 +157,12 @@ impl BoundsMonitor {
     }
 
     /// [`BoundsMonitor::check`] of the row `outputs` makes of the
-    /// unknowns `z` at `t`.
+    /// unknowns `z` at `t` (no row is made when no variable is bounded:
+    /// this runs after every accepted step).
     pub(crate) fn check_state(&mut self, outputs: &mut Outputs, t: f64, z: &[f64]) -> bool {
+        if self.bounded.is_empty() {
+            return false;
+        }
         let mut row = std::mem::take(&mut self.row);
         outputs.row_into(t, z, &mut row);
         let stop = self.check(t, &row);
@@ -262,4 +266,42 @@ fn stop_error(b: &Bounded, bound: &str, limit: f64, slack: f64, t: f64, x: f64) 
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dae_of(text: &str) -> Dae {
+        let mut map = daec_diag::SourceMap::new();
+        let file = map.add("bounds.dae", text.to_string());
+        let parsed = daec_syntax::parse(file, map.source(file));
+        let (dae, diags) = daec_model::lower(parsed.model.as_ref().unwrap(), &Default::default());
+        dae.unwrap_or_else(|| panic!("{diags:?}"))
+    }
+
+    #[test]
+    fn the_state_check_makes_a_row_only_when_a_variable_is_bounded() {
+        let bounded = "model B\n  Real x(start = 1, fixed = true, max = 2);\nequation\n  der(x) = 1;\nend B;\n";
+        let free = "model F\n  Real x(start = 1, fixed = true);\nequation\n  der(x) = 1;\nend F;\n";
+        // x = 3 is beyond max = 2 (and its slack 1e-6 + 1e-6·2)
+        let dae = dae_of(bounded);
+        let mut outputs = Outputs::none(&dae);
+        let mut m = BoundsMonitor::new(outputs.bounded(), 1e-6, 1e-6, BoundsCheck::Error);
+        assert!(!m.check_state(&mut outputs, 0.5, &[1.5]));
+        assert_eq!(m.row, [1.5]);
+        assert!(m.check_state(&mut outputs, 1.0, &[3.0]));
+        assert_eq!(m.row, [3.0]);
+        let found = m.finish();
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].bound, found[0].first_time), ("max", 1.0));
+        // no bounded variable: nothing to violate, and no row is made
+        let dae = dae_of(free);
+        let mut outputs = Outputs::none(&dae);
+        assert!(outputs.bounded().is_empty());
+        let mut m = BoundsMonitor::new(outputs.bounded(), 1e-6, 1e-6, BoundsCheck::Error);
+        assert!(!m.check_state(&mut outputs, 1.0, &[3.0]));
+        assert!(m.row.is_empty());
+        assert!(m.failure().is_none() && m.finish().is_empty());
+    }
 }
