@@ -19,7 +19,20 @@ thread_local! {
     /// derivative array several times). A traversal only panics on an id
     /// that is not in its pool (a programming error), which ends the thread
     /// that would read the marks it left.
-    static MARKS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static MARKS: RefCell<Marks> = const {
+        RefCell::new(Marks {
+            bits: Vec::new(),
+            stack: Vec::new(),
+        })
+    };
+}
+
+/// The scratch of [`ExprPool::topo_order`], kept per thread: the visited
+/// bits and the depth-first stack (empty between traversals), so that a
+/// traversal of a small expression allocates only its result.
+struct Marks {
+    bits: Vec<u64>,
+    stack: Vec<ExprId>,
 }
 
 /// A map from node ids to values for one traversal, keyed by the
@@ -88,15 +101,24 @@ impl ExprPool {
     /// id order — a topological order, children before parents.
     pub fn topo_order(&self, roots: &[ExprId]) -> Vec<ExprId> {
         MARKS.with(|marks| match marks.try_borrow_mut() {
-            Ok(mut bits) => self.topo_order_marked(roots, &mut bits),
+            Ok(mut marks) => {
+                let Marks { bits, stack } = &mut *marks;
+                self.topo_order_marked(roots, bits, stack)
+            }
             // (not reached: a traversal does not start another)
-            Err(_) => self.topo_order_marked(roots, &mut Vec::new()),
+            Err(_) => self.topo_order_marked(roots, &mut Vec::new(), &mut Vec::new()),
         })
     }
 
     /// [`ExprPool::topo_order`] with the visited set `bits` (clear on entry,
-    /// cleared again on return).
-    fn topo_order_marked(&self, roots: &[ExprId], bits: &mut Vec<u64>) -> Vec<ExprId> {
+    /// cleared again on return) and the empty stack `stack` (empty again on
+    /// return).
+    fn topo_order_marked(
+        &self,
+        roots: &[ExprId],
+        bits: &mut Vec<u64>,
+        stack: &mut Vec<ExprId>,
+    ) -> Vec<ExprId> {
         let words = self.len().div_ceil(64);
         if bits.len() < words {
             bits.resize(words, 0);
@@ -109,7 +131,6 @@ impl ExprPool {
             fresh
         };
         let mut out = Vec::new();
-        let mut stack: Vec<ExprId> = Vec::new();
         for &r in roots {
             if mark(bits, r) {
                 stack.push(r);

@@ -351,7 +351,9 @@ pub fn hidden_constraints(
             .filter(|(_, r)| r.pending.len() == 1)
             .map(|(idx, r)| Reverse((CONSTANT, r.k, r.eq, idx)))
             .collect();
-        let mut solved_order: Vec<ExprId> = Vec::new();
+        // The solved derivatives in the order solved, each with the other
+        // pending leaves of its row (the only stage leaves its value holds).
+        let mut solved_order: Vec<(ExprId, Vec<ExprId>)> = Vec::new();
         let mut stage_values: FxHashMap<ExprId, ExprId> = FxHashMap::default();
         loop {
             let pivot = match heap.pop() {
@@ -411,7 +413,6 @@ pub fn hidden_constraints(
             let num = pool.neg(rest);
             let value = pool.div(num, coef);
             stage_values.insert(delta, value);
-            solved_order.push(delta);
             rows[idx].active = false;
             let level = rows[idx].level;
             let brought: Vec<ExprId> = rows[idx]
@@ -439,15 +440,19 @@ pub fn hidden_constraints(
                     heap.push(Reverse((CONSTANT, rows[r].k, rows[r].eq, r)));
                 }
             }
+            solved_order.push((delta, brought));
         }
         // Back substitution: earlier pivots may refer to later ones.
         let mut final_values: FxHashMap<ExprId, ExprId> = FxHashMap::default();
-        for &delta in solved_order.iter().rev() {
+        for (delta, brought) in solved_order.into_iter().rev() {
             let v = stage_values[&delta];
-            let v = if final_values.is_empty() {
-                v
-            } else {
+            // A row's pending list holds every stage leaf of its expression,
+            // so the value holds no solved leaf but those of `brought`:
+            // without one, the substitution would leave it as it is.
+            let v = if brought.iter().any(|l| final_values.contains_key(l)) {
                 pool.substitute(v, &|l| final_values.get(&l).copied())
+            } else {
+                v
             };
             final_values.insert(delta, v);
             out.derivatives.insert(stage_leaf[&delta], v);
