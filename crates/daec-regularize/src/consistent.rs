@@ -6,7 +6,7 @@
 // Index loops read best in matrix code.
 #![allow(clippy::needless_range_loop)]
 use crate::dense::{Matrix, least_norm_solve};
-use crate::gradients::EquationGradients;
+use crate::gradients::{EquationGradients, LeafPositions};
 use daec_expr::{Env, ExprId, ExprPool, ParamId};
 use daec_solve::MinNormSystem;
 
@@ -94,8 +94,7 @@ pub fn consistent_point(
     let free: Vec<usize> = (0..n)
         .filter(|&j| !fixed.get(j).copied().unwrap_or(false))
         .collect();
-    let position: rustc_hash::FxHashMap<(u32, u32), usize> =
-        state.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+    let position = LeafPositions::new(state);
     let mut col_of: Vec<Option<usize>> = vec![None; n];
     for (k, &j) in free.iter().enumerate() {
         col_of[j] = Some(k);
@@ -103,8 +102,7 @@ pub fn consistent_point(
     // The equations' values and Jacobian entries (row, free column) by
     // reverse-mode differentiation of each equation (no derivative
     // expressions: linear in the size of the equations).
-    let mut compiled =
-        EquationGradients::new(pool, equations, |j, l| position.get(&(j, l)).copied());
+    let mut compiled = EquationGradients::new(pool, equations, |j, l| position.get(j, l));
     let mut residuals = Vec::new();
     let mut eval_all = |x: &[f64], jv: Option<&mut Vec<(usize, usize, f64)>>| -> Vec<f64> {
         match jv {

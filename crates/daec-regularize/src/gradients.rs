@@ -40,6 +40,50 @@ enum Source {
     Missing,
 }
 
+/// The place of every variable leaf `(unknown, order)` in a list of such
+/// keys, in a table indexed by unknown and order: the lookup that
+/// [`EquationGradients::new`] makes for every leaf of the equations, with
+/// no hashing. A key given twice maps to its last place.
+pub(crate) struct LeafPositions {
+    /// Per unknown, the start of its orders in `slots` (one bound more
+    /// than unknowns).
+    start: Vec<usize>,
+    /// The place of each `(unknown, order)`; `u32::MAX` where none.
+    slots: Vec<u32>,
+}
+
+impl LeafPositions {
+    /// The places of `keys`.
+    pub(crate) fn new(keys: &[(u32, u32)]) -> LeafPositions {
+        let n = keys.iter().map(|&(j, _)| j as usize + 1).max().unwrap_or(0);
+        // per unknown the number of orders, then their running sum
+        let mut start = vec![0usize; n + 1];
+        for &(j, l) in keys {
+            let slot = &mut start[j as usize + 1];
+            *slot = (*slot).max(l as usize + 1);
+        }
+        for j in 0..n {
+            start[j + 1] += start[j];
+        }
+        let mut slots = vec![u32::MAX; start[n]];
+        for (k, &(j, l)) in keys.iter().enumerate() {
+            slots[start[j as usize] + l as usize] = k as u32;
+        }
+        LeafPositions { start, slots }
+    }
+
+    /// The place of `(unknown, order)` among the keys.
+    pub(crate) fn get(&self, unknown: u32, order: u32) -> Option<usize> {
+        let j = unknown as usize;
+        let (lo, hi) = (*self.start.get(j)?, *self.start.get(j + 1)?);
+        let slot = lo.checked_add(order as usize).filter(|&s| s < hi)?;
+        match self.slots[slot] {
+            u32::MAX => None,
+            k => Some(k as usize),
+        }
+    }
+}
+
 /// The equations compiled for [`EquationGradients::eval`].
 pub(crate) struct EquationGradients {
     /// Per equation, the range of its nodes in `nodes` (`m + 1` bounds).
@@ -347,7 +391,7 @@ fn func_derivative(f: Func, a: f64, fa: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::EquationGradients;
+    use super::{EquationGradients, LeafPositions};
     use daec_expr::{Env, ExprPool, Func, ParamId};
 
     struct At<'a>(&'a [f64]);
@@ -419,5 +463,31 @@ mod tests {
                 "∂F{i}/∂z{j}: {d} vs {expected}"
             );
         }
+    }
+
+    #[test]
+    fn leaf_positions_are_the_places_of_the_keys() {
+        let keys = [(3, 0), (0, 0), (3, 2), (1, 1), (0, 1)];
+        let p = LeafPositions::new(&keys);
+        let found: Vec<Option<usize>> = [(3, 0), (0, 0), (3, 2), (1, 1), (0, 1)]
+            .iter()
+            .map(|&(j, l)| p.get(j, l))
+            .collect();
+        assert_eq!(found, vec![Some(0), Some(1), Some(2), Some(3), Some(4)]);
+        // orders and unknowns without a key
+        for (j, l) in [
+            (3, 1),
+            (3, 3),
+            (1, 0),
+            (2, 0),
+            (4, 0),
+            (0, 2),
+            (u32::MAX, 0),
+        ] {
+            assert_eq!(p.get(j, l), None, "({j}, {l})");
+        }
+        // a repeated key maps to its last place
+        assert_eq!(LeafPositions::new(&[(1, 0), (1, 0)]).get(1, 0), Some(1));
+        assert_eq!(LeafPositions::new(&[]).get(0, 0), None);
     }
 }

@@ -17,7 +17,7 @@ use crate::AnalyzeOptions;
 use crate::block_rank::{BlockRank, block_rank};
 use crate::consistent::{ConsistentPoint, ProjectionOptions, consistent_point};
 use crate::dense::{self, FullPivLu, Matrix};
-use crate::gradients::EquationGradients;
+use crate::gradients::{EquationGradients, LeafPositions};
 use crate::hidden_constraints::ConstraintArray;
 use crate::signature::JacobianEntry;
 
@@ -218,11 +218,10 @@ fn eval_at(
     params: &[f64],
     t: f64,
 ) -> Vec<f64> {
-    let position: rustc_hash::FxHashMap<(u32, u32), usize> =
-        keys.iter().enumerate().map(|(k, &s)| (s, k)).collect();
+    let position = LeafPositions::new(keys);
     let zero = x.len();
     let mut compiled = EquationGradients::new(pool, exprs, |j, l| {
-        position.get(&(j, l)).copied().or((l >= 1).then_some(zero))
+        position.get(j, l).or((l >= 1).then_some(zero))
     });
     let mut at = x.to_vec();
     at.push(0.0);
