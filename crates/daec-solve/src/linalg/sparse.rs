@@ -15,12 +15,11 @@
 
 use super::Singular;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::sparse::linalg::SupernodalThreshold;
+use faer::sparse::linalg::colamd;
 use faer::sparse::linalg::lu::simplicial::{
     SimplicialLu, factorize_simplicial_numeric_lu, factorize_simplicial_numeric_lu_scratch,
     solve_in_place_scratch,
 };
-use faer::sparse::linalg::lu::{LuSymbolicParams, factorize_symbolic_lu};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::traits::ComplexField;
 use faer::{Conj, MatMut, Par, c64};
@@ -41,16 +40,35 @@ impl SparsePattern {
     /// # Panics
     /// If an entry lies outside `n × n`.
     pub fn new(n: usize, entries: &[(usize, usize)]) -> (Self, Vec<usize>) {
-        let mut order: Vec<usize> = (0..entries.len()).collect();
-        // column-major, then row
-        order.sort_unstable_by_key(|&k| (entries[k].1, entries[k].0));
+        for &(r, c) in entries {
+            assert!(r < n && c < n, "entry ({r}, {c}) outside {n} × {n}");
+        }
+        // column-major, then row: the entries bucketed by column (a
+        // counting sort, linear in their number), each column's few
+        // entries then sorted by row
         let mut col_ptr = vec![0usize; n + 1];
+        for &(_, c) in entries {
+            col_ptr[c + 1] += 1;
+        }
+        for c in 0..n {
+            col_ptr[c + 1] += col_ptr[c];
+        }
+        let mut order = vec![0usize; entries.len()];
+        let mut next = col_ptr.clone();
+        for (k, &(_, c)) in entries.iter().enumerate() {
+            order[next[c]] = k;
+            next[c] += 1;
+        }
+        drop(next);
+        for c in 0..n {
+            order[col_ptr[c]..col_ptr[c + 1]].sort_unstable_by_key(|&k| entries[k].0);
+        }
+        col_ptr.fill(0);
         let mut row_idx = Vec::with_capacity(entries.len());
         let mut slot = vec![usize::MAX; entries.len()];
         let mut prev: Option<(usize, usize)> = None;
         for &k in &order {
             let (r, c) = entries[k];
-            assert!(r < n && c < n, "entry ({r}, {c}) outside {n} × {n}");
             if prev != Some((r, c)) {
                 row_idx.push(r);
                 col_ptr[c + 1] += 1;
@@ -73,6 +91,30 @@ impl SparsePattern {
     /// Number of stored entries.
     pub fn nnz(&self) -> usize {
         self.symbolic.row_idx().len()
+    }
+}
+
+/// The COLAMD column ordering of `pattern` with the default parameters
+/// (Davis, Gilbert, Larimore & Ng, "A column approximate minimum degree
+/// ordering algorithm", ACM TOMS 30(3), 2004), forward and inverse; the
+/// natural order when the ordering runs out of memory.
+fn colamd_order(pattern: &SparsePattern) -> (Vec<usize>, Vec<usize>) {
+    let n = pattern.n();
+    let natural = || ((0..n).collect(), (0..n).collect());
+    let req = colamd::order_scratch::<usize>(n, n, pattern.nnz());
+    let Ok(mut mem) = MemBuffer::try_new(req) else {
+        return natural();
+    };
+    let (mut fwd, mut inv) = (vec![0usize; n], vec![0usize; n]);
+    match colamd::order(
+        &mut fwd,
+        &mut inv,
+        pattern.symbolic.as_ref(),
+        colamd::Control::default(),
+        MemStack::new(&mut mem),
+    ) {
+        Ok(()) => (fwd, inv),
+        Err(_) => natural(),
     }
 }
 
@@ -103,19 +145,10 @@ impl<T: ComplexField> Numeric<T> {
         // The symbolic analysis: COLAMD ordering of the columns; the
         // simplicial (Gilbert–Peierls) numeric factorisation determines the
         // fill of L and U column by column with partial pivoting.
-        let params = LuSymbolicParams {
-            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SIMPLICIAL,
-            ..Default::default()
-        };
-        let (col_perm_fwd, col_perm_inv) =
-            match factorize_symbolic_lu(pattern.symbolic.as_ref(), params) {
-                Ok(sym) => {
-                    let (fwd, inv) = sym.col_perm().arrays();
-                    (fwd.to_vec(), inv.to_vec())
-                }
-                // out of memory in the ordering: natural order
-                Err(_) => ((0..n).collect(), (0..n).collect()),
-            };
+        // (the ordering of faer's `factorize_symbolic_lu`, without the
+        // elimination tree and column counts it computes to choose
+        // between the simplicial and the supernodal factorisation)
+        let (col_perm_fwd, col_perm_inv) = colamd_order(pattern);
         let req = StackReq::any_of(&[
             factorize_simplicial_numeric_lu_scratch::<usize, T>(n, n),
             solve_in_place_scratch::<usize, T>(n, 1, Par::Seq),
@@ -781,6 +814,49 @@ mod tests {
         for i in 0..n {
             assert!((br[i] - x[i]).abs() < 1e-9 && (bi[i] - xi[i]).abs() < 1e-9);
         }
+    }
+
+    #[test]
+    fn a_pattern_is_column_major_with_sorted_rows_and_merged_duplicates() {
+        // unsorted entries with a duplicate, (2, 0) twice
+        let pat = [
+            (2, 0),
+            (0, 1),
+            (1, 1),
+            (0, 0),
+            (2, 0),
+            (2, 2),
+            (0, 2),
+            (1, 0),
+        ];
+        let (p, slot) = SparsePattern::new(3, &pat);
+        assert_eq!(p.symbolic.col_ptr(), &[0, 3, 5, 7]);
+        assert_eq!(p.symbolic.row_idx(), &[0, 1, 2, 0, 1, 0, 2]);
+        assert_eq!(slot, vec![2, 3, 4, 0, 2, 6, 5, 1]);
+        assert_eq!(p.nnz(), 7);
+    }
+
+    #[test]
+    fn the_column_ordering_is_that_of_the_symbolic_lu() {
+        // an arrow matrix with a dense first row and column plus a chain:
+        // the ordering moves the dense column last
+        let n = 40;
+        let mut pat: Vec<(usize, usize)> = (0..n).map(|i| (i, i)).collect();
+        for i in 1..n {
+            pat.extend([(0, i), (i, 0)]);
+            if i + 1 < n {
+                pat.push((i, i + 1));
+            }
+        }
+        let (p, _) = SparsePattern::new(n, &pat);
+        let sym = faer::sparse::linalg::lu::factorize_symbolic_lu(
+            p.symbolic.as_ref(),
+            Default::default(),
+        )
+        .expect("symbolic LU");
+        let (fwd, inv) = sym.col_perm().arrays();
+        assert_eq!(colamd_order(&p), (fwd.to_vec(), inv.to_vec()));
+        assert_eq!(colamd_order(&p).0[n - 1], 0);
     }
 
     #[test]
