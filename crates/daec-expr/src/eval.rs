@@ -40,7 +40,7 @@ impl ExprPool {
     pub fn eval(&self, e: ExprId, env: &dyn Env) -> f64 {
         let order = self.topo_order(&[e]);
         let mut vals: IdMap<f64> = IdMap::for_traversal(&order, self.len());
-        for &id in &order {
+        for (k, &id) in order.iter().enumerate() {
             let v = match self.node(id) {
                 Node::Leaf(l) => eval_leaf(*l, env),
                 Node::Call(f, args) => {
@@ -52,7 +52,7 @@ impl ExprPool {
                 }
                 n => eval_op(n, |c| vals.get(c).unwrap_or(f64::NAN)),
             };
-            vals.insert(id, v);
+            vals.insert_at(k, id, v);
         }
         vals.get(e).unwrap_or(f64::NAN)
     }
@@ -68,7 +68,7 @@ impl ExprPool {
     pub fn eval_with_scale(&self, e: ExprId, env: &dyn Env) -> (f64, f64) {
         let order = self.topo_order(&[e]);
         let mut vals: IdMap<(f64, f64)> = IdMap::for_traversal(&order, self.len());
-        for &id in &order {
+        for (k, &id) in order.iter().enumerate() {
             let node = self.node(id);
             let value = match node {
                 Node::Leaf(l) => eval_leaf(*l, env),
@@ -92,7 +92,7 @@ impl ExprPool {
                 }
                 _ => value.abs(),
             };
-            vals.insert(id, (value, scale));
+            vals.insert_at(k, id, (value, scale));
         }
         vals.get(e).unwrap_or((f64::NAN, f64::NAN))
     }

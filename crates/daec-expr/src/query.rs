@@ -64,6 +64,25 @@ impl<'a, T: Copy> IdMap<'a, T> {
         }
     }
 
+    /// Stores `value` for `order[k]`, the `k`-th node of the traversal
+    /// (no search: a walk over the order knows the place).
+    pub(crate) fn insert_at(&mut self, k: usize, id: ExprId, value: T) {
+        match self {
+            IdMap::Dense(v) => {
+                if let Some(slot) = v.get_mut(id.index()) {
+                    *slot = Some(value);
+                }
+            }
+            IdMap::Sorted(keys, v) => {
+                if keys.get(k) == Some(&id)
+                    && let Some(slot) = v.get_mut(k)
+                {
+                    *slot = Some(value);
+                }
+            }
+        }
+    }
+
     pub(crate) fn insert(&mut self, id: ExprId, value: T) {
         let slot = match self {
             IdMap::Dense(v) => v.get_mut(id.index()),
@@ -178,7 +197,7 @@ impl ExprPool {
         // in it), by id
         let mut position = IdMap::for_traversal(&order, self.len());
         for (k, &id) in order.iter().enumerate() {
-            position.insert(id, k as u32);
+            position.insert_at(k, id, k as u32);
         }
         let at = |c: ExprId| position.get(c).unwrap_or(u32::MAX);
         put(&mut out, order.len() as u32);
@@ -280,7 +299,7 @@ impl ExprPool {
         let order = self.topo_order(roots);
         let mut new: IdMap<ExprId> = IdMap::for_traversal(&order, self.len());
         let mut kids: Vec<ExprId> = Vec::new();
-        for &id in &order {
+        for (k, &id) in order.iter().enumerate() {
             let r = if let Some(r) = map(self, id) {
                 r
             } else if opaque(self, id) {
@@ -301,7 +320,7 @@ impl ExprPool {
                     id
                 }
             };
-            new.insert(id, r);
+            new.insert_at(k, id, r);
         }
         roots.iter().map(|&e| new.get(e).unwrap_or(e)).collect()
     }
@@ -317,9 +336,14 @@ impl ExprPool {
     /// divisions by it) is not. Used for the quasi-linear form
     /// E(t,z)ż = k(t,z) and to eliminate highest derivatives.
     pub fn linear_in(&mut self, e: ExprId, leaves: &[ExprId]) -> Option<(Vec<ExprId>, ExprId)> {
-        let index: FxHashMap<ExprId, usize> =
-            leaves.iter().enumerate().map(|(k, &l)| (l, k)).collect();
-        let (coefs, rest) = self.linear_in_by(e, |id, _| index.get(&id).copied())?;
+        let (coefs, rest) = if let [leaf] = leaves {
+            // one leaf (the elimination of a derivative): no map
+            self.linear_in_by(e, |id, _| (id == *leaf).then_some(0))?
+        } else {
+            let index: FxHashMap<ExprId, usize> =
+                leaves.iter().enumerate().map(|(k, &l)| (l, k)).collect();
+            self.linear_in_by(e, |id, _| index.get(&id).copied())?
+        };
         let zero = self.constant(0.0);
         let mut dense = vec![zero; leaves.len()];
         for (k, c) in coefs {
