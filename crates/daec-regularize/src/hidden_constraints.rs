@@ -147,6 +147,11 @@ fn usable_pivot(
     (magnitude > 0.0).then_some((coef, rest))
 }
 
+/// A singleton of the elimination heap of [`hidden_constraints`]:
+/// `(tier, differentiation count, magnitude rank, equation, row)`, the
+/// smallest first.
+type HeapEntry = (u8, u32, u64, usize, usize);
+
 /// Singleton tier ([`hidden_constraints`]): a row whose one pending
 /// derivative has a coefficient of constants and parameters only (or
 /// not yet examined).
@@ -164,6 +169,21 @@ const CONSTANT: u8 = 0;
 /// constant coefficients, so constant pivots go first and the frame rows
 /// stay constraints without a denominator.
 const STATE_DEPENDENT: u8 = 1;
+/// The heap rank of a state-dependent singleton pivot `coef`: the larger
+/// its magnitude at the reference, the earlier it is taken. When two rows
+/// are singletons in the same derivative, the other stays a constraint
+/// and `coef` lands in its denominator. A slider crank's rod frame rows
+/// `r0 = R(β)·r` give `β̇` with `−L·sin β` (x row) and `L·cos β` (y row):
+/// taking the x row, first by equation order, made the hidden constraints
+/// divide by `sin β`, which vanishes at the dead centre the rod passes
+/// each half turn (`|β| ≤ asin(R/L)`, so `cos β` never does); the run lost
+/// rank there (`models/planar/slider_crank.mo`, t = 0.314).
+fn magnitude_rank(pool: &ExprPool, coef: ExprId, reference: &ReferencePoint<'_>) -> u64 {
+    let m = pivot_magnitude(pool, coef, reference).unwrap_or(0.0);
+    // a non-negative f64's bits grow with its value
+    u64::MAX - m.to_bits()
+}
+
 /// Whether `coef` holds an unknown or `time` (a coefficient of constants
 /// and parameters only is constant along the solution).
 fn depends_on_state(pool: &ExprPool, coef: ExprId) -> bool {
@@ -340,16 +360,18 @@ pub fn hidden_constraints(
         // constant or numerically largest coefficient at the reference);
         // in both, coefficients that vanish in some branch of an `if` are
         // taken last.
-        // Heap entries `(tier, k, eq, row)`: a singleton whose coefficient
-        // depends on the state is put back in tier `STATE_DEPENDENT`, behind
-        // the singletons with constant coefficients, and one whose
-        // coefficient vanishes in some branch of an `if` in tier
-        // `DEFERRED`, behind all other singletons.
-        let mut heap: BinaryHeap<Reverse<(u8, u32, usize, usize)>> = rows
+        // Heap entries `(tier, k, rank, eq, row)`: a singleton whose
+        // coefficient depends on the state is put back in tier
+        // `STATE_DEPENDENT`, behind the singletons with constant
+        // coefficients, ranked by its coefficient's magnitude at the
+        // reference ([`magnitude_rank`]), and one whose coefficient
+        // vanishes in some branch of an `if` in tier `DEFERRED`, behind
+        // all other singletons.
+        let mut heap: BinaryHeap<Reverse<HeapEntry>> = rows
             .iter()
             .enumerate()
             .filter(|(_, r)| r.pending.len() == 1)
-            .map(|(idx, r)| Reverse((CONSTANT, r.k, r.eq, idx)))
+            .map(|(idx, r)| Reverse((CONSTANT, r.k, 0, r.eq, idx)))
             .collect();
         // The solved derivatives in the order solved, each with the other
         // pending leaves of its row (the only stage leaves its value holds).
@@ -357,7 +379,7 @@ pub fn hidden_constraints(
         let mut stage_values: FxHashMap<ExprId, ExprId> = FxHashMap::default();
         loop {
             let pivot = match heap.pop() {
-                Some(Reverse((tier, k, eq, idx))) => {
+                Some(Reverse((tier, k, rank, eq, idx))) => {
                     let deferred = tier == DEFERRED;
                     if !rows[idx].active || rows[idx].pending.len() != 1 {
                         continue;
@@ -367,16 +389,17 @@ pub fn hidden_constraints(
                     {
                         // A row with a pivot that vanishes in no branch
                         // goes first; the deferred singleton waits.
-                        heap.push(Reverse((DEFERRED, k, eq, idx)));
+                        heap.push(Reverse((DEFERRED, k, rank, eq, idx)));
                         Some(pivot)
                     } else {
                         match usable_pivot(pool, rows[idx].expr, delta, reference) {
                             Some((coef, _)) if !deferred && vanishes_in_some_branch(pool, coef) => {
-                                heap.push(Reverse((DEFERRED, k, eq, idx)));
+                                heap.push(Reverse((DEFERRED, k, 0, eq, idx)));
                                 continue;
                             }
                             Some((coef, _)) if tier == CONSTANT && depends_on_state(pool, coef) => {
-                                heap.push(Reverse((STATE_DEPENDENT, k, eq, idx)));
+                                let rank = magnitude_rank(pool, coef, reference);
+                                heap.push(Reverse((STATE_DEPENDENT, k, rank, eq, idx)));
                                 continue;
                             }
                             Some((coef, rest)) => Some((idx, delta, coef, rest)),
@@ -396,7 +419,7 @@ pub fn hidden_constraints(
                             row.pending.retain(|l| present.binary_search(l).is_ok());
                             if row.pending.len() < before && row.pending.len() <= 1 {
                                 found_singleton |= row.pending.len() == 1;
-                                heap.push(Reverse((CONSTANT, row.k, row.eq, r)));
+                                heap.push(Reverse((CONSTANT, row.k, 0, row.eq, r)));
                             }
                         }
                     }
@@ -437,7 +460,7 @@ pub fn hidden_constraints(
                     }
                 }
                 if rows[r].pending.len() == 1 {
-                    heap.push(Reverse((CONSTANT, rows[r].k, rows[r].eq, r)));
+                    heap.push(Reverse((CONSTANT, rows[r].k, 0, rows[r].eq, r)));
                 }
             }
             solved_order.push((delta, brought));
