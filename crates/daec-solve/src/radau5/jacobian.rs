@@ -78,14 +78,17 @@ fn finite(m: &Pattern, jd: &Pattern, jg: &Pattern) -> bool {
 impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
     /// Evaluates the Jacobians, selects the equations of an overdetermined
     /// system and assembles the reduced `M` and `J` (dense) or loads the
-    /// sparse system; the LU decomposition is due next.
+    /// sparse system; the LU decomposition is due next (`Ok(true)`).
+    /// `Ok(false)`: the equations lost rank at the point the Jacobians
+    /// were evaluated at, and the step is retried with half the step size
+    /// ([`Self::retry_smaller`]).
     pub(super) fn evaluate_jacobians(
         &mut self,
         set: &Settings,
         st: &mut StepState,
         ws: &mut Workspace<'_>,
         lin: &mut NewtonMatrices,
-    ) -> Result<(), SolveError> {
+    ) -> Result<bool, SolveError> {
         self.jacobian_values(set, st, ws)?;
         self.scatter_jacobians(set, ws);
         // The sparse path keeps its selection while steps succeed:
@@ -98,7 +101,9 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         // The dense path selects at every Jacobian.
         if set.overdetermined && (!self.sparse || st.reselect) {
             st.reselect = false;
-            self.select_equations(set, st, ws, lin)?;
+            if let Err(e) = self.select_equations(set, st, ws, lin) {
+                return self.retry_smaller(st, e);
+            }
         }
         if self.sparse {
             self.load_sparse(lin);
@@ -110,7 +115,28 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         st.caljac = true;
         st.need_jac = false;
         st.need_lu = true;
-        Ok(())
+        Ok(true)
+    }
+
+    /// After the equations lost rank (`e`) at the Jacobians' point — the
+    /// midpoint of the attempted step, at the values the last step's
+    /// collocation polynomial predicts there — halves the step and asks
+    /// for the Jacobians again, as a singular iteration matrix does
+    /// (RADAU5 halves the step up to five times in a row, Hairer–Wanner,
+    /// Solving ODEs II, IV.8): the midpoint moves with the step, so a rank
+    /// loss of the prediction ends the run only if it persists.
+    fn retry_smaller(&mut self, st: &mut StepState, e: SolveError) -> Result<bool, SolveError> {
+        st.nsing += 1;
+        if st.nsing >= 5 || !st.jacobian_at_midpoint {
+            return Err(e);
+        }
+        st.h *= 0.5;
+        st.reject = true;
+        st.reselect = true;
+        st.last = false;
+        st.need_jac = true;
+        st.need_lu = true;
+        Ok(false)
     }
 
     /// The values of `E`, `∂(Eż−k)/∂z` and `∂g/∂z` at the midpoint

@@ -358,8 +358,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut lin = NewtonMatrices::new(if self.sparse { 0 } else { n }, n_d, n_g);
         let mut st = self.start(&set, &mut ws, t0);
         loop {
-            if st.need_jac {
-                self.evaluate_jacobians(&set, &mut st, &mut ws, &mut lin)?;
+            if st.need_jac && !self.evaluate_jacobians(&set, &mut st, &mut ws, &mut lin)? {
+                continue;
             }
             if st.need_lu && !self.factorize(&set, &mut st, &ws, &mut lin)? {
                 continue;
