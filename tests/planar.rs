@@ -142,7 +142,11 @@ fn slider_crank_matches_the_hand_written_one() {
             ("prismatic.s", "s"),
             ("crankBody.r[2]", "y1"),
         ],
-        1e-6,
+        // 2.1e-6 with the default of a mechanical system, index scaling:
+        // in the component model the crank angle is of index 2 (the
+        // frames' angles carry the position constraints), so its error
+        // is controlled to h·TOL (4e-9 with every component controlled)
+        5e-6,
     );
     // The crank turns over: the slider runs between R + Lc and Lc − R.
     let s = component.col("prismatic.s");

@@ -114,7 +114,9 @@ fn spring_chain_matches_the_exact_sine_solution_over_400() {
             max_err = max_err.max((row[k + 1] - e).abs());
         }
     }
-    assert!(max_err < 1e-5, "max error {max_err:e}");
+    // 4.4e-5 with the default of a mechanical system, index scaling (the
+    // unknowns of index 2 to 5 controlled to h^(k−1)·TOL)
+    assert!(max_err < 1e-4, "max error {max_err:e}");
     assert_eq!(csv.rows[80][0], 400.0);
 }
 
@@ -745,7 +747,9 @@ fn pendulum_levels(row: &[f64]) -> [f64; 3] {
 /// at every step (`--stats-json`); the pendulum's constraints (10e),
 /// (11a), (11b) in the original unknowns below 1e-7 at every output point
 /// (every 0.25), level 2 below `level2` (see the StE test). Returns the
-/// statistics.
+/// statistics. Every component is controlled (`all`): the level-2
+/// constraint holds λ, whose error the pendulum's default, index scaling,
+/// controls to h²·TOL (level 2 at the output points 2.1e-5 on DD and StE).
 fn pendulum_accuracy(form: &str, level2: f64) -> serde_json::Value {
     let json = temp(&format!("pendulum-{form}.json"));
     let csv = simulate_ok(&[
@@ -760,6 +764,8 @@ fn pendulum_accuracy(form: &str, level2: f64) -> serde_json::Value {
         "1e-7",
         "--interval",
         "0.25",
+        "--error-control",
+        "all",
         "--stats-json",
         json.to_str().unwrap(),
     ]);

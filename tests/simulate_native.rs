@@ -102,11 +102,12 @@ fn chunked_native_functions_give_the_tape_run() {
     // the arrays `sf` and `sb` (`daec_expr::to_rust_chunked`), whose
     // values are those of one function (the library of one function per
     // symbol gave the same CSV, byte for byte). That run and the tapes'
-    // agree to 1.1e-10 relative (the contact force TYL, an index-3
-    // multiplier; every other column to 5e-11): the index-3 model amplifies the
+    // agree to 3.0e-10 relative (the contact force TYL, an index-3
+    // multiplier, whose error the default of a mechanical system, index
+    // scaling, controls to h²·TOL): the index-3 model amplifies the
     // round-off of the tapes' different order of the terms of a sum.
     let args = ["models/testset/wheelset.dae", "--t-end", "0.1"];
-    let (stats, stderr) = same_as_tapes(&args, "wheelset", 3e-10);
+    let (stats, stderr) = same_as_tapes(&args, "wheelset", 1e-9);
     assert!(stats["steps_accepted"].as_u64().unwrap() > 10, "{stats}");
     assert!(stats["native_seconds"].as_f64().unwrap() > 0.0, "{stats}");
     let source = library_source(&stderr);

@@ -642,16 +642,19 @@ fn ndsolve_pendulum_keeps_its_energy_and_constraints() {
     // its first derivative and the energy (x'² + y'²)/2 + y are invariants
     // of the pendulum x'' = λx, y'' = λy − 1 started at rest at (1, 0)
     // (energy 0). Over [0, 20] at the experiment's TOL = 1e-8 the two
-    // constraints hold to round-off (the HiC form integrates them) and the
-    // energy, which no formulation enforces, to 100·TOL.
+    // constraints hold to round-off (the HiC form integrates them: 1.2e-12
+    // and 5.4e-12) and the energy, which no formulation enforces, to
+    // 400·TOL (3.7e-6 with the default of a mechanical system, index
+    // scaling, which controls the velocities' error times h; 100·TOL
+    // with every component controlled).
     let (csv, _) = simulate_stats(&["models/ndsolve/pendulum.dae"]);
     let (x, y) = (csv.col("x"), csv.col("y"));
     let (vx, vy) = (csv.col("der(x)"), csv.col("der(y)"));
     assert_eq!(csv.rows.len(), 2001);
     for r in &csv.rows {
         let energy = (r[vx] * r[vx] + r[vy] * r[vy]) / 2.0 + r[y];
-        assert!(energy.abs() < 1e-6, "t = {}: energy {energy:e}", r[0]);
-        assert!((r[x] * r[x] + r[y] * r[y] - 1.0).abs() < 1e-12, "{r:?}");
+        assert!(energy.abs() < 5e-6, "t = {}: energy {energy:e}", r[0]);
+        assert!((r[x] * r[x] + r[y] * r[y] - 1.0).abs() < 3e-12, "{r:?}");
         assert!((r[x] * r[vx] + r[y] * r[vy]).abs() < 1e-10, "{r:?}");
     }
 }
@@ -721,7 +724,9 @@ fn steinbrecher_pendulum_stays_on_its_constraints_over_1000_periods() {
     // formulation satisfies the constraints "within the prescribed
     // tolerance" (Fig. 8) and returns to x = 1 every period; the state
     // drifts only along the orbit, by a phase that grows quadratically
-    // (δ(200) ≈ 1e-4 s, δ(2000) ≈ 9e-3 s). The d-index-1 form (41) keeps
+    // (δ(200) ≈ 2.7e-4 s, δ(2000) ≈ 2.7e-2 s with the default of a
+    // mechanical system, index scaling; 1e-4 and 9e-3 s with every
+    // component controlled). The d-index-1 form (41) keeps
     // only the level-2 constraint and drifts off the position constraint
     // (Figs. 6–8).
     let (c0, phase) = pendulum_levels_at_periods("models/steinbrecher/pendulum.dae");
@@ -730,8 +735,8 @@ fn steinbrecher_pendulum_stays_on_its_constraints_over_1000_periods() {
         "{:e}",
         c0.iter().fold(0.0f64, |a, &b| a.max(b))
     );
-    assert!(phase[100] < 2e-4, "δ(200) = {:e}", phase[100]);
-    assert!(phase[1000] < 2e-2, "δ(2000) = {:e}", phase[1000]);
+    assert!(phase[100] < 5e-4, "δ(200) = {:e}", phase[100]);
+    assert!(phase[1000] < 5e-2, "δ(2000) = {:e}", phase[1000]);
     let (_, stats) = simulate_stats(&["models/steinbrecher/pendulum.dae", "--interval", "2000"]);
     let worst = stats["max_constraint_residual"].as_f64().unwrap();
     assert!(worst < 1e-7, "max constraint residual {worst:e}");

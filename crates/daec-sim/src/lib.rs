@@ -62,8 +62,9 @@ pub use error::{
     check_derivative_order,
 };
 pub use error_control::{
-    ErrorControlReport, REGULARIZED_DEFAULT, ScaledVariable, check_error_control,
-    default_error_control, variable_indices,
+    ErrorControlReport, MECHANICAL_DEFAULT, MECHANICAL_RULE, NOT_MECHANICAL_RULE,
+    REGULARIZED_DEFAULT, ScaledVariable, check_error_control, default_depends_on_model,
+    default_error_control, is_constrained_mechanical, model_error_control, variable_indices,
 };
 pub use events::{
     DEFAULT_MAX_EVENTS, MAX_EVENT_ITERATIONS, WhenEvents, discontinuities, reinit_diagnostics,

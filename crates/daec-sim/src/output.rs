@@ -718,6 +718,7 @@ impl Serialize for SimStats {
         m.serialize_field("error_control", self.error_control.mode.name())?;
         m.serialize_field("error_control_suppressed", &self.error_control.suppressed)?;
         m.serialize_field("error_control_scaled", &self.error_control.scaled)?;
+        m.serialize_field("error_control_rule", &self.error_control.rule)?;
         if self.invariants > 0 {
             m.serialize_field("invariants", &self.invariants)?;
             m.serialize_field("max_invariant_residual", &self.max_invariant_residual)?;
@@ -1129,6 +1130,7 @@ mod tests {
                 "error_control",
                 "error_control_suppressed",
                 "error_control_scaled",
+                "error_control_rule",
                 "compile_seconds",
                 "integrate_seconds",
                 "bound_violations",

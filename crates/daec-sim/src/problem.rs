@@ -913,7 +913,10 @@ impl QuasiLinearDae for FormProblem {
     /// strangeness-free, of d-index 1 (steinbrecher2016 §3.3; ADA §3.2,
     /// StE §3.1): their error estimate needs no scaling, and the scaling
     /// by the model's index is RADAU5's treatment of the DAE as written
-    /// (the indices the test set gives RADAU5), a choice of the user.
+    /// (the indices the test set gives RADAU5), the default for a
+    /// constrained mechanical system (`crate::model_error_control`) and
+    /// applied to the error test alone (the Newton test of an index-1
+    /// form keeps every unknown, `Options::newton_index_scaling`).
     fn variable_index(&self) -> Vec<u8> {
         self.variable_index.clone()
     }

@@ -6,7 +6,8 @@
 use crate::bounds::{BoundsCheck, BoundsMonitor};
 use crate::error::{BadOption, FailureCause, SimError, Unsupported};
 use crate::error_control::{
-    ErrorControlReport, check_error_control, default_error_control, variable_indices,
+    ErrorControlReport, check_error_control, default_depends_on_model, default_error_control,
+    model_error_control, variable_indices,
 };
 use crate::events::{
     DEFAULT_MAX_EVENTS, EventTracker, MAX_EVENT_ITERATIONS, WhenEvents, discontinuities,
@@ -106,6 +107,11 @@ pub struct ResolvedOptions {
     pub max_steps: usize,
     /// What the error test weighs.
     pub error_control: ErrorControl,
+    /// No mode was given and the default depends on the model
+    /// ([`default_depends_on_model`]): the run chooses it from the
+    /// prepared formulation ([`model_error_control`]) instead of
+    /// `error_control`.
+    pub error_control_per_model: bool,
     /// Threads the evaluation of a large problem may use (at least 1).
     pub threads: usize,
 }
@@ -179,12 +185,15 @@ pub fn resolve_options(dae: &Dae, opts: &SimOptions) -> Result<ResolvedOptions, 
             ),
         ));
     }
-    let error_control = opts.error_control.unwrap_or_else(|| {
-        default_error_control(opts.method, opts.form.unwrap_or(default_form(opts.method)))
-    });
+    let form = opts.form.unwrap_or(default_form(opts.method));
+    let error_control = opts
+        .error_control
+        .unwrap_or_else(|| default_error_control(opts.method, form));
     check_error_control(opts.method, error_control)?;
     Ok(ResolvedOptions {
         error_control,
+        error_control_per_model: opts.error_control.is_none()
+            && default_depends_on_model(opts.method, form),
         t0,
         t_end,
         rtol,
@@ -580,13 +589,21 @@ fn check_method(method: Method, form: Form) -> Result<(), SimError> {
     }
 }
 
-/// The report of the error control `mode` on the model's unknowns (the
-/// first of `form`): which the error test leaves out or scales down.
+/// The report of the run's error control on the model's unknowns (the
+/// first of `form`): the mode (`ro`'s, or chosen for the model by
+/// [`model_error_control`]) and which unknowns the error test leaves out
+/// or scales down.
 fn error_control_report(
     form: &SimForm,
     problem: &FormProblem,
-    mode: ErrorControl,
+    ro: &ResolvedOptions,
 ) -> ErrorControlReport {
+    let (mode, rule) = if ro.error_control_per_model {
+        let (mode, rule) = model_error_control(problem);
+        (mode, Some(rule))
+    } else {
+        (ro.error_control, None)
+    };
     let names: Vec<String> = form
         .unknowns
         .iter()
@@ -594,7 +611,10 @@ fn error_control_report(
         .map(|u| u.name.clone())
         .collect();
     let index = daec_solve::QuasiLinearDae::variable_index(problem);
-    ErrorControlReport::new(mode, &names, &index, &form.differential)
+    ErrorControlReport {
+        rule,
+        ..ErrorControlReport::new(mode, &names, &index, &form.differential)
+    }
 }
 
 /// Integrates a prepared model over `[t0, t_end]` of `ro`. A numerical
@@ -608,15 +628,16 @@ pub fn integrate(
     integrate_with_progress(dae, prepared, ro, &mut |_| {})
 }
 
-/// The integrator's options of a segment of `form` that starts with
-/// `zdot` (if known) after `used` step attempts; `problem` evaluates its
-/// tapes on `ro.threads` threads. The Newton test keeps RADAU5's index
-/// scaling on the formulations of index 2 and 3 only (GGL, the DAE as
-/// written): the regularized ones are of index 1, and scaled weights there
-/// would leave velocities and multipliers unconverged
-/// ([`Options::newton_index_scaling`]).
+/// The integrator's options of a segment of `form` with the run's error
+/// control `mode` that starts with `zdot` (if known) after `used` step
+/// attempts; `problem` evaluates its tapes on `ro.threads` threads. The
+/// Newton test keeps RADAU5's index scaling on the formulations of index
+/// 2 and 3 only (GGL, the DAE as written): the regularized ones are of
+/// index 1, and scaled weights there would leave velocities and
+/// multipliers unconverged ([`Options::newton_index_scaling`]).
 fn segment_options(
     ro: &ResolvedOptions,
+    mode: ErrorControl,
     form: &SimForm,
     problem: &FormProblem,
     zdot: Option<Vec<f64>>,
@@ -629,7 +650,7 @@ fn segment_options(
         initial_derivative: zdot,
         max_steps: ro.max_steps.saturating_sub(used),
         h_max: ro.max_step.unwrap_or(0.0),
-        error_control: ro.error_control,
+        error_control: mode,
         newton_index_scaling: matches!(form.form, Form::Ggl | Form::Index3),
         threads: ro.threads,
         ..Options::default()
@@ -739,7 +760,14 @@ pub fn integrate_with_progress(
             continue;
         }
         let used = stats.steps_accepted + stats.steps_rejected + stats.newton_failures;
-        let options = segment_options(ro, form, problem, zdot.take(), used);
+        let options = segment_options(
+            ro,
+            stats.error_control.mode,
+            form,
+            problem,
+            zdot.take(),
+            used,
+        );
         let mut solver = Solver::new(ro.method, problem, options, t, &z)?;
         let mut seg = Segment {
             form,
@@ -983,7 +1011,7 @@ fn start_stats(
         invariants: problem0.n_invariants(),
         invariant_enforcement: problem0.invariant_enforcement(),
         native_code: problem0.is_native(),
-        error_control: error_control_report(form0, problem0, ro.error_control),
+        error_control: error_control_report(form0, problem0, ro),
         limits: limits.to_vec(),
         threads: 1 + usize::from(ro.threads > 1 && problem0.is_parallel()),
         ..SimStats::default()

@@ -80,8 +80,10 @@ pub(crate) struct SimulateArgs {
     /// What the local error test weighs: all (every component, unscaled),
     /// index (RADAU5: the error of an index-k unknown scaled by h^(k−1))
     /// or differential (the algebraic unknowns left out, as IDA's
-    /// suppressalg). Default: all for radau5 on the regularized forms,
-    /// index on ggl and index3 (radau5-projected), all for herk,
+    /// suppressalg). Default: for radau5 on the regularized forms index
+    /// on a constrained mechanical system (kinematic rows der(q) = v and
+    /// unknowns of index above 1), else all; index on ggl and index3
+    /// (radau5-projected), all for herk,
     /// differential for the second-order methods; index does not apply to
     /// herk and the second-order methods, all not to bdf-2nd. The summary
     /// and --stats-json name the unknowns left out or scaled.
