@@ -88,8 +88,8 @@ pub use events::{EVENT_SAMPLES, REFINE_DEPTH, RisingEdge, first_rising_edge, hol
 pub use glm_nordsieck::GeneralLinear;
 pub use herk::{Herk, HerkOptions, Selectors, Tableau};
 pub use linalg::{
-    FAER_THRESHOLD, MinNormSystem, PARALLEL_LU_MIN, RealLu, SPARSE_THRESHOLD, SparsePattern,
-    SparseRealLu, min_norm_solve_sparse, saddle_point_solve_sparse,
+    FAER_THRESHOLD, MinNormSystem, PARALLEL_LU_MIN, PIVOT_THRESHOLD, RealLu, SPARSE_THRESHOLD,
+    SparsePattern, SparseRealLu, min_norm_solve_sparse, saddle_point_solve_sparse,
 };
 pub use problem::QuasiLinearDae;
 // `tableau` stays a namespace: callers name the Radau IIA constants `tableau::C1`.

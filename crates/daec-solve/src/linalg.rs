@@ -17,8 +17,8 @@ use faer::linalg::solvers::{PartialPivLu, Solve};
 pub mod sparse;
 
 pub use sparse::{
-    MinNormSystem, PARALLEL_LU_MIN, SparseNewtonSystem, SparsePattern, SparseRealLu,
-    min_norm_solve_sparse, saddle_point_solve_sparse,
+    MinNormSystem, PARALLEL_LU_MIN, PIVOT_THRESHOLD, SparseNewtonSystem, SparsePattern,
+    SparseRealLu, min_norm_solve_sparse, saddle_point_solve_sparse,
 };
 
 /// Systems with more unknowns than this are factorised by `faer`; up to

@@ -11,18 +11,30 @@
 //! only refactorises numerically (left-looking Gilbert–Peierls LU with
 //! partial pivoting, `faer`'s simplicial sparse LU) into storage and
 //! workspace that are reused, so factorisations and solves do not allocate
-//! once the factors have reached their size.
+//! once the factors have reached their size. While partial pivoting would
+//! choose the pivots of the last factorisation, a factorisation reuses its
+//! pattern and elimination order and does only the arithmetic, with the
+//! same result ([`refactor`]).
+
+mod refactor;
 
 use super::Singular;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::perm::permute_rows_in_place;
 use faer::sparse::linalg::colamd;
 use faer::sparse::linalg::lu::simplicial::{
     SimplicialLu, factorize_simplicial_numeric_lu, factorize_simplicial_numeric_lu_scratch,
     solve_in_place_scratch,
 };
+use faer::sparse::linalg::triangular_solve::{
+    solve_unit_lower_triangular_in_place, solve_unit_lower_triangular_transpose_in_place,
+    solve_upper_triangular_in_place, solve_upper_triangular_transpose_in_place,
+};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::traits::ComplexField;
 use faer::{Conj, MatMut, Par, c64};
+use refactor::Factors;
+pub use refactor::PIVOT_THRESHOLD;
 
 /// Compressed sparse column structure of a square matrix (sorted, unique
 /// row indices per column).
@@ -125,7 +137,19 @@ struct Numeric<T> {
     col_perm_inv: Vec<usize>,
     row_perm_fwd: Vec<usize>,
     row_perm_inv: Vec<usize>,
+    /// `faer`'s factorisation with partial pivoting.
     lu: SimplicialLu<usize, T>,
+    /// The factors of the last successful factorisation (a copy of `lu`'s
+    /// or refactorised in place), which the solves use.
+    factors: Factors<T>,
+    /// Whether a factorisation may keep the pivots of the last one
+    /// (threshold pivoting, [`refactor`]) rather than pivot anew.
+    reuse_pivots: bool,
+    /// Whether `factors` hold the pattern and pivots of a factorisation of
+    /// the pattern, so that the next factorisation may refactorise.
+    reusable: bool,
+    /// Factorisations with pivoting, refactorisations.
+    counts: (usize, usize),
     mem: MemBuffer,
     factored: bool,
 }
@@ -139,8 +163,8 @@ impl<T> std::fmt::Debug for Numeric<T> {
     }
 }
 
-impl<T: ComplexField> Numeric<T> {
-    fn new(pattern: &SparsePattern) -> Self {
+impl<T: ComplexField<Real = f64>> Numeric<T> {
+    fn new(pattern: &SparsePattern, reuse_pivots: bool) -> Self {
         let n = pattern.n();
         // The symbolic analysis: COLAMD ordering of the columns; the
         // simplicial (Gilbert–Peierls) numeric factorisation determines the
@@ -159,13 +183,20 @@ impl<T: ComplexField> Numeric<T> {
             row_perm_fwd: vec![0; n],
             row_perm_inv: vec![0; n],
             lu: SimplicialLu::new(),
+            factors: Factors::new(),
+            reuse_pivots,
+            reusable: false,
+            counts: (0, 0),
             mem: MemBuffer::new(req),
             factored: false,
         }
     }
 
     /// Factorises the matrix with `pattern` and `values`; `is_zero` tells
-    /// a vanished (or non-finite) pivot.
+    /// a vanished (or non-finite) pivot. With `reuse_pivots`, refactorises
+    /// with the pivots of the last factorisation while they pass the
+    /// threshold test ([`Factors::refactor`]); factorises with partial
+    /// pivoting otherwise.
     fn factor(
         &mut self,
         pattern: &SparsePattern,
@@ -174,29 +205,46 @@ impl<T: ComplexField> Numeric<T> {
     ) -> Result<(), Singular> {
         self.factored = false;
         let a = SparseColMatRef::new(pattern.symbolic.as_ref(), values);
-        let col_perm =
-            faer::perm::PermRef::new_checked(&self.col_perm_fwd, &self.col_perm_inv, pattern.n());
-        let stack = MemStack::new(&mut self.mem);
-        if let Err(e) = factorize_simplicial_numeric_lu(
-            &mut self.row_perm_fwd,
-            &mut self.row_perm_inv,
-            &mut self.lu,
-            a,
-            col_perm,
-            stack,
-        ) {
-            let k = match e {
-                faer::sparse::linalg::LuError::SymbolicSingular { index } => index,
-                faer::sparse::linalg::LuError::Generic(_) => 0,
-            };
-            return Err(Singular(self.col_perm_fwd.get(k).copied().unwrap_or(0)));
+        let refactored = self.reuse_pivots
+            && self.reusable
+            && self.factors.n() == pattern.n()
+            && self
+                .factors
+                .refactor(a, &self.col_perm_fwd, &self.row_perm_inv);
+        if refactored {
+            self.counts.1 += 1;
+        } else {
+            self.reusable = false;
+            self.counts.0 += 1;
+            let col_perm = faer::perm::PermRef::new_checked(
+                &self.col_perm_fwd,
+                &self.col_perm_inv,
+                pattern.n(),
+            );
+            let stack = MemStack::new(&mut self.mem);
+            if let Err(e) = factorize_simplicial_numeric_lu(
+                &mut self.row_perm_fwd,
+                &mut self.row_perm_inv,
+                &mut self.lu,
+                a,
+                col_perm,
+                stack,
+            ) {
+                let k = match e {
+                    faer::sparse::linalg::LuError::SymbolicSingular { index } => index,
+                    faer::sparse::linalg::LuError::Generic(_) => 0,
+                };
+                return Err(Singular(self.col_perm_fwd.get(k).copied().unwrap_or(0)));
+            }
+            self.factors
+                .copy_from(self.lu.l_factor_unsorted(), self.lu.u_factor_unsorted());
+            self.reusable = true;
         }
         // The diagonal of U is the last entry of each column.
-        let u = self.lu.u_factor_unsorted();
+        let u = self.factors.u();
         for j in 0..pattern.n() {
-            let vals = u.val_of_col(j);
             let rows = u.row_idx_of_col_raw(j);
-            let ok = rows.last() == Some(&j) && vals.last().is_some_and(|d| !is_zero(d));
+            let ok = rows.last() == Some(&j) && !is_zero(self.factors.u_diagonal(j));
             if !ok {
                 return Err(Singular(self.col_perm_fwd[j]));
             }
@@ -219,20 +267,20 @@ impl<T: ComplexField> Numeric<T> {
         let n = x.len();
         let row_perm = faer::perm::PermRef::new_checked(&self.row_perm_fwd, &self.row_perm_inv, n);
         let col_perm = faer::perm::PermRef::new_checked(&self.col_perm_fwd, &self.col_perm_inv, n);
-        let rhs = MatMut::from_column_major_slice_mut(x, n, 1);
+        let mut rhs = MatMut::from_column_major_slice_mut(x, n, 1);
         let stack = MemStack::new(&mut self.mem);
+        // (the steps of `faer`'s `SimplicialLu` solves, on the stored factors)
+        let (l, u) = (self.factors.l(), self.factors.u());
         if transpose {
-            self.lu.solve_transpose_in_place_with_conj(
-                row_perm,
-                col_perm,
-                Conj::No,
-                rhs,
-                Par::Seq,
-                stack,
-            );
+            permute_rows_in_place(rhs.as_mut(), col_perm, stack);
+            solve_upper_triangular_transpose_in_place(u, Conj::No, rhs.as_mut(), Par::Seq);
+            solve_unit_lower_triangular_transpose_in_place(l, Conj::No, rhs.as_mut(), Par::Seq);
+            permute_rows_in_place(rhs, row_perm.inverse(), stack);
         } else {
-            self.lu
-                .solve_in_place_with_conj(row_perm, col_perm, Conj::No, rhs, Par::Seq, stack);
+            permute_rows_in_place(rhs.as_mut(), row_perm, stack);
+            solve_unit_lower_triangular_in_place(l, Conj::No, rhs.as_mut(), Par::Seq);
+            solve_upper_triangular_in_place(u, Conj::No, rhs.as_mut(), Par::Seq);
+            permute_rows_in_place(rhs, col_perm.inverse(), stack);
         }
     }
 }
@@ -248,7 +296,21 @@ impl SparseRealLu {
     /// documentation).
     pub fn new(pattern: &SparsePattern) -> Self {
         Self {
-            num: Numeric::new(pattern),
+            num: Numeric::new(pattern, false),
+        }
+    }
+
+    /// Like [`new`](Self::new), but every factorisation after the first
+    /// keeps the pivots and the elimination order of the last one while
+    /// each pivot is at least [`PIVOT_THRESHOLD`] times the largest
+    /// candidate of its column (threshold pivoting; see [`refactor`]), and
+    /// pivots anew otherwise: for a sequence of matrices of one pattern
+    /// whose factors serve as an approximation, such as Newton matrices.
+    /// [`factor_with_pivot_floor`](Self::factor_with_pivot_floor) is then
+    /// no rank test.
+    pub fn reusing_pivots(pattern: &SparsePattern) -> Self {
+        Self {
+            num: Numeric::new(pattern, true),
         }
     }
 
@@ -273,15 +335,19 @@ impl SparseRealLu {
             .factor(pattern, values, |d| d.abs() <= floor || !d.is_finite())
     }
 
+    /// How many factorisations were made with partial pivoting and how
+    /// many were refactorisations with the pivots of the one before.
+    pub fn factorization_counts(&self) -> (usize, usize) {
+        self.num.counts
+    }
+
     /// Number of entries of the factors `L` and `U` of the last successful
     /// factorisation (the fill, which bounds the cost of a solve).
     pub fn factor_nnz(&self) -> usize {
         if !self.num.factored {
             return 0;
         }
-        let l = self.num.lu.l_factor_unsorted();
-        let u = self.num.lu.u_factor_unsorted();
-        l.symbolic().compute_nnz() + u.symbolic().compute_nnz()
+        self.num.factors.nnz()
     }
 
     /// `log|det A|` of the last successful factorisation: the sum of
@@ -291,13 +357,8 @@ impl SparseRealLu {
         if !self.num.factored {
             return f64::NEG_INFINITY;
         }
-        let u = self.num.lu.u_factor_unsorted();
         (0..self.num.col_perm_fwd.len())
-            .map(|j| {
-                u.val_of_col(j)
-                    .last()
-                    .map_or(f64::NEG_INFINITY, |d| d.abs().ln())
-            })
+            .map(|j| self.num.factors.u_diagonal(j).abs().ln())
             .sum()
     }
 
@@ -378,12 +439,22 @@ pub struct SparseComplexLu {
 }
 
 impl SparseComplexLu {
-    /// The symbolic analysis of `pattern` (computed once).
-    pub fn new(pattern: &SparsePattern) -> Self {
+    /// The symbolic analysis of `pattern` (computed once); with
+    /// `reuse_pivots` every factorisation after the first keeps the pivots
+    /// of the last one while they pass the threshold test, as
+    /// [`SparseRealLu::reusing_pivots`].
+    pub fn new(pattern: &SparsePattern, reuse_pivots: bool) -> Self {
         Self {
-            num: Numeric::new(pattern),
+            num: Numeric::new(pattern, reuse_pivots),
             rhs: vec![c64::new(0.0, 0.0); pattern.n()],
         }
+    }
+
+    /// How many factorisations were made with partial pivoting and how
+    /// many were refactorisations with the pivots of the one before.
+    #[cfg(test)]
+    fn factorization_counts(&self) -> (usize, usize) {
+        self.num.counts
     }
 
     /// Factorises the matrix with `pattern` and `values`.
@@ -521,8 +592,10 @@ impl SparseNewtonSystem {
         }
         let [mass_slot, jd_slot, jg_slot] = slots;
         let nnz = pattern.nnz();
-        let lu1 = SparseRealLu::new(&pattern);
-        let lu2 = SparseComplexLu::new(&pattern);
+        // (the pivots kept while they pass the threshold test: a Newton
+        // matrix need only approximate the Jacobian)
+        let lu1 = SparseRealLu::reusing_pivots(&pattern);
+        let lu2 = SparseComplexLu::new(&pattern, true);
         Self {
             pattern,
             mass_slot,
@@ -674,8 +747,7 @@ mod tests {
         let mut system = SparseNewtonSystem::new(n, &[], &rows, 0, n, &[], &[], &jg);
         system.load(&[], &[], &values);
         system.factor(1.0, 1.0, 1.0, 1).expect("nonsingular");
-        let lu = &system.lu1.num.lu;
-        let fill = lu.l_factor_unsorted().compute_nnz() + lu.u_factor_unsorted().compute_nnz();
+        let fill = system.lu1.factor_nnz();
         assert!(fill <= 6 * n, "L and U hold {fill} entries");
         // (no structural entry beside the rows' own)
         assert_eq!(system.pattern.nnz(), jg.len());
@@ -808,11 +880,126 @@ mod tests {
             br[i] -= 0.5 * xi[i];
             bi[i] += 0.5 * x[i];
         }
-        let mut clu = SparseComplexLu::new(&p);
+        let mut clu = SparseComplexLu::new(&p, false);
         clu.factor(&p, &cv).unwrap();
         clu.solve(&mut br, &mut bi);
         for i in 0..n {
             assert!((br[i] - x[i]).abs() < 1e-9 && (bi[i] - xi[i]).abs() < 1e-9);
+        }
+    }
+
+    /// The values of `entries(n)` in the slots of its pattern, each scaled
+    /// by `scale(row, col)`.
+    fn slot_values(
+        n: usize,
+        slot: &[usize],
+        nnz: usize,
+        scale: impl Fn(usize, usize) -> f64,
+    ) -> Vec<f64> {
+        let mut vals = vec![0.0; nnz];
+        for (k, &(r, c, v)) in entries(n).iter().enumerate() {
+            vals[slot[k]] += v * scale(r, c);
+        }
+        vals
+    }
+
+    #[test]
+    fn a_refactorisation_is_the_factorisation_with_the_same_pivots() {
+        // A first factorisation pivots; new values that keep the pivots
+        // refactorise, and the solution is the one of a fresh
+        // factorisation bit for bit (the same pivots, the same operations).
+        let n = 60;
+        let pat: Vec<(usize, usize)> = entries(n).iter().map(|&(r, c, _)| (r, c)).collect();
+        let (p, slot) = SparsePattern::new(n, &pat);
+        let first = slot_values(n, &slot, p.nnz(), |_, _| 1.0);
+        let mut lu = SparseRealLu::reusing_pivots(&p);
+        lu.factor(&p, &first).unwrap();
+        assert_eq!(lu.factorization_counts(), (1, 0));
+        // every entry of a column scaled alike: the pivots stay the largest
+        let second = slot_values(n, &slot, p.nnz(), |_, c| 1.0 + 0.01 * c as f64);
+        lu.factor(&p, &second).unwrap();
+        assert_eq!(lu.factorization_counts(), (1, 1));
+        let mut fresh = SparseRealLu::new(&p);
+        fresh.factor(&p, &second).unwrap();
+        let b: Vec<f64> = (0..n).map(|i| (i % 5) as f64 - 1.5).collect();
+        let (mut x, mut y) = (b.clone(), b.clone());
+        lu.solve(&mut x);
+        fresh.solve(&mut y);
+        assert_eq!(x, y);
+        let (mut xt, mut yt) = (b.clone(), b);
+        lu.solve_transpose(&mut xt);
+        fresh.solve_transpose(&mut yt);
+        assert_eq!(xt, yt);
+        assert_eq!(lu.log_abs_determinant(), fresh.log_abs_determinant());
+        assert_eq!(lu.factor_nnz(), fresh.factor_nnz());
+    }
+
+    #[test]
+    fn a_pivot_that_fails_the_threshold_test_is_factorised_with_pivoting() {
+        // entries(n) pivots on the −1 below its diagonal 0.5; a diagonal
+        // of 50 makes partial pivoting choose it, and the stored pivot −1
+        // is then below PIVOT_THRESHOLD times it: a factorisation with
+        // pivoting, whose solution solves the system.
+        let n = 30;
+        let pat: Vec<(usize, usize)> = entries(n).iter().map(|&(r, c, _)| (r, c)).collect();
+        let (p, slot) = SparsePattern::new(n, &pat);
+        let mut lu = SparseRealLu::reusing_pivots(&p);
+        lu.factor(&p, &slot_values(n, &slot, p.nnz(), |_, _| 1.0))
+            .unwrap();
+        let big = |r: usize, c: usize| if r == c { 100.0 } else { 1.0 };
+        let vals = slot_values(n, &slot, p.nnz(), big);
+        lu.factor(&p, &vals).unwrap();
+        assert_eq!(lu.factorization_counts(), (2, 0));
+        let x: Vec<f64> = (0..n).map(|i| 0.25 * i as f64 - 2.0).collect();
+        let mut b = vec![0.0; n];
+        for &(r, c, v) in &entries(n) {
+            b[r] += v * big(r, c) * x[c];
+        }
+        lu.solve(&mut b);
+        for (got, want) in b.iter().zip(&x) {
+            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn a_complex_refactorisation_solves_to_rounding() {
+        // The complex matrix A + iσI: pivots chosen at σ = 0.5 and kept
+        // at σ = 0.8 (they pass the threshold test); the solution is the
+        // exact one to rounding.
+        let n = 40;
+        let e = entries(n);
+        let pat: Vec<(usize, usize)> = e.iter().map(|&(r, c, _)| (r, c)).collect();
+        let (p, slot) = SparsePattern::new(n, &pat);
+        let vals = slot_values(n, &slot, p.nnz(), |_, _| 1.0);
+        let shifted = |sigma: f64| {
+            let mut cv: Vec<c64> = vals.iter().map(|&v| c64::new(v, 0.0)).collect();
+            for (k, &(r, c, _)) in e.iter().enumerate() {
+                if r == c {
+                    cv[slot[k]].im = sigma;
+                }
+            }
+            cv
+        };
+        let mut clu = SparseComplexLu::new(&p, true);
+        clu.factor(&p, &shifted(0.5)).unwrap();
+        clu.factor(&p, &shifted(0.8)).unwrap();
+        assert_eq!(clu.factorization_counts(), (1, 1));
+        let (xr, xi): (Vec<f64>, Vec<f64>) = (0..n)
+            .map(|i| (i as f64 - 7.5, 1.0 - 0.1 * i as f64))
+            .unzip();
+        let (mut br, mut bi) = (vec![0.0; n], vec![0.0; n]);
+        for &(r, c, v) in &e {
+            br[r] += v * xr[c];
+            bi[r] += v * xi[c];
+        }
+        for i in 0..n {
+            br[i] -= 0.8 * xi[i];
+            bi[i] += 0.8 * xr[i];
+        }
+        clu.solve(&mut br, &mut bi);
+        for i in 0..n {
+            let err = (br[i] - xr[i]).abs().max((bi[i] - xi[i]).abs());
+            assert!(err < 1e-12, "{i}: error {err}");
         }
     }
 
