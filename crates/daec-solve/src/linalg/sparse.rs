@@ -863,23 +863,8 @@ mod tests {
             assert!((b[i] - x[i]).abs() < 1e-9, "{i}: {} vs {}", b[i], x[i]);
         }
         // complex: A + i·0.5·I
-        let mut cv: Vec<c64> = vals.iter().map(|&v| c64::new(v, 0.0)).collect();
-        for (k, &(r, c, _)) in e.iter().enumerate() {
-            if r == c {
-                cv[slot[k]].im = 0.5;
-            }
-        }
-        let (mut br, mut bi) = (vec![0.0; n], vec![0.0; n]);
         let xi: Vec<f64> = (0..n).map(|i| 1.0 - 0.1 * i as f64).collect();
-        for &(r, c, v) in &e {
-            br[r] += v * x[c];
-            bi[r] += v * xi[c];
-        }
-        for i in 0..n {
-            // (0.5 i)(x + i xi) = −0.5 xi + 0.5 i x
-            br[i] -= 0.5 * xi[i];
-            bi[i] += 0.5 * x[i];
-        }
+        let (p, cv, mut br, mut bi) = shifted_system(n, 0.5, &x, &xi);
         let mut clu = SparseComplexLu::new(&p, false);
         clu.factor(&p, &cv).unwrap();
         clu.solve(&mut br, &mut bi);
@@ -961,41 +946,52 @@ mod tests {
         }
     }
 
+    /// The pattern of `entries(n)`, the values of `A + iσI` and the
+    /// right-hand side `br + i·bi` of the solution `x + i·xi`.
+    fn shifted_system(
+        n: usize,
+        sigma: f64,
+        x: &[f64],
+        xi: &[f64],
+    ) -> (SparsePattern, Vec<c64>, Vec<f64>, Vec<f64>) {
+        let e = entries(n);
+        let pat: Vec<(usize, usize)> = e.iter().map(|&(r, c, _)| (r, c)).collect();
+        let (p, slot) = SparsePattern::new(n, &pat);
+        let mut cv = vec![c64::new(0.0, 0.0); p.nnz()];
+        for (k, &(r, c, v)) in e.iter().enumerate() {
+            cv[slot[k]].re += v;
+            if r == c {
+                cv[slot[k]].im = sigma;
+            }
+        }
+        let (mut br, mut bi) = (vec![0.0; n], vec![0.0; n]);
+        for &(r, c, v) in &e {
+            br[r] += v * x[c];
+            bi[r] += v * xi[c];
+        }
+        for i in 0..n {
+            // (σ i)(x + i xi) = −σ xi + σ i x
+            br[i] -= sigma * xi[i];
+            bi[i] += sigma * x[i];
+        }
+        (p, cv, br, bi)
+    }
+
     #[test]
     fn a_complex_refactorisation_solves_to_rounding() {
         // The complex matrix A + iσI: pivots chosen at σ = 0.5 and kept
         // at σ = 0.8 (they pass the threshold test); the solution is the
         // exact one to rounding.
         let n = 40;
-        let e = entries(n);
-        let pat: Vec<(usize, usize)> = e.iter().map(|&(r, c, _)| (r, c)).collect();
-        let (p, slot) = SparsePattern::new(n, &pat);
-        let vals = slot_values(n, &slot, p.nnz(), |_, _| 1.0);
-        let shifted = |sigma: f64| {
-            let mut cv: Vec<c64> = vals.iter().map(|&v| c64::new(v, 0.0)).collect();
-            for (k, &(r, c, _)) in e.iter().enumerate() {
-                if r == c {
-                    cv[slot[k]].im = sigma;
-                }
-            }
-            cv
-        };
-        let mut clu = SparseComplexLu::new(&p, true);
-        clu.factor(&p, &shifted(0.5)).unwrap();
-        clu.factor(&p, &shifted(0.8)).unwrap();
-        assert_eq!(clu.factorization_counts(), (1, 1));
         let (xr, xi): (Vec<f64>, Vec<f64>) = (0..n)
             .map(|i| (i as f64 - 7.5, 1.0 - 0.1 * i as f64))
             .unzip();
-        let (mut br, mut bi) = (vec![0.0; n], vec![0.0; n]);
-        for &(r, c, v) in &e {
-            br[r] += v * xr[c];
-            bi[r] += v * xi[c];
-        }
-        for i in 0..n {
-            br[i] -= 0.8 * xi[i];
-            bi[i] += 0.8 * xr[i];
-        }
+        let (p, first, _, _) = shifted_system(n, 0.5, &xr, &xi);
+        let (_, second, mut br, mut bi) = shifted_system(n, 0.8, &xr, &xi);
+        let mut clu = SparseComplexLu::new(&p, true);
+        clu.factor(&p, &first).unwrap();
+        clu.factor(&p, &second).unwrap();
+        assert_eq!(clu.factorization_counts(), (1, 1));
         clu.solve(&mut br, &mut bi);
         for i in 0..n {
             let err = (br[i] - xr[i]).abs().max((bi[i] - xi[i]).abs());
