@@ -11,10 +11,11 @@
 //! only refactorises numerically (left-looking Gilbert–Peierls LU with
 //! partial pivoting, `faer`'s simplicial sparse LU) into storage and
 //! workspace that are reused, so factorisations and solves do not allocate
-//! once the factors have reached their size. While partial pivoting would
-//! choose the pivots of the last factorisation, a factorisation reuses its
-//! pattern and elimination order and does only the arithmetic, with the
-//! same result ([`refactor`]).
+//! once the factors have reached their size. The Newton matrices'
+//! factorisations ([`SparseRealLu::reusing_pivots`]) keep the pivots, the
+//! pattern of the factors and the elimination order of the last one while
+//! every pivot passes the threshold test ([`PIVOT_THRESHOLD`]) and do only
+//! the arithmetic (`sparse/refactor.rs`).
 
 mod refactor;
 
@@ -143,7 +144,7 @@ struct Numeric<T> {
     /// or refactorised in place), which the solves use.
     factors: Factors<T>,
     /// Whether a factorisation may keep the pivots of the last one
-    /// (threshold pivoting, [`refactor`]) rather than pivot anew.
+    /// (threshold pivoting, `sparse/refactor.rs`) rather than pivot anew.
     reuse_pivots: bool,
     /// Whether `factors` hold the pattern and pivots of a factorisation of
     /// the pattern, so that the next factorisation may refactorise.
@@ -303,7 +304,7 @@ impl SparseRealLu {
     /// Like [`new`](Self::new), but every factorisation after the first
     /// keeps the pivots and the elimination order of the last one while
     /// each pivot is at least [`PIVOT_THRESHOLD`] times the largest
-    /// candidate of its column (threshold pivoting; see [`refactor`]), and
+    /// candidate of its column (threshold pivoting, `sparse/refactor.rs`), and
     /// pivots anew otherwise: for a sequence of matrices of one pattern
     /// whose factors serve as an approximation, such as Newton matrices.
     /// [`factor_with_pivot_floor`](Self::factor_with_pivot_floor) is then
