@@ -237,21 +237,48 @@ impl<T: ComplexField<Real = f64>> Numeric<T> {
                 };
                 return Err(Singular(self.col_perm_fwd.get(k).copied().unwrap_or(0)));
             }
-            self.factors
-                .copy_from(self.lu.l_factor_unsorted(), self.lu.u_factor_unsorted());
-            self.reusable = true;
+            if self.reuse_pivots {
+                self.factors
+                    .copy_from(self.lu.l_factor_unsorted(), self.lu.u_factor_unsorted());
+                self.reusable = true;
+            }
         }
         // The diagonal of U is the last entry of each column.
-        let u = self.factors.u();
+        let u = self.l_u().1;
         for j in 0..pattern.n() {
             let rows = u.row_idx_of_col_raw(j);
-            let ok = rows.last() == Some(&j) && !is_zero(self.factors.u_diagonal(j));
+            let ok = rows.last() == Some(&j) && !is_zero(self.u_diagonal(j));
             if !ok {
                 return Err(Singular(self.col_perm_fwd[j]));
             }
         }
         self.factored = true;
         Ok(())
+    }
+
+    /// The factors `L` and `U` of the last successful factorisation:
+    /// the stored copy where pivots may be kept (it is refactorised in
+    /// place), `faer`'s own otherwise (no copy: the least-norm and rank
+    /// systems of the analysis are the largest factorisations).
+    fn l_u(&self) -> (SparseColMatRef<'_, usize, T>, SparseColMatRef<'_, usize, T>) {
+        if self.reuse_pivots {
+            (self.factors.l(), self.factors.u())
+        } else {
+            (self.lu.l_factor_unsorted(), self.lu.u_factor_unsorted())
+        }
+    }
+
+    /// The diagonal entry of column `j` of `U` (its last).
+    fn u_diagonal(&self, j: usize) -> &T {
+        let u = self.l_u().1;
+        let vals = u.val_of_col(j);
+        &vals[vals.len() - 1]
+    }
+
+    /// Number of entries of `L` and `U`.
+    fn factor_nnz(&self) -> usize {
+        let (l, u) = self.l_u();
+        l.compute_nnz() + u.compute_nnz()
     }
 
     fn solve(&mut self, x: &mut [T]) {
@@ -270,8 +297,13 @@ impl<T: ComplexField<Real = f64>> Numeric<T> {
         let col_perm = faer::perm::PermRef::new_checked(&self.col_perm_fwd, &self.col_perm_inv, n);
         let mut rhs = MatMut::from_column_major_slice_mut(x, n, 1);
         let stack = MemStack::new(&mut self.mem);
-        // (the steps of `faer`'s `SimplicialLu` solves, on the stored factors)
-        let (l, u) = (self.factors.l(), self.factors.u());
+        // (the steps of `faer`'s `SimplicialLu` solves, on the factors of
+        // `l_u`, borrowed field by field beside the scratch)
+        let (l, u) = if self.reuse_pivots {
+            (self.factors.l(), self.factors.u())
+        } else {
+            (self.lu.l_factor_unsorted(), self.lu.u_factor_unsorted())
+        };
         if transpose {
             permute_rows_in_place(rhs.as_mut(), col_perm, stack);
             solve_upper_triangular_transpose_in_place(u, Conj::No, rhs.as_mut(), Par::Seq);
@@ -348,7 +380,7 @@ impl SparseRealLu {
         if !self.num.factored {
             return 0;
         }
-        self.num.factors.nnz()
+        self.num.factor_nnz()
     }
 
     /// `log|det A|` of the last successful factorisation: the sum of
@@ -359,7 +391,7 @@ impl SparseRealLu {
             return f64::NEG_INFINITY;
         }
         (0..self.num.col_perm_fwd.len())
-            .map(|j| self.num.factors.u_diagonal(j).abs().ln())
+            .map(|j| self.num.u_diagonal(j).abs().ln())
             .sum()
     }
 

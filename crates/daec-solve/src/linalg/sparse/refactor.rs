@@ -102,16 +102,6 @@ impl<T: ComplexField<Real = f64>> Factors<T> {
         SparseColMatRef::new(self.u.as_ref(), &self.u_val)
     }
 
-    /// The diagonal entry of column `j` of `U` (its last).
-    pub(super) fn u_diagonal(&self, j: usize) -> &T {
-        &self.u_val[self.u.col_ptr()[j + 1] - 1]
-    }
-
-    /// Number of entries of `L` and `U`.
-    pub(super) fn nnz(&self) -> usize {
-        self.l_val.len() + self.u_val.len()
-    }
-
     /// Refactorises `a` (the pattern of the factorised matrix, new values)
     /// with the column order `col_perm_fwd` and the rows in the pivot
     /// order `row_perm_inv` (original row → position) of the stored
