@@ -261,10 +261,19 @@ impl<T: ComplexField<Real = f64>> Numeric<T> {
     /// place), `faer`'s own otherwise (no copy: the least-norm and rank
     /// systems of the analysis are the largest factorisations).
     fn l_u(&self) -> (SparseColMatRef<'_, usize, T>, SparseColMatRef<'_, usize, T>) {
-        if self.reuse_pivots {
-            (self.factors.l(), self.factors.u())
+        Self::factors_of(self.reuse_pivots, &self.lu, &self.factors)
+    }
+
+    /// [`l_u`](Self::l_u) from the fields (borrowed beside the scratch).
+    fn factors_of<'a>(
+        reuse_pivots: bool,
+        lu: &'a SimplicialLu<usize, T>,
+        factors: &'a Factors<T>,
+    ) -> (SparseColMatRef<'a, usize, T>, SparseColMatRef<'a, usize, T>) {
+        if reuse_pivots {
+            (factors.l(), factors.u())
         } else {
-            (self.lu.l_factor_unsorted(), self.lu.u_factor_unsorted())
+            (lu.l_factor_unsorted(), lu.u_factor_unsorted())
         }
     }
 
@@ -298,12 +307,8 @@ impl<T: ComplexField<Real = f64>> Numeric<T> {
         let mut rhs = MatMut::from_column_major_slice_mut(x, n, 1);
         let stack = MemStack::new(&mut self.mem);
         // (the steps of `faer`'s `SimplicialLu` solves, on the factors of
-        // `l_u`, borrowed field by field beside the scratch)
-        let (l, u) = if self.reuse_pivots {
-            (self.factors.l(), self.factors.u())
-        } else {
-            (self.lu.l_factor_unsorted(), self.lu.u_factor_unsorted())
-        };
+        // `l_u`)
+        let (l, u) = Self::factors_of(self.reuse_pivots, &self.lu, &self.factors);
         if transpose {
             permute_rows_in_place(rhs.as_mut(), col_perm, stack);
             solve_upper_triangular_transpose_in_place(u, Conj::No, rhs.as_mut(), Par::Seq);

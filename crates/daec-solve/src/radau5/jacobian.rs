@@ -130,12 +130,8 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         if st.nsing >= 5 || !st.jacobian_at_midpoint {
             return Err(e);
         }
-        st.h *= 0.5;
-        st.reject = true;
-        st.reselect = true;
-        st.last = false;
+        halve_step(st);
         st.need_jac = true;
-        st.need_lu = true;
         Ok(false)
     }
 
@@ -346,18 +342,26 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
                     variable: var,
                 });
             }
-            st.h *= 0.5;
-            st.reject = true;
-            st.reselect = true;
-            st.last = false;
+            halve_step(st);
             // (a new selection needs the Jacobian at hand again)
             st.need_jac = !st.caljac || (self.sparse && set.overdetermined);
-            st.need_lu = true;
             return Ok(false);
         }
         st.need_lu = false;
         Ok(true)
     }
+}
+
+/// Halves the step after the equations or the iteration matrix were
+/// found singular and asks for a new selection and LU decomposition
+/// (RADAU5's answer to a singular matrix; the caller says whether the
+/// Jacobians are needed again).
+fn halve_step(st: &mut StepState) {
+    st.h *= 0.5;
+    st.reject = true;
+    st.reselect = true;
+    st.last = false;
+    st.need_lu = true;
 }
 
 /// The reduced dense `M` and `J` of an overdetermined system from the full
