@@ -26,8 +26,9 @@ HEADER = """\
 //   `if R > Rcrit` switch. Rows 37-38: (b/(rho g)) p' = net inflow at nodes 5 and 8;
 //   rows 39-49: 0 = net inflow at the other nodes. Inflow at nodes 1 and 13 and outflow
 //   at node 10 are the test set's functions of time (hours).
-//   The switch on R depends on the state: the friction loss is continuous there, its
-//   derivative is not (as in the test set).
+//   The switch on R depends on the state and the friction loss jumps there (at
+//   R = Rcrit: 0.126 Pa laminar, 0.431 Pa turbulent with the start lambda), as in the
+//   test set; daec locates the switch as a state event and restarts the integration.
 // Initial values of the test set: phi = 0, lambda = 0.47519404529185289807e-1 (the
 //   laminar solution of the friction law), p = 109800; consistent. p5 and p8 (the
 //   storage nodes) are fixed; the flows and the other values are start values that
