@@ -313,28 +313,6 @@ pub fn hidden_constraints(
     let mut by_leaf: FxHashMap<ExprId, ExprId> = FxHashMap::default();
     let max_c = offsets.c.iter().copied().max().unwrap_or(0) as i32;
     for s in -max_c..=0 {
-        // The stage's rows, with earlier stages' derivatives substituted.
-        let mut rows: Vec<Row> = Vec::new();
-        for (i, &ci) in offsets.c.iter().enumerate() {
-            let k = s + ci as i32;
-            if k < 0 {
-                continue;
-            }
-            let row = array.rows[i][k as usize];
-            let expr = if by_leaf.is_empty() {
-                row
-            } else {
-                pool.substitute(row, &|l| by_leaf.get(&l).copied())
-            };
-            rows.push(Row {
-                eq: i,
-                k: k as u32,
-                expr,
-                level: k as u32,
-                pending: Vec::new(),
-                active: true,
-            });
-        }
         // The stage's derivative unknowns.
         let mut stage_leaf: FxHashMap<ExprId, (u32, u32)> = FxHashMap::default();
         for (j, &dj) in offsets.d.iter().enumerate() {
@@ -344,16 +322,40 @@ pub fn hidden_constraints(
                 stage_leaf.insert(leaf, (j as u32, l as u32));
             }
         }
+        // The stage's rows, with earlier stages' derivatives substituted
+        // (in the rows that hold one: in the pendulum chain's last stage,
+        // one row in seven), and their pending derivatives.
+        let mut rows: Vec<Row> = Vec::new();
         let mut rows_of: FxHashMap<ExprId, Vec<usize>> = FxHashMap::default();
-        for (r, row) in rows.iter_mut().enumerate() {
-            row.pending = pool
-                .leaves(row.expr)
-                .into_iter()
+        for (i, &ci) in offsets.c.iter().enumerate() {
+            let k = s + ci as i32;
+            if k < 0 {
+                continue;
+            }
+            let row = array.rows[i][k as usize];
+            let mut leaves = pool.leaves(row);
+            let mut expr = row;
+            if leaves.iter().any(|l| by_leaf.contains_key(l)) {
+                expr = pool.substitute(row, &|l| by_leaf.get(&l).copied());
+                leaves = pool.leaves(expr);
+            }
+            // (a vector of its own: `leaves` has room for the whole row)
+            let pending: Vec<ExprId> = leaves
+                .iter()
+                .copied()
                 .filter(|l| stage_leaf.contains_key(l))
                 .collect();
-            for &l in &row.pending {
-                rows_of.entry(l).or_default().push(r);
+            for &l in &pending {
+                rows_of.entry(l).or_default().push(rows.len());
             }
+            rows.push(Row {
+                eq: i,
+                k: k as u32,
+                expr,
+                level: k as u32,
+                pending,
+                active: true,
+            });
         }
         // Singleton elimination, lowest differentiation count first; when no
         // singleton is left, Gaussian elimination on the rest (pivot: a

@@ -146,12 +146,19 @@ pub(crate) fn success_check(
     // The point: the state, then the derivatives Ω(t, z) evaluated there.
     let mut keys = state.clone();
     let mut x = point.z.clone();
-    let (omega_keys, omega): (Vec<(u32, u32)>, Vec<ExprId>) =
-        ca.derivatives.iter().map(|(&k, &e)| (k, e)).unzip();
+    // Of those, 𝔍 needs the ones that occur in the residuals: a derivative
+    // z_j^(l) of F_i has l ≤ σ_ij ≤ p_j, and Ω holds the orders
+    // l ≥ max(p_j, 1), so only z_j^(p_j) (the others of Ω, 3/5 of them in
+    // the pendulum chain, are not evaluated).
+    let (omega_keys, omega): (Vec<(u32, u32)>, Vec<ExprId>) = ca
+        .derivatives
+        .iter()
+        .filter(|&(&(j, l), _)| orders.get(j as usize) == Some(&l))
+        .map(|(&k, &e)| (k, e))
+        .unzip();
     x.extend(eval_at(&dae.pool, &omega, &keys, &x, params, t0));
     keys.extend(omega_keys);
-    let exprs: Vec<ExprId> = jacobian.iter().map(|e| e.expr).collect();
-    let jacobian_values = eval_at(&dae.pool, &exprs, &keys, &x, params, t0);
+    let jacobian_values = jacobian_at(&dae.pool, jacobian, &keys, &x, params, t0);
     if n > options.success_check_max_unknowns {
         // Large models: 𝔍's regularity block by block on the fine BTF (no
         // determinant or null vector: those need the dense factorisation).
@@ -206,6 +213,39 @@ pub(crate) fn success_check(
     }
 }
 
+/// The values of the Σ-Jacobian's entries at the point (as [`eval_at`]):
+/// the constant entries (in the pendulum chain half of them, in the
+/// transmission line all) read off, the others compiled and evaluated.
+fn jacobian_at(
+    pool: &ExprPool,
+    jacobian: &[JacobianEntry],
+    keys: &[(u32, u32)],
+    x: &[f64],
+    params: &[f64],
+    t: f64,
+) -> Vec<f64> {
+    let mut values: Vec<f64> = Vec::with_capacity(jacobian.len());
+    let mut varying: Vec<usize> = Vec::new();
+    let mut exprs: Vec<ExprId> = Vec::new();
+    for (k, e) in jacobian.iter().enumerate() {
+        match pool.as_constant(e.expr) {
+            Some(c) => values.push(c),
+            None => {
+                values.push(f64::NAN);
+                varying.push(k);
+                exprs.push(e.expr);
+            }
+        }
+    }
+    for (k, v) in varying
+        .into_iter()
+        .zip(eval_at(pool, &exprs, keys, x, params, t))
+    {
+        values[k] = v;
+    }
+    values
+}
+
 /// The values of `exprs` at the point whose leaves `z_j^(l)` for the
 /// `keys` `(j, l)` have the values `x` (a derivative leaf of no key counts
 /// as 0, an unknown of no key as NaN), compiled together: one pass over
@@ -228,4 +268,42 @@ fn eval_at(
     let mut values = Vec::new();
     compiled.eval(pool, &at, params, t, &mut values, None);
     values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use daec_expr::Func;
+
+    #[test]
+    fn constant_entries_are_read_off_and_the_others_evaluated_as_before() {
+        let mut pool = ExprPool::new();
+        let x = pool.var(0, 0);
+        let dy = pool.var(1, 1);
+        let two = pool.constant(2.0);
+        let three = pool.constant(-3.5);
+        let xy = pool.product(&[x, dy]);
+        let s = pool.func(Func::Sin, x);
+        let sum = pool.sum(&[s, dy]);
+        let exprs = [two, xy, three, sum, dy];
+        let jacobian: Vec<JacobianEntry> = exprs
+            .iter()
+            .enumerate()
+            .map(|(k, &expr)| JacobianEntry {
+                row: k / 2,
+                col: k % 2,
+                expr,
+            })
+            .collect();
+        let keys = [(0, 0), (1, 1)];
+        let x = [0.7, -1.3];
+        let all = eval_at(&pool, &exprs, &keys, &x, &[], 0.0);
+        let read = jacobian_at(&pool, &jacobian, &keys, &x, &[], 0.0);
+        let expected = [2.0, 0.7 * -1.3, -3.5, 0.7f64.sin() + -1.3, -1.3];
+        assert_eq!(read.len(), expected.len());
+        for (k, ((a, b), e)) in all.iter().zip(&read).zip(&expected).enumerate() {
+            assert_eq!(a.to_bits(), b.to_bits(), "entry {k}: {a} vs {b}");
+            assert!((b - e).abs() < 1e-15, "entry {k}: {b} vs {e}");
+        }
+    }
 }
