@@ -38,7 +38,7 @@ pub use function::{CallError, DerivativeAnnotation, Function, MAX_CALL_ITERATION
 pub use node::{
     Callee, Children, CmpOp, ExprId, Func, Func2, FuncId, Leaf, Node, Operands, ParamId,
 };
-pub use pool::ExprPool;
+pub use pool::{ExprPool, Partial};
 pub use print::{Names, RustNames, modelica_number, to_latex, to_modelica, to_rust};
 pub use scalar::{apply_cmp, apply_func, apply_func2, apply_op, powi};
 pub use tape::{Tape, TapeError, TapeFrame, TapeLanes};

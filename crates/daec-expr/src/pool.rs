@@ -303,6 +303,35 @@ struct TermParts {
     skip: u32,
 }
 
+/// A sum or product being built operand by operand, left to right (`a +
+/// b - c`, `-2*x*y`), whose partial results are not interned: only
+/// [`ExprPool::finish`] interns the last. Each step
+/// ([`ExprPool::partial_add`], `partial_sub`, `partial_mul`, `partial_div`,
+/// `partial_neg`) canonicalises the operands of the partial result exactly
+/// as the binary constructor (`add`, `sub`, …) reads those of the interned
+/// node, so the finished expression is the one the binary constructors
+/// give, without the intermediate sums and products of the chain in the
+/// pool.
+#[derive(Debug)]
+pub struct Partial(PartialRepr);
+
+#[derive(Debug)]
+enum PartialRepr {
+    /// An interned expression.
+    Id(ExprId),
+    /// The canonical operands of a sum of two or more terms, not interned.
+    Sum(Vec<ExprId>),
+    /// The canonical operands of a product of two or more factors, not
+    /// interned.
+    Product(Vec<ExprId>),
+}
+
+impl From<ExprId> for Partial {
+    fn from(id: ExprId) -> Partial {
+        Partial(PartialRepr::Id(id))
+    }
+}
+
 impl ExprPool {
     /// An empty pool.
     pub fn new() -> Self {
@@ -508,8 +537,13 @@ impl ExprPool {
     }
 
     /// Returns a buffer from [`ExprPool::take_ids`] for reuse.
+    /// (A buffer that never allocated is dropped: the spare buffers stay
+    /// as many as were taken, as a [`Partial`] gives back buffers it did
+    /// not take.)
     fn give_ids(&mut self, v: Vec<ExprId>) {
-        self.spare_ids.push(v);
+        if v.capacity() > 0 {
+            self.spare_ids.push(v);
+        }
     }
 
     /// Appends a node.
@@ -590,11 +624,7 @@ impl ExprPool {
             // `(-1)·b` would be distributed over the terms of `b` by the
             // sum: do that directly, without interning `(-1)·b`.
             self.constant(-1.0);
-            let mut flat = std::mem::take(&mut self.scratch_ids);
-            flat.clear();
-            let r = self.sum_in(&[a], Some(b), &mut flat);
-            self.scratch_ids = flat;
-            return r;
+            return self.sum_node(&[], &[a], Some(b));
         }
         let nb = self.neg(b);
         self.sum(&[a, nb])
@@ -687,27 +717,208 @@ impl ExprPool {
         self.intern(Node::Powi(a, n))
     }
 
+    /// `p + b`, with a partial sum not interned (see [`Partial`]).
+    pub fn partial_add(&mut self, p: Partial, b: ExprId) -> Partial {
+        match p.0 {
+            PartialRepr::Sum(ops) => self.partial_sum(ops, &[b], None),
+            repr => {
+                let a = self.finish(Partial(repr));
+                self.partial_sum(Vec::new(), &[a, b], None)
+            }
+        }
+    }
+
+    /// `p - b`, with a partial sum not interned (see [`Partial`]).
+    pub fn partial_sub(&mut self, p: Partial, b: ExprId) -> Partial {
+        // As `sub`, with the operands of a partial sum in place of `a`.
+        let (ops, a) = match p.0 {
+            PartialRepr::Sum(ops) => (ops, None),
+            repr => (Vec::new(), Some(self.finish(Partial(repr)))),
+        };
+        let a = a.as_slice();
+        if matches!(self.nodes[b.index()], Node::Add(_)) {
+            self.constant(-1.0);
+            return self.partial_sum_from(ops, a, &[], Some(b));
+        }
+        let nb = self.neg(b);
+        self.partial_sum_from(ops, a, &[nb], None)
+    }
+
+    /// `p · b`, with a partial product not interned (see [`Partial`]).
+    pub fn partial_mul(&mut self, p: Partial, b: ExprId) -> Partial {
+        match p.0 {
+            PartialRepr::Product(ops) => self.partial_product(&[], ops, &[b]),
+            repr => {
+                let a = self.finish(Partial(repr));
+                self.partial_product(&[a, b], Vec::new(), &[])
+            }
+        }
+    }
+
+    /// `p / b`, stored as `p · b^(-1)` (see [`Partial`]).
+    pub fn partial_div(&mut self, p: Partial, b: ExprId) -> Partial {
+        // A partial sum is interned first, as `div` finds it.
+        let p = self.as_product(p);
+        let rb = self.powi(b, -1);
+        self.partial_mul(p, rb)
+    }
+
+    /// `-p`, stored as `(-1)·p` (see [`Partial`]).
+    pub fn partial_neg(&mut self, p: Partial) -> Partial {
+        // A partial sum is interned first, as `neg` finds it.
+        let p = self.as_product(p);
+        let m1 = self.constant(-1.0);
+        match p.0 {
+            PartialRepr::Product(ops) => self.partial_product(&[m1], ops, &[]),
+            repr => {
+                let a = self.finish(Partial(repr));
+                self.partial_product(&[m1, a], Vec::new(), &[])
+            }
+        }
+    }
+
+    /// `p` with a partial sum interned (a partial product stays one).
+    fn as_product(&mut self, p: Partial) -> Partial {
+        match p.0 {
+            PartialRepr::Sum(_) => Partial::from(self.finish(p)),
+            _ => p,
+        }
+    }
+
+    /// The expression `p` stands for, interned.
+    pub fn finish(&mut self, p: Partial) -> ExprId {
+        let (mul, ops) = match p.0 {
+            PartialRepr::Id(id) => return id,
+            PartialRepr::Sum(ops) => (false, ops),
+            PartialRepr::Product(ops) => (true, ops),
+        };
+        let r = self.intern_nary(mul, &ops);
+        self.give_ids(ops);
+        r
+    }
+
+    /// The sum of the partial sum's operands `ops` and `terms`, as a
+    /// [`Partial`].
+    fn partial_sum(&mut self, ops: Vec<ExprId>, terms: &[ExprId], neg: Option<ExprId>) -> Partial {
+        self.partial_sum_from(ops, &[], terms, neg)
+    }
+
+    /// [`ExprPool::sum_in`] of the operands `ops` of a partial sum, the
+    /// terms `first` and `terms` and `neg`, as a [`Partial`] (`ops` is
+    /// recycled).
+    fn partial_sum_from(
+        &mut self,
+        ops: Vec<ExprId>,
+        first: &[ExprId],
+        terms: &[ExprId],
+        neg: Option<ExprId>,
+    ) -> Partial {
+        let mut out = self.take_ids();
+        let r = if first.is_empty() {
+            self.sum_in(&ops, terms, neg, &mut out)
+        } else {
+            let mut all = self.take_ids();
+            all.extend_from_slice(first);
+            all.extend_from_slice(terms);
+            let r = self.sum_in(&ops, &all, neg, &mut out);
+            self.give_ids(all);
+            r
+        };
+        self.give_ids(ops);
+        self.partial_result(r, out, false)
+    }
+
+    /// The [`Partial`] of what `sum_in` (`mul` false) or `product_in`
+    /// returned, with `out` its operands when it returned `None`.
+    fn partial_result(&mut self, r: Option<ExprId>, out: Vec<ExprId>, mul: bool) -> Partial {
+        match r {
+            Some(id) => {
+                self.give_ids(out);
+                Partial(PartialRepr::Id(id))
+            }
+            None if mul => Partial(PartialRepr::Product(out)),
+            None => Partial(PartialRepr::Sum(out)),
+        }
+    }
+
+    /// [`ExprPool::product_in`] of `factors`, the operands `ops` of a
+    /// partial product and `after`, as a [`Partial`] (`ops` is recycled).
+    fn partial_product(
+        &mut self,
+        factors: &[ExprId],
+        ops: Vec<ExprId>,
+        after: &[ExprId],
+    ) -> Partial {
+        let mut flat = std::mem::take(&mut self.scratch_pows);
+        flat.clear();
+        let mut out = self.take_ids();
+        let r = self.product_in(factors, &ops, after, &mut flat, &mut out);
+        self.scratch_pows = flat;
+        self.give_ids(ops);
+        self.partial_result(r, out, true)
+    }
+
     /// The n-ary sum of `terms` (0 for an empty slice).
     pub fn sum(&mut self, terms: &[ExprId]) -> ExprId {
+        self.sum_node(&[], terms, None)
+    }
+
+    /// [`ExprPool::sum_in`], interned.
+    fn sum_node(&mut self, partial: &[ExprId], terms: &[ExprId], neg: Option<ExprId>) -> ExprId {
+        let mut out = self.take_ids();
+        let r = match self.sum_in(partial, terms, neg, &mut out) {
+            Some(r) => r,
+            None => self.intern_nary(false, &out),
+        };
+        self.give_ids(out);
+        r
+    }
+
+    /// The sum of the operands `partial` of a sum not interned (a
+    /// [`Partial`]; empty for none), then `terms`, plus `-1·neg`
+    /// distributed over the terms of the sum `neg` when given (exactly
+    /// what the term `(-1)·neg` would give, without building that
+    /// product). `None` when the result is a new sum of two or more terms,
+    /// whose canonical operands are left in `out` (not interned).
+    fn sum_in(
+        &mut self,
+        partial: &[ExprId],
+        terms: &[ExprId],
+        neg: Option<ExprId>,
+        out: &mut Vec<ExprId>,
+    ) -> Option<ExprId> {
         let mut flat = std::mem::take(&mut self.scratch_ids);
         flat.clear();
-        let r = self.sum_in(terms, None, &mut flat);
+        // Flatten nested sums and fold constants.
+        let mut konst = -0.0_f64; // -0.0 is the identity of IEEE addition
+        let mut has_const = false;
+        // The operands of a partial sum, as those of an interned one.
+        self.sum_operands(partial, &mut flat, &mut konst, &mut has_const);
+        self.sum_terms(terms, &mut flat, &mut konst, &mut has_const);
+        if let Some(b) = neg {
+            self.distribute(-1.0, b, &mut flat, &mut konst, &mut has_const);
+        }
+        let r = self.sum_finish(&mut flat, konst, has_const, out);
         self.scratch_ids = flat;
         r
     }
 
-    /// The sum of `terms`, plus `-1·neg` distributed over the terms of the
-    /// sum `neg` when given (exactly what the term `(-1)·neg` would give,
-    /// without building that product).
-    fn sum_in(&mut self, terms: &[ExprId], neg: Option<ExprId>, flat: &mut Vec<ExprId>) -> ExprId {
-        // Flatten nested sums and fold constants.
-        let mut konst = -0.0_f64; // -0.0 is the identity of IEEE addition
-        let mut has_const = false;
-        self.sum_terms(terms, flat, &mut konst, &mut has_const);
-        if let Some(b) = neg {
-            self.distribute(-1.0, b, flat, &mut konst, &mut has_const);
+    /// The operands `ts` of a sum, into `flat` (its constant into `konst`).
+    fn sum_operands(
+        &self,
+        ts: &[ExprId],
+        flat: &mut Vec<ExprId>,
+        konst: &mut f64,
+        has_const: &mut bool,
+    ) {
+        for &u in ts {
+            if let Node::Const(c) = self.nodes[u.index()] {
+                *konst += c;
+                *has_const = true;
+            } else {
+                flat.push(u);
+            }
         }
-        self.sum_finish(flat, konst, has_const)
     }
 
     /// `c·u` for every term `u` of the sum `add`, into `flat` (constants
@@ -750,16 +961,7 @@ impl ExprPool {
                     *konst += c;
                     *has_const = true;
                 }
-                Node::Add(ts) => {
-                    for &u in ts.iter() {
-                        if let Node::Const(c) = self.nodes[u.index()] {
-                            *konst += c;
-                            *has_const = true;
-                        } else {
-                            flat.push(u);
-                        }
-                    }
-                }
+                Node::Add(ts) => self.sum_operands(ts, flat, konst, has_const),
                 // `c·(a + b)` inside a sum is distributed: `c·a + c·b`.
                 Node::Mul(fs)
                     if fs.len() == 2 && matches!(self.nodes[fs[1].index()], Node::Add(_)) =>
@@ -776,13 +978,19 @@ impl ExprPool {
         }
     }
 
-    /// Collects like terms of the flattened sum and interns it.
-    fn sum_finish(&mut self, flat: &mut [ExprId], mut konst: f64, mut has_const: bool) -> ExprId {
+    /// Collects like terms of the flattened sum: its value, or `None` with
+    /// the operands of a new sum in `out` (empty on entry).
+    fn sum_finish(
+        &mut self,
+        flat: &mut [ExprId],
+        mut konst: f64,
+        mut has_const: bool,
+        out: &mut Vec<ExprId>,
+    ) -> Option<ExprId> {
         if flat.is_empty() {
-            return self.constant(if has_const { konst } else { 0.0 });
+            return Some(self.constant(if has_const { konst } else { 0.0 }));
         }
         // Collect like terms: `c1·core + c2·core` → `(c1+c2)·core`.
-        let mut out = self.take_ids();
         if flat.len() == 1 {
             out.push(flat[0]);
         } else {
@@ -819,13 +1027,11 @@ impl ExprPool {
             let k = self.constant(konst);
             out.insert(0, k);
         }
-        let r = match out.len() {
-            0 => self.constant(0.0),
-            1 => out[0],
-            _ => self.intern_nary(false, &out),
-        };
-        self.give_ids(out);
-        r
+        match out.len() {
+            0 => Some(self.constant(0.0)),
+            1 => Some(out[0]),
+            _ => None,
+        }
     }
 
     fn term_parts(&self, t: ExprId) -> TermParts {
@@ -874,18 +1080,27 @@ impl ExprPool {
         let mut flat = std::mem::take(&mut self.scratch_pows);
         flat.clear();
         let mut out = self.take_ids();
-        let r = self.product_in(factors, &mut flat, &mut out);
+        let r = match self.product_in(factors, &[], &[], &mut flat, &mut out) {
+            Some(r) => r,
+            None => self.intern_nary(true, &out),
+        };
         self.scratch_pows = flat;
         self.give_ids(out);
         r
     }
 
+    /// The product of `factors`, then the operands `partial` of a product
+    /// not interned (a [`Partial`]; empty for none), then `after`: its
+    /// value, or `None` with the canonical operands of a new product of
+    /// two or more factors in `out` (not interned).
     fn product_in(
         &mut self,
         factors: &[ExprId],
+        partial: &[ExprId],
+        after: &[ExprId],
         flat: &mut Vec<(ExprId, i32)>,
         out: &mut Vec<ExprId>,
-    ) -> ExprId {
+    ) -> Option<ExprId> {
         let mut coef = 1.0_f64;
         let push = |pool: &Self, flat: &mut Vec<(ExprId, i32)>, coef: &mut f64, f: ExprId| {
             match pool.nodes[f.index()] {
@@ -894,18 +1109,30 @@ impl ExprPool {
                 _ => flat.push((f, 1)),
             }
         };
-        for &f in factors {
-            if let Node::Mul(fs) = &self.nodes[f.index()] {
-                for &g in fs.iter() {
-                    push(self, flat, &mut coef, g);
+        // A product among the factors is flattened into its operands.
+        let push_factor =
+            |pool: &Self, flat: &mut Vec<(ExprId, i32)>, coef: &mut f64, f: ExprId| {
+                if let Node::Mul(fs) = &pool.nodes[f.index()] {
+                    for &g in fs.iter() {
+                        push(pool, flat, coef, g);
+                    }
+                } else {
+                    push(pool, flat, coef, f);
                 }
-            } else {
-                push(self, flat, &mut coef, f);
-            }
+            };
+        for &f in factors {
+            push_factor(self, flat, &mut coef, f);
+        }
+        // The operands of a partial product, as those of an interned one.
+        for &g in partial {
+            push(self, flat, &mut coef, g);
+        }
+        for &f in after {
+            push_factor(self, flat, &mut coef, f);
         }
         if coef == 0.0 && !flat.is_empty() {
             // `x * 0 → 0` (required by the issue, even for infinite/NaN x).
-            return self.constant(0.0);
+            return Some(self.constant(0.0));
         }
         // Collect like factors: `b^m · b^n` → `b^(m+n)`.
         flat.sort_unstable_by_key(|&(b, _)| b);
@@ -986,10 +1213,10 @@ impl ExprPool {
             }
         }
         if out.is_empty() {
-            return self.constant(coef);
+            return Some(self.constant(coef));
         }
         if coef == 0.0 {
-            return self.constant(0.0);
+            return Some(self.constant(0.0));
         }
         out.sort_unstable();
         if coef != 1.0 {
@@ -997,9 +1224,9 @@ impl ExprPool {
             out.insert(0, k);
         }
         match out.len() {
-            0 => self.constant(1.0),
-            1 => out[0],
-            _ => self.intern_nary(true, out),
+            0 => Some(self.constant(1.0)),
+            1 => Some(out[0]),
+            _ => None,
         }
     }
 

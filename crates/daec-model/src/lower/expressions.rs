@@ -73,6 +73,15 @@ impl<'a> Lowerer<'a> {
     }
 
     pub(super) fn lower_expr(&mut self, e: &ast::Expr, mode: Mode) -> R<Val> {
+        self.enter(e)?;
+        let r = self.lower_expr_inner(e, mode);
+        self.depth -= 1;
+        r
+    }
+
+    /// Enters the expression `e` one level deeper (reported as too deep
+    /// beyond `MAX_DEPTH`); the caller leaves it with `self.depth -= 1`.
+    pub(super) fn enter(&mut self, e: &ast::Expr) -> R<()> {
         if self.depth >= MAX_DEPTH {
             if !self.too_large_reported {
                 self.too_large_reported = true;
@@ -88,12 +97,13 @@ impl<'a> Lowerer<'a> {
             return Err(Reported);
         }
         self.depth += 1;
-        let r = self.lower_expr_inner(e, mode);
-        self.depth -= 1;
-        r
+        Ok(())
     }
 
     fn lower_expr_inner(&mut self, e: &ast::Expr, mode: Mode) -> R<Val> {
+        if let Some(v) = self.chain(e, mode) {
+            return v;
+        }
         match &e.kind {
             ExprKind::Error => Err(Reported),
             ExprKind::Tuple(_) => Err(self.error(
@@ -319,7 +329,15 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
-    fn binary(&mut self, op: BinOp, a: Val, b: Val, sa: Span, sb: Span, span: Span) -> R<Val> {
+    pub(super) fn binary(
+        &mut self,
+        op: BinOp,
+        a: Val,
+        b: Val,
+        sa: Span,
+        sb: Span,
+        span: Span,
+    ) -> R<Val> {
         use BinOp::*;
         match op {
             And | Or => {

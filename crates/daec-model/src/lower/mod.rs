@@ -8,6 +8,7 @@
 //! `calls`, and `limits` (the size checks).
 
 mod calls;
+mod chains;
 mod declarations;
 mod discrete;
 mod equations;
