@@ -5,7 +5,7 @@
 //! constraints are solved exactly while the differential part holds in an
 //! "approximative sense". We realise this with a rank-revealing *selection*:
 //! at every Jacobian evaluation (the sparse path of [`crate::Radau5`] keeps
-//! a selection while the steps succeed), Gaussian elimination with complete pivoting
+//! a selection while the steps succeed, the dense one if asked to), Gaussian elimination with complete pivoting
 //! first picks a maximal set of linearly independent constraint rows of
 //! `G = ∂g/∂z` (so redundant constraints, like the repeated level-0
 //! constraint of the pendulum HiC form (38), are harmless), and then
@@ -414,6 +414,64 @@ pub fn select_equations_preferring(
     sel.diff_rows.sort_unstable();
     sel.constraint_rows.sort_unstable();
     Ok(sel)
+}
+
+/// How far the square system of the rows `sel` selects from `[G; E]`
+/// (dense, row-major, as [`select_equations_preferring`] takes them) is
+/// from singular: the smallest pivot of Gaussian elimination with
+/// partial pivoting on those rows, each normalised by its largest entry
+/// (the scale-free rows the selection pivots on), constraint rows first.
+/// `0` for a singular or non-finite system. It does not depend on the step
+/// size (the Newton matrix `γ/h·M − J` does), so it compares a kept
+/// selection at a later Jacobian with itself when it was chosen: a
+/// selection only has to give a nonsingular, well-conditioned square
+/// system (Steinbrecher 2016, section 4, system (39)), not the best one.
+/// `work` is scratch storage (resized to `n·n`).
+pub(crate) fn selected_min_pivot(
+    n: usize,
+    e: &[f64],
+    g: &[f64],
+    sel: &EquationSelection,
+    work: &mut Vec<f64>,
+) -> f64 {
+    if sel.diff_rows.len() + sel.constraint_rows.len() != n {
+        return 0.0;
+    }
+    work.clear();
+    let rows = sel.constraint_rows.iter().map(|&r| &g[r * n..(r + 1) * n]);
+    for row in rows.chain(sel.diff_rows.iter().map(|&r| &e[r * n..(r + 1) * n])) {
+        let m = row.iter().fold(0.0f64, |a, &x| a.max(x.abs()));
+        if !(m > 0.0 && m.is_finite()) {
+            return 0.0;
+        }
+        work.extend(row.iter().map(|&x| x / m));
+    }
+    let mut min_pivot = f64::INFINITY;
+    for k in 0..n {
+        let (p, best) = (k..n)
+            .map(|i| (i, work[i * n + k].abs()))
+            .fold((k, -1.0), |a, b| if b.1 > a.1 { b } else { a });
+        if !(best > 0.0 && best.is_finite()) {
+            return 0.0;
+        }
+        min_pivot = min_pivot.min(best);
+        if p != k {
+            for j in 0..n {
+                work.swap(k * n + j, p * n + j);
+            }
+        }
+        let (top, rest) = work.split_at_mut((k + 1) * n);
+        let urow = &top[k * n..];
+        for row in rest.chunks_exact_mut(n) {
+            let f = row[k] / urow[k];
+            if f != 0.0 {
+                for (x, &u) in row[k..].iter_mut().zip(&urow[k..]) {
+                    *x -= f * u;
+                }
+            }
+        }
+    }
+    min_pivot
 }
 
 /// [`select_equations`] on sparse input: the same complete-pivoting

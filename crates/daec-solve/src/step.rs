@@ -44,7 +44,9 @@ pub struct Stats {
     /// (after the first Jacobian evaluation).
     pub selection_changes: usize,
     /// Equation selections computed for an overdetermined system (at
-    /// every Jacobian on the dense path; on the sparse path once, and
+    /// every Jacobian on the dense path unless
+    /// [`Options::keep_selection_pivot`](crate::Options::keep_selection_pivot)
+    /// is finite; on the sparse path once, and
     /// again after a singular factorisation or a Newton failure).
     pub selections: usize,
     /// Accepted steps whose end point the problem projected

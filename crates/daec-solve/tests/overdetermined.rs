@@ -108,3 +108,65 @@ fn derivative_at_a_consistent_point_of_an_overdetermined_system_is_the_solutions
     assert!(r.derivative_at(t, &[0.0; 3]).is_none());
     assert!(r.derivative_at(t, &[f64::NAN; 7]).is_none());
 }
+
+/// The pendulum HiC from rest at (1, 0) at `tol` with the dense selection
+/// kept while its pivots stay above `keep` times their value at the
+/// selection: the solution at t = 2, 4, …, 20 and the statistics.
+fn pendulum_with_kept_selection(keep: f64, tol: f64) -> daec_solve::Trajectory {
+    let p = pendulum_hic();
+    let z0 = [1.0, 0.0, 0.0, 0.0, 0.0];
+    let times: Vec<f64> = (1..=10).map(|i| 2.0 * i as f64).collect();
+    let o = Options {
+        keep_selection_pivot: keep,
+        ..opts(tol)
+    };
+    solve(&p, 0.0, &z0, 20.0, &times, o).unwrap()
+}
+
+#[test]
+fn a_kept_selection_gives_the_solution_of_a_fresh_one() {
+    let fresh = pendulum_with_kept_selection(f64::INFINITY, 1e-7);
+    let kept = pendulum_with_kept_selection(0.7, 1e-7);
+    eprintln!("fresh: {:?}\nkept:  {:?}", fresh.stats, kept.stats);
+    // f64::INFINITY selects at every Jacobian
+    assert_eq!(fresh.stats.selections, fresh.stats.jacobian_evals);
+    // the default keeps it for most Jacobians
+    assert!(
+        4 * kept.stats.selections < kept.stats.jacobian_evals,
+        "{:?}",
+        kept.stats
+    );
+    for ((t, a), b) in kept.t.iter().zip(&kept.z).zip(&fresh.z) {
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() < 1e-5, "t = {t}: {a:?} vs {b:?}");
+        }
+        // and both the exact periodic solution
+        let e = ((a[0] - 1.0).powi(2) + a[1].powi(2)).sqrt();
+        assert!(e < 1e-5, "t = {t}: position error {e:e}");
+    }
+}
+
+#[test]
+fn a_kept_selection_is_replaced_when_its_pivots_degrade() {
+    // From (1, 0) the position constraint x² + y² = 1 has the gradient
+    // (2, 0): it determines x, and the kinematic row of y is selected.
+    // At the bottom (0, −1) that gradient is (0, −2): the selected rows
+    // turn singular twice per period and must be replaced before.
+    let kept = pendulum_with_kept_selection(0.7, 1e-6);
+    let until_failure = pendulum_with_kept_selection(0.0, 1e-6);
+    eprintln!(
+        "kept: {:?}\nuntil failure: {:?}",
+        kept.stats, until_failure.stats
+    );
+    // 20 s are 10 periods, 20 passes through the bottom and 20 through
+    // the turning points: at least one selection per pass
+    assert!(kept.stats.selections >= 20, "{:?}", kept.stats);
+    assert!(kept.stats.selection_changes >= 20, "{:?}", kept.stats);
+    // keeping until a failure fails more often than re-selecting first
+    assert!(
+        until_failure.stats.newton_failures > kept.stats.newton_failures,
+        "{:?} vs {:?}",
+        until_failure.stats,
+        kept.stats
+    );
+}

@@ -11,8 +11,9 @@ use crate::linalg::{ComplexLu, RealLu, SparseNewtonSystem};
 use crate::problem::QuasiLinearDae;
 use crate::selection::{
     EquationSelection, select_equations_ordered, select_equations_preferring,
-    select_equations_sparse,
+    select_equations_sparse, selected_min_pivot,
 };
+
 use crate::step::collocation_increment;
 
 /// The factorised iteration matrices and the equation selection they were
@@ -30,6 +31,11 @@ pub(super) struct NewtonMatrices {
     pub(super) diff_at: Vec<usize>,
     /// The rows of the square system the Newton iteration solves.
     pub(super) sel: EquationSelection,
+    /// The smallest pivot of the selected rows when they were selected
+    /// (dense path, [`selected_min_pivot`]).
+    sel_pivot: f64,
+    /// Scratch storage of [`selected_min_pivot`].
+    pivot_work: Vec<f64>,
 }
 
 impl NewtonMatrices {
@@ -42,6 +48,8 @@ impl NewtonMatrices {
             sys: None,
             diff_at: vec![usize::MAX; n_d],
             sel: EquationSelection::all(n_d, n_g),
+            sel_pivot: 0.0,
+            pivot_work: Vec::new(),
         }
     }
 
@@ -91,18 +99,28 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
     ) -> Result<bool, SolveError> {
         self.jacobian_values(set, st, ws)?;
         self.scatter_jacobians(set, ws);
-        // The sparse path keeps its selection while steps succeed:
-        // selecting is a sparse elimination (a large share of the
-        // cost of a Jacobian evaluation of a big HiC/ADA system),
-        // and a selection stays valid while the Newton
-        // matrix it gives is regular. It is recomputed after a
+        // A selection is kept while steps succeed: selecting is an
+        // elimination with complete pivoting over all rows (sparse: a
+        // large share of the cost of a Jacobian evaluation of a big
+        // HiC/ADA system; dense: 12 % of Andrews' squeezer's run when
+        // done at every Jacobian), and a selection stays valid while the
+        // Newton matrix it gives is regular. It is recomputed after a
         // singular factorisation or a Newton failure (an error-test
-        // rejection is about the step size, not the selection).
-        // The dense path selects at every Jacobian.
-        if set.overdetermined && (!self.sparse || st.reselect) {
+        // rejection is about the step size, not the selection). The
+        // dense path re-selects at every Jacobian unless
+        // `Options::keep_selection_pivot` is finite, then when the
+        // smallest pivot of the selected rows fell below that fraction
+        // of its value at the selection (the mechanism turned towards a
+        // configuration where the selected constraints lose rank).
+        if set.overdetermined && (st.reselect || (!self.sparse && self.selection_degraded(ws, lin)))
+        {
             st.reselect = false;
             if let Err(e) = self.select_equations(set, st, ws, lin) {
                 return self.retry_smaller(st, e);
+            }
+            if !self.sparse && self.opts.keep_selection_pivot < f64::INFINITY {
+                lin.sel_pivot =
+                    selected_min_pivot(self.n, ws.e_full, ws.g_full, &lin.sel, &mut lin.pivot_work);
             }
         }
         if self.sparse {
@@ -228,6 +246,17 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
                 ws.jred[(n_d + r) * n + c] += v;
             }
         }
+    }
+
+    /// Whether the kept dense selection's rows of the new Jacobians are
+    /// nearer to singular than [`Options::keep_selection_pivot`](super::Options::keep_selection_pivot) times they were
+    /// when selected (also at the first Jacobian, where none is kept).
+    fn selection_degraded(&self, ws: &Workspace<'_>, lin: &mut NewtonMatrices) -> bool {
+        if self.opts.keep_selection_pivot == f64::INFINITY {
+            return true;
+        }
+        let p = selected_min_pivot(self.n, ws.e_full, ws.g_full, &lin.sel, &mut lin.pivot_work);
+        lin.sel_pivot == 0.0 || p <= self.opts.keep_selection_pivot * lin.sel_pivot
     }
 
     /// Selects the rows of an overdetermined system

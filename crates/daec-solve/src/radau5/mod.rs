@@ -153,7 +153,7 @@ struct StepState {
     /// Whether the next attempt needs a new LU decomposition.
     need_lu: bool,
     /// Whether the next Jacobian evaluation selects equations anew
-    /// (sparse overdetermined systems, see [`jacobian`]).
+    /// (overdetermined systems, see [`jacobian`]).
     reselect: bool,
 }
 
@@ -220,6 +220,11 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         if o.h0 < 0.0 || !o.h0.is_finite() || o.h_max < 0.0 || o.h_max.is_nan() {
             return Err(SolveError::InvalidOptions(
                 "h0 and h_max must be ≥ 0".into(),
+            ));
+        }
+        if o.keep_selection_pivot.is_nan() || o.keep_selection_pivot < 0.0 {
+            return Err(SolveError::InvalidOptions(
+                "keep_selection_pivot must be ≥ 0".into(),
             ));
         }
         if o.newton_max_iter < 2 || !(o.safety > 0.0 && o.safety < 1.0) {
