@@ -398,6 +398,20 @@ impl RealLu {
         Ok(())
     }
 
+    /// The smallest magnitude of the diagonal of `U` of the last
+    /// successful factorisation: with partial pivoting, the smallest pivot
+    /// of the elimination (how near to singular the matrix came in it).
+    pub fn min_pivot(&self) -> f64 {
+        let n = self.n;
+        if let Some(lu) = &self.faer {
+            let u = lu.U();
+            return (0..n).fold(f64::INFINITY, |m, k| m.min(u[(k, k)].abs()));
+        }
+        // the diagonal holds the pivots' reciprocals
+        let largest_inverse = (0..n).fold(0.0f64, |m, k| m.max(self.lu[k * n + k].abs()));
+        1.0 / largest_inverse
+    }
+
     /// Solves `A x = b` in place (`b` becomes `x`).
     pub fn solve(&self, b: &mut [f64]) {
         let n = self.n;
@@ -649,6 +663,28 @@ mod tests {
         check_real(SPARSE_THRESHOLD);
         check_real(FAER_THRESHOLD);
         check_real(FAER_THRESHOLD + 6);
+    }
+
+    #[test]
+    fn min_pivot_is_the_smallest_pivot_of_the_elimination() {
+        // rows of an upper-triangular matrix with diagonal 2, 3, …, except
+        // 0.25 in row n/2, given in reverse order: partial pivoting swaps
+        // them back and its pivots are that diagonal (every order of the
+        // specialised code, the general loops and faer)
+        for n in [2, 5, FIXED_MAX, FIXED_MAX + 3, FAER_THRESHOLD + 2] {
+            let diag = |i: usize| if i == n / 2 { 0.25 } else { 2.0 + i as f64 };
+            let mut a = vec![0.0; n * n];
+            for i in 0..n {
+                let r = n - 1 - i;
+                a[r * n + i] = diag(i);
+                for j in i + 1..n {
+                    a[r * n + j] = 0.01;
+                }
+            }
+            let mut lu = RealLu::new(n);
+            lu.factor(&a).unwrap();
+            assert!((lu.min_pivot() - 0.25).abs() < 1e-15, "order {n}");
+        }
     }
 
     #[test]

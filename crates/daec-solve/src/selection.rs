@@ -5,7 +5,8 @@
 //! constraints are solved exactly while the differential part holds in an
 //! "approximative sense". We realise this with a rank-revealing *selection*:
 //! at every Jacobian evaluation (the sparse path of [`crate::Radau5`] keeps
-//! a selection while the steps succeed, the dense one if asked to), Gaussian elimination with complete pivoting
+//! a selection while the steps succeed, the dense one if asked to),
+//! Gaussian elimination with complete pivoting
 //! first picks a maximal set of linearly independent constraint rows of
 //! `G = ∂g/∂z` (so redundant constraints, like the repeated level-0
 //! constraint of the pendulum HiC form (38), are harmless), and then
@@ -67,6 +68,8 @@ const RANK_TOL: f64 = 1e-10;
 const PREFER_FLOOR: f64 = 1e-14;
 
 mod matched;
+
+use crate::linalg::RealLu;
 
 /// Selects `n` rows from the dense row-major `e` (`n_d × n`) and `g`
 /// (`n_g × n`): first a maximal independent set of constraint rows, then
@@ -426,52 +429,32 @@ pub fn select_equations_preferring(
 /// selection at a later Jacobian with itself when it was chosen: a
 /// selection only has to give a nonsingular, well-conditioned square
 /// system (Steinbrecher 2016, section 4, system (39)), not the best one.
-/// `work` is scratch storage (resized to `n·n`).
+/// `lu` is a factorisation of order `n` used as scratch storage.
 pub(crate) fn selected_min_pivot(
     n: usize,
     e: &[f64],
     g: &[f64],
     sel: &EquationSelection,
-    work: &mut Vec<f64>,
+    lu: &mut RealLu,
 ) -> f64 {
     if sel.diff_rows.len() + sel.constraint_rows.len() != n {
         return 0.0;
     }
-    work.clear();
+    let work = lu.matrix_mut();
     let rows = sel.constraint_rows.iter().map(|&r| &g[r * n..(r + 1) * n]);
-    for row in rows.chain(sel.diff_rows.iter().map(|&r| &e[r * n..(r + 1) * n])) {
+    let rows = rows.chain(sel.diff_rows.iter().map(|&r| &e[r * n..(r + 1) * n]));
+    for (dst, row) in work.chunks_exact_mut(n.max(1)).zip(rows) {
         let m = row.iter().fold(0.0f64, |a, &x| a.max(x.abs()));
         if !(m > 0.0 && m.is_finite()) {
             return 0.0;
         }
-        work.extend(row.iter().map(|&x| x / m));
+        let inv = 1.0 / m;
+        dst.iter_mut().zip(row).for_each(|(d, &x)| *d = x * inv);
     }
-    let mut min_pivot = f64::INFINITY;
-    for k in 0..n {
-        let (p, best) = (k..n)
-            .map(|i| (i, work[i * n + k].abs()))
-            .fold((k, -1.0), |a, b| if b.1 > a.1 { b } else { a });
-        if !(best > 0.0 && best.is_finite()) {
-            return 0.0;
-        }
-        min_pivot = min_pivot.min(best);
-        if p != k {
-            for j in 0..n {
-                work.swap(k * n + j, p * n + j);
-            }
-        }
-        let (top, rest) = work.split_at_mut((k + 1) * n);
-        let urow = &top[k * n..];
-        for row in rest.chunks_exact_mut(n) {
-            let f = row[k] / urow[k];
-            if f != 0.0 {
-                for (x, &u) in row[k..].iter_mut().zip(&urow[k..]) {
-                    *x -= f * u;
-                }
-            }
-        }
+    match lu.factor_in_place() {
+        Ok(()) => lu.min_pivot(),
+        Err(_) => 0.0,
     }
-    min_pivot
 }
 
 /// [`select_equations`] on sparse input: the same complete-pivoting

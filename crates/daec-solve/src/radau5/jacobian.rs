@@ -13,7 +13,6 @@ use crate::selection::{
     EquationSelection, select_equations_ordered, select_equations_preferring,
     select_equations_sparse, selected_min_pivot,
 };
-
 use crate::step::collocation_increment;
 
 /// The factorised iteration matrices and the equation selection they were
@@ -34,8 +33,8 @@ pub(super) struct NewtonMatrices {
     /// The smallest pivot of the selected rows when they were selected
     /// (dense path, [`selected_min_pivot`]).
     sel_pivot: f64,
-    /// Scratch storage of [`selected_min_pivot`].
-    pivot_work: Vec<f64>,
+    /// Scratch factorisation of [`selected_min_pivot`].
+    pivot_work: RealLu,
 }
 
 impl NewtonMatrices {
@@ -49,7 +48,7 @@ impl NewtonMatrices {
             diff_at: vec![usize::MAX; n_d],
             sel: EquationSelection::all(n_d, n_g),
             sel_pivot: 0.0,
-            pivot_work: Vec::new(),
+            pivot_work: RealLu::new(dn),
         }
     }
 
