@@ -144,16 +144,26 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         // the constant reciprocals)
         let (r_c1m1, r_c2m1, r_c1mc2) = (1.0 / (C1 - 1.0), 1.0 / (C2 - 1.0), 1.0 / (C1 - C2));
         let (r_c1, r_c2) = (1.0 / C1, 1.0 / C2);
+        // (slices of length n: no bounds checks in the loop)
+        let (c0, rest) = ws.cont.split_at_mut(n);
+        let (c1, rest) = rest.split_at_mut(n);
+        let (c2, c3) = rest.split_at_mut(n);
+        let (c3, y, scal) = (&mut c3[..n], &mut ws.y[..n], &mut ws.base_scal[..n]);
+        let (za, zb, zc) = (&ws.z[0][..n], &ws.z[1][..n], &ws.z[2][..n]);
+        let atol = &set.atol_t[..n];
         for i in 0..n {
-            ws.y[i] += ws.z[2][i];
-            let (z1, z2, z3) = (ws.z[0][i], ws.z[1][i], ws.z[2][i]);
-            ws.cont[i] = ws.y[i];
-            ws.cont[n + i] = (z2 - z3) * r_c2m1;
+            let (z1, z2, z3) = (za[i], zb[i], zc[i]);
+            let yi = y[i] + z3;
+            y[i] = yi;
+            c0[i] = yi;
+            let d1 = (z2 - z3) * r_c2m1;
+            c1[i] = d1;
             let ak = (z1 - z2) * r_c1mc2;
             let acont3 = (ak - z1 * r_c1) * r_c2;
-            ws.cont[2 * n + i] = (ak - ws.cont[n + i]) * r_c1m1;
-            ws.cont[3 * n + i] = ws.cont[2 * n + i] - acont3;
-            ws.base_scal[i] = set.atol_t[i] + set.rtol_t * ws.y[i].abs();
+            let d2 = (ak - d1) * r_c1m1;
+            c2[i] = d2;
+            c3[i] = d2 - acont3;
+            scal[i] = atol[i] + set.rtol_t * yi.abs();
         }
     }
 

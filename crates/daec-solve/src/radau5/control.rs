@@ -44,8 +44,11 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         let (n, n_d) = (self.n, self.n_d);
         let nd_sel = lin.sel.diff_rows.len();
         let hinv = 1.0 / st.h;
-        for i in 0..n {
-            ws.f1[i] = (DD[0] * ws.z[0][i] + DD[1] * ws.z[1][i] + DD[2] * ws.z[2][i]) * hinv;
+        {
+            let (z0, z1, z2, f1) = (&ws.z[0][..n], &ws.z[1][..n], &ws.z[2][..n], &mut ws.f1[..n]);
+            for i in 0..n {
+                f1[i] = (DD[0] * z0[i] + DD[1] * z1[i] + DD[2] * z2[i]) * hinv;
+            }
         }
         // M·F1 with the mass matrix at the current step start (the one
         // in the Newton matrix may be from an older step when the

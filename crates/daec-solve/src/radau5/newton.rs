@@ -166,15 +166,22 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         let (n, n_d) = (self.n, self.n_d);
         let hinv = 1.0 / st.h;
         {
-            // (slices of length n: no bounds checks in the loops)
+            // (one pass over the components for the three stages, each
+            // `Z_i` loaded once; slices of length n: no bounds checks)
             let (z0, z1, z2, yv) = (&ws.z[0][..n], &ws.z[1][..n], &ws.z[2][..n], &ws.y[..n]);
-            for (s, (zds, yss)) in ws.zd.iter_mut().zip(ws.ys.iter_mut()).enumerate() {
-                let a = self.tr.a_inv[s];
-                let (zds, yss, zs) = (&mut zds[..n], &mut yss[..n], [z0, z1, z2][s]);
-                for i in 0..n {
-                    zds[i] = (a[0] * z0[i] + a[1] * z1[i] + a[2] * z2[i]) * hinv;
-                    yss[i] = yv[i] + zs[i];
-                }
+            let a = self.tr.a_inv;
+            let [zd0, zd1, zd2] = &mut ws.zd;
+            let (zd0, zd1, zd2) = (&mut zd0[..n], &mut zd1[..n], &mut zd2[..n]);
+            let [ys0, ys1, ys2] = &mut ws.ys;
+            let (ys0, ys1, ys2) = (&mut ys0[..n], &mut ys1[..n], &mut ys2[..n]);
+            for i in 0..n {
+                let (x0, x1, x2, y) = (z0[i], z1[i], z2[i], yv[i]);
+                zd0[i] = (a[0][0] * x0 + a[0][1] * x1 + a[0][2] * x2) * hinv;
+                zd1[i] = (a[1][0] * x0 + a[1][1] * x1 + a[1][2] * x2) * hinv;
+                zd2[i] = (a[2][0] * x0 + a[2][1] * x1 + a[2][2] * x2) * hinv;
+                ys0[i] = y + x0;
+                ys1[i] = y + x1;
+                ys2[i] = y + x2;
             }
         }
         {
@@ -207,16 +214,23 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         };
         // the rows entering the rhs negated: all rows of R, the
         // differential rows of the full residual
-        let n_neg = if set.overdetermined { n } else { n_d };
+        let n_neg = if set.overdetermined { n } else { n_d.min(n) };
         let (r0, r1, r2) = (&rr[0][..n], &rr[1][..n], &rr[2][..n]);
         let [d0, d1, d2] = &mut ws.dw;
         let (d0, d1, d2) = (&mut d0[..n], &mut d1[..n], &mut d2[..n]);
-        for i in 0..n {
-            let sg = if i < n_neg { -1.0 } else { 1.0 };
+        // (two loops instead of a sign per row: the negation is exact,
+        // the same values as a multiplication by −1)
+        for i in 0..n_neg {
             let (r0, r1, r2) = (r0[i], r1[i], r2[i]);
-            d0[i] = sg * (ti[0][0] * r0 + ti[0][1] * r1 + ti[0][2] * r2);
-            d1[i] = sg * (ti[1][0] * r0 + ti[1][1] * r1 + ti[1][2] * r2);
-            d2[i] = sg * (ti[2][0] * r0 + ti[2][1] * r1 + ti[2][2] * r2);
+            d0[i] = -(ti[0][0] * r0 + ti[0][1] * r1 + ti[0][2] * r2);
+            d1[i] = -(ti[1][0] * r0 + ti[1][1] * r1 + ti[1][2] * r2);
+            d2[i] = -(ti[2][0] * r0 + ti[2][1] * r1 + ti[2][2] * r2);
+        }
+        for i in n_neg..n {
+            let (r0, r1, r2) = (r0[i], r1[i], r2[i]);
+            d0[i] = ti[0][0] * r0 + ti[0][1] * r1 + ti[0][2] * r2;
+            d1[i] = ti[1][0] * r0 + ti[1][1] * r1 + ti[1][2] * r2;
+            d2[i] = ti[2][0] * r0 + ti[2][1] * r1 + ti[2][2] * r2;
         }
     }
 
