@@ -275,7 +275,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             n,
             n_d,
             n_g,
-            tr: Transform::new(),
+            tr: Transform::shared().clone(),
             index,
             err_mask,
             err_scale,

@@ -84,6 +84,13 @@ fn mul3(a: &[[f64; 3]; 3], b: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
 }
 
 impl Transform {
+    /// [`Transform::new`], computed once per process (the constants are
+    /// the same for every integration; an integrator is built per solve).
+    pub fn shared() -> &'static Transform {
+        static SHARED: std::sync::OnceLock<Transform> = std::sync::OnceLock::new();
+        SHARED.get_or_init(Transform::new)
+    }
+
     /// Computes `A^{-1}`, its eigenvalues (closed form, IV.8) and a real
     /// transformation `T` (eigenvector of `γ̂`, real and imaginary parts of
     /// an eigenvector of `α̂ + iβ̂`).
@@ -184,6 +191,19 @@ mod tests {
             let s: f64 = A[i].iter().sum();
             assert!((s - c[i]).abs() < 1e-15);
         }
+    }
+
+    #[test]
+    fn the_shared_transformation_is_the_computed_one_bit_for_bit() {
+        let (shared, new) = (Transform::shared(), Transform::new());
+        let bits = |t: &Transform| {
+            let m = [t.a_inv, t.t, t.t_inv].concat().concat();
+            let mut v: Vec<u64> = m.into_iter().map(f64::to_bits).collect();
+            v.extend([t.gamma, t.alpha, t.beta].map(f64::to_bits));
+            v
+        };
+        assert_eq!(bits(shared), bits(&new));
+        assert!(std::ptr::eq(shared, Transform::shared()));
     }
 
     #[test]
