@@ -691,3 +691,76 @@ fn radau_iia_stability(z: (f64, f64)) -> (f64, f64) {
     let q = mul(num, (den.0, -den.1));
     (q.0 / d, q.1 / d)
 }
+
+/// Every accepted step of `solver` from Akzo Nobel's start to `t_end` as
+/// bits (end time, solution, derivative and the dense output at the step's
+/// midpoint), stopped by the observer after `stop_after` steps if given.
+fn akzo_steps_as_bits(
+    solver: &mut Radau5<'_, DenseDae>,
+    t_end: f64,
+    stop_after: Option<usize>,
+) -> (Result<daec_solve::Stats, SolveError>, Vec<Vec<u64>>) {
+    let mut steps = Vec::new();
+    let result = solver.integrate(0.0, &AKZO_Y0, t_end, |step| {
+        let mut mid = vec![0.0; step.z.len()];
+        step.dense(0.5 * (step.t_start + step.t), &mut mid);
+        let bits = std::iter::once(step.t)
+            .chain(step.z.iter().copied())
+            .chain(step.zdot.iter().copied())
+            .chain(mid)
+            .map(f64::to_bits)
+            .collect();
+        steps.push(bits);
+        if stop_after.is_some_and(|k| steps.len() >= k) {
+            StepControl::Stop
+        } else {
+            StepControl::Continue
+        }
+    });
+    (result, steps)
+}
+
+#[test]
+fn a_repeated_integration_on_one_integrator_gives_the_same_steps_bit_for_bit() {
+    // The workspace, the LU storage and the transformation constants are
+    // set up anew (or shared read-only) per integration: a second run,
+    // and a run after one the observer stopped, repeat the first exactly.
+    let p = akzo();
+    let fresh = || Radau5::new(&p, opts(1e-6)).unwrap();
+    let (first, steps) = akzo_steps_as_bits(&mut fresh(), 180.0, None);
+    let first = first.unwrap();
+    assert!(steps.len() > 10, "{} steps", steps.len());
+    assert_eq!(first.steps_accepted, steps.len());
+    let mut solver = fresh();
+    let (s1, again1) = akzo_steps_as_bits(&mut solver, 180.0, None);
+    let (stopped, part) = akzo_steps_as_bits(&mut solver, 180.0, Some(5));
+    assert_eq!(stopped.unwrap().steps_accepted, 5);
+    assert_eq!(part[..], steps[..5]);
+    let (s2, again2) = akzo_steps_as_bits(&mut solver, 180.0, None);
+    assert_eq!((s1.unwrap(), s2.unwrap()), (first, first));
+    assert_eq!(again1, steps);
+    assert_eq!(again2, steps);
+}
+
+#[test]
+fn an_integration_after_a_failed_one_gives_the_same_steps_bit_for_bit() {
+    // A run that fails (too few step attempts allowed) leaves nothing
+    // behind for the next one on the same integrator.
+    let p = akzo();
+    let o = Options {
+        max_steps: 12,
+        ..opts(1e-6)
+    };
+    let (short, steps) = akzo_steps_as_bits(&mut Radau5::new(&p, o.clone()).unwrap(), 1.0, None);
+    let short = short.unwrap();
+    assert!(short.steps_accepted < 12, "{short:?}");
+    let mut solver = Radau5::new(&p, o).unwrap();
+    let (failed, _) = akzo_steps_as_bits(&mut solver, 180.0, None);
+    assert!(
+        matches!(failed, Err(SolveError::TooManySteps { max_steps: 12, .. })),
+        "{failed:?}"
+    );
+    let (again, again_steps) = akzo_steps_as_bits(&mut solver, 1.0, None);
+    assert_eq!(again.unwrap(), short);
+    assert_eq!(again_steps, steps);
+}

@@ -43,9 +43,9 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         // (2.8)): the problem may move the end point onto its
         // position and velocity constraints; the next step starts
         // from the projected point and the dense output ends there.
-        if self.problem.project_step(st.t, &mut ws.y) {
+        if self.problem.project_step(st.t, ws.y) {
             self.stats.projections += 1;
-            ws.cont[..n].copy_from_slice(&ws.y);
+            ws.cont[..n].copy_from_slice(ws.y);
             g_at_end = false;
         }
         st.caljac = false;
@@ -53,8 +53,8 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         let control = observer(&Step {
             t_start,
             t: st.t,
-            z: &ws.y,
-            zdot: &ws.ydot,
+            z: ws.y,
+            zdot: ws.ydot,
             cont: ws.cont,
             constraints: g_at_end.then_some(&ws.gg[..]),
         });
@@ -184,13 +184,13 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         if g_at_end {
             // the projection's last evaluation was at this very point
             let (d, g) = ws.y0.split_at_mut(n_d);
-            self.problem.diff_residual(st.t, &ws.y, ws.zero, d);
+            self.problem.diff_residual(st.t, ws.y, ws.zero, d);
             g.copy_from_slice(ws.gg);
         } else {
-            self.problem.residual(st.t, &ws.y, ws.zero, ws.y0);
+            self.problem.residual(st.t, ws.y, ws.zero, ws.y0);
         }
         if !set.mass_constant {
-            self.problem.mass_values(st.t, &ws.y, ws.mass_cur);
+            self.problem.mass_values(st.t, ws.y, ws.mass_cur);
             if !self.sparse {
                 self.mass.scatter_values(ws.mass_cur, ws.e_cur, n);
             }

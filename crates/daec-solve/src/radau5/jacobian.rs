@@ -202,9 +202,9 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         if !done {
             self.mass.values.copy_from_slice(ws.mass_cur);
             self.problem
-                .diff_jacobian_values(st.t, &ws.y, &ws.ydot, &mut self.jd.values);
+                .diff_jacobian_values(st.t, ws.y, ws.ydot, &mut self.jd.values);
             self.problem
-                .constraint_jacobian_values(st.t, &ws.y, &mut self.jg.values);
+                .constraint_jacobian_values(st.t, ws.y, &mut self.jg.values);
             if !finite(&self.mass, &self.jd, &self.jg) {
                 return Err(SolveError::NewtonDivergence {
                     t: st.t,

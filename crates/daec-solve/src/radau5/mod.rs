@@ -358,8 +358,8 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             overdetermined: set.overdetermined,
         };
         let mut storage = vec![0.0; layout.storage_len()];
-        let ydot = self.opts.initial_derivative.clone();
-        let mut ws = Workspace::new(&mut storage, &layout, z0.to_vec(), ydot);
+        let ydot = self.opts.initial_derivative.as_deref();
+        let mut ws = Workspace::new(&mut storage, &layout, z0, ydot);
         let mut lin = NewtonMatrices::new(if self.sparse { 0 } else { n }, n_d, n_g);
         let mut st = self.start(&set, &mut ws, t0);
         loop {

@@ -205,9 +205,9 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             },
         );
         // The residual at the start (full).
-        problem.residual(st.t, &ws.y, ws.zero, ws.y0);
+        problem.residual(st.t, ws.y, ws.zero, ws.y0);
         self.stats.residual_evals += 1;
-        problem.mass_values(st.t, &ws.y, ws.mass_cur);
+        problem.mass_values(st.t, ws.y, ws.mass_cur);
         if !self.sparse {
             self.mass.scatter_values(ws.mass_cur, ws.e_cur, n);
         }
@@ -218,7 +218,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             && self.opts.h0 == 0.0
             && let Some(zdot0) = self.consistent_derivative(
                 st.t,
-                &ws.y,
+                ws.y,
                 ws.y0,
                 ws.mass_cur,
                 ws.e_cur,
@@ -232,8 +232,8 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             let span = set.t_end - t0;
             let start = StartingPoint {
                 t: t0,
-                z: &ws.y,
-                zdot: &ws.ydot,
+                z: ws.y,
+                zdot: ws.ydot,
                 scale: ws.base_scal,
                 index: &self.index,
                 mass_entries: &self.mass.entries,

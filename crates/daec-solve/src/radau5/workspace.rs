@@ -87,17 +87,17 @@ impl Layout {
     pub(super) fn storage_len(&self) -> usize {
         let (n, n_d, n_g) = (self.n, self.n_d, self.n_g);
         let (dn, dfull, m) = (self.dn(), self.dfull(), n_d + n_g);
-        5 * m + n_g + n_d * dn + (2 * n_d + n_g) * dfull + 2 * dn * dn + self.n_mass + 26 * n
+        5 * m + n_g + n_d * dn + (2 * n_d + n_g) * dfull + 2 * dn * dn + self.n_mass + 28 * n
     }
 }
 
 /// The work arrays of one integration, slices of one zeroed allocation.
 pub(super) struct Workspace<'a> {
     /// The solution at the step start.
-    pub(super) y: Vec<f64>,
+    pub(super) y: &'a mut [f64],
     /// Its derivative (the last stage derivative of the last step; `ż₀`
     /// at the start).
-    pub(super) ydot: Vec<f64>,
+    pub(super) ydot: &'a mut [f64],
     /// `[E ż − k; g]` scratch.
     pub(super) full: &'a mut [f64],
     /// The stage points.
@@ -154,15 +154,18 @@ impl<'a> Workspace<'a> {
     /// Carves the arrays from `storage` (zeroed, of
     /// [`Layout::storage_len`]), with the initial value `y` and its
     /// derivative `ydot` (zero if not given).
-    pub(super) fn new(
-        storage: &'a mut [f64],
-        l: &Layout,
-        y: Vec<f64>,
-        ydot: Option<Vec<f64>>,
-    ) -> Self {
+    pub(super) fn new(storage: &'a mut [f64], l: &Layout, y: &[f64], ydot: Option<&[f64]>) -> Self {
         let (n, n_d, n_g) = (l.n, l.n_d, l.n_g);
         let (dn, dfull, m) = (l.dn(), l.dfull(), n_d + n_g);
         let mut arena = Arena(storage);
+        let (y, ydot) = {
+            let (ys, ds) = (arena.take(n), arena.take(n));
+            ys.copy_from_slice(y);
+            if let Some(d) = ydot {
+                ds.copy_from_slice(d);
+            }
+            (ys, ds)
+        };
         let full = arena.take(m);
         let ys = [arena.take(n), arena.take(n), arena.take(n)];
         let full3 = [arena.take(m), arena.take(m), arena.take(m)];
@@ -189,7 +192,7 @@ impl<'a> Workspace<'a> {
         let errv = arena.take(n);
         Self {
             y,
-            ydot: ydot.unwrap_or_else(|| vec![0.0; n]),
+            ydot,
             full,
             ys,
             full3,
