@@ -8,7 +8,7 @@
 use crate::dense::{Matrix, least_norm_solve};
 use crate::gradients::{EquationGradients, LeafPositions};
 use daec_expr::{Env, ExprId, ExprPool, ParamId};
-use daec_solve::MinNormSystem;
+use daec_solve::{MinNormSystem, SparsePattern, SparseRealLu};
 
 /// The point `(t, z, ż, …)` as an [`Env`] for evaluation.
 pub struct Point<'a> {
@@ -141,7 +141,7 @@ pub fn consistent_point(
         .collect();
     let mut iterations = 0;
     let mut jv: Vec<(usize, usize, f64)> = Vec::new();
-    let mut system: Option<MinNormSystem> = None;
+    let mut system: Option<StepSystem> = None;
     // The tolerance scales with the size of the values (round-off in
     // constraints of large values is larger).
     let tol_at = |x: &[f64]| options.tol * (1.0 + x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
@@ -154,16 +154,17 @@ pub fn consistent_point(
         let e: Vec<f64> = free.iter().map(|&j| z[j] - start[j]).collect();
         let winv: Vec<f64> = w2inv.iter().map(|x| x.sqrt()).collect();
         let delta = if free.len() > SPARSE_MIN_NORM_FROM {
-            // Large systems: the sparse augmented system (the dense QR is
-            // O(m²n)). The pattern of J is the same at every step: its
-            // ordering and symbolic factorisation are computed once.
+            // Large systems: the sparse LU of J when it is square, else
+            // the sparse augmented system (the dense QR is O(m²n)). The
+            // pattern of J is the same at every step: its ordering and
+            // symbolic factorisation are computed once.
             if system.is_none() {
                 let pairs: Vec<(usize, usize)> = jv.iter().map(|&(i, k, _)| (i, k)).collect();
-                system = MinNormSystem::new(m, free.len(), &pairs);
+                system = StepSystem::new(m, free.len(), &pairs);
             }
             system
                 .as_mut()
-                .and_then(|s| sparse_min_norm_step(s, m, &jv, &winv, &e, &r))
+                .and_then(|s| s.step(m, free.len(), &jv, &winv, &e, &r))
         } else {
             dense_min_norm_step(m, free.len(), &jv, &winv, &e, &r)
                 .map(|y| (0..free.len()).map(|k| winv[k] * y[k] - e[k]).collect())
@@ -205,6 +206,78 @@ pub fn consistent_point(
 /// with the sparse augmented system
 /// (`daec_solve::MinNormSystem`) instead of the dense QR.
 const SPARSE_MIN_NORM_FROM: usize = 100;
+
+/// The sparse linear system of the Gauss–Newton steps of
+/// [`consistent_point`], analysed once for the pattern of `J`.
+enum StepSystem {
+    /// As many equations as free unknowns, `J` nonsingular so far: the
+    /// Newton step `Δ = −J⁻¹ r` by the sparse LU of `J` itself. For a
+    /// square nonsingular `J` the least-change step `W⁻¹B⁺(J e − r) − e`
+    /// (`B = J W⁻¹`) is exactly this step, whatever the weights and the
+    /// displacement `e`, so the iterates are those of the augmented
+    /// system's; the LU of `J` has half the order of the augmented
+    /// system's and no saddle point to pivot through (a model whose
+    /// initial equations fix all its degrees of freedom, as the pendulum
+    /// chain's do, is square).
+    Square {
+        pattern: SparsePattern,
+        /// The slot of every entry of `J` in `pattern`'s values.
+        slot: Vec<usize>,
+        lu: SparseRealLu,
+    },
+    /// The augmented system of the least-change step
+    /// ([`sparse_min_norm_step`]): more equations or unknowns than the
+    /// other, or a square `J` found singular.
+    MinNorm(MinNormSystem),
+}
+
+impl StepSystem {
+    /// The system for the `m × nf` pattern `pairs` of `J` (`None` when an
+    /// entry lies outside it).
+    fn new(m: usize, nf: usize, pairs: &[(usize, usize)]) -> Option<Self> {
+        if m == nf && pairs.iter().all(|&(i, k)| i < m && k < nf) {
+            let (pattern, slot) = SparsePattern::new(m, pairs);
+            let lu = SparseRealLu::new(&pattern);
+            return Some(StepSystem::Square { pattern, slot, lu });
+        }
+        MinNormSystem::new(m, nf, pairs).map(StepSystem::MinNorm)
+    }
+
+    /// The step `Δ` for the entries `jv` of `J` (in the order of the
+    /// pattern given to [`new`](Self::new)), the weights' inverses `winv`,
+    /// the displacement `e` and the residual `r`. A square `J` that is
+    /// singular, or whose step is not finite, turns the system into the
+    /// augmented one for this and every later step.
+    fn step(
+        &mut self,
+        m: usize,
+        nf: usize,
+        jv: &[(usize, usize, f64)],
+        winv: &[f64],
+        e: &[f64],
+        r: &[f64],
+    ) -> Option<Vec<f64>> {
+        if let StepSystem::Square { pattern, slot, lu } = self {
+            let mut values = vec![0.0; pattern.nnz()];
+            for (&s, &(_, _, v)) in slot.iter().zip(jv) {
+                values[s] += v;
+            }
+            if slot.len() == jv.len() && lu.factor(pattern, &values).is_ok() {
+                let mut delta: Vec<f64> = r.iter().map(|x| -x).collect();
+                lu.solve(&mut delta);
+                if delta.iter().all(|v| v.is_finite()) {
+                    return Some(delta);
+                }
+            }
+            let pairs: Vec<(usize, usize)> = jv.iter().map(|&(i, k, _)| (i, k)).collect();
+            *self = StepSystem::MinNorm(MinNormSystem::new(m, nf, &pairs)?);
+        }
+        match self {
+            StepSystem::MinNorm(system) => sparse_min_norm_step(system, m, jv, winv, e, r),
+            StepSystem::Square { .. } => None,
+        }
+    }
+}
 
 /// The sparse Gauss–Newton step of [`consistent_point`], `Δ = W⁻¹(y − t)`
 /// with the tangential part `t = W e − B⁺(J e)` (the weighted
@@ -283,4 +356,79 @@ fn dense_min_norm_step(
         }
     }
     least_norm_solve(&bm, &rhs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The entries of a tridiagonal `n × n` matrix with `row` repeated in
+    /// place of row `n − 1` when `repeat` is given.
+    fn tridiagonal(n: usize, repeat: Option<usize>) -> Vec<(usize, usize, f64)> {
+        let mut jv = Vec::new();
+        for i in 0..n {
+            let src = if i == n - 1 { repeat.unwrap_or(i) } else { i };
+            for k in src.saturating_sub(1)..(src + 2).min(n) {
+                let v = if k == src {
+                    4.0 + src as f64 * 0.01
+                } else {
+                    -1.0
+                };
+                jv.push((i, k, v));
+            }
+        }
+        jv
+    }
+
+    #[test]
+    fn a_square_step_is_the_least_change_step_of_the_augmented_system() {
+        let n = 150;
+        let jv = tridiagonal(n, None);
+        let pairs: Vec<(usize, usize)> = jv.iter().map(|&(i, k, _)| (i, k)).collect();
+        let winv: Vec<f64> = (0..n).map(|k| 1.0 + (k % 7) as f64 * 0.3).collect();
+        let e: Vec<f64> = (0..n).map(|k| (k as f64 * 0.37).sin()).collect();
+        let r: Vec<f64> = (0..n).map(|i| (i as f64 * 0.11).cos() - 0.2).collect();
+        let mut square = StepSystem::new(n, n, &pairs).expect("a system");
+        assert!(matches!(square, StepSystem::Square { .. }));
+        let newton = square.step(n, n, &jv, &winv, &e, &r).expect("a step");
+        let mut augmented =
+            StepSystem::MinNorm(MinNormSystem::new(n, n, &pairs).expect("a system"));
+        let least_change = augmented.step(n, n, &jv, &winv, &e, &r).expect("a step");
+        // J Δ = −r
+        for i in 0..n {
+            let row: f64 = jv
+                .iter()
+                .filter(|t| t.0 == i)
+                .map(|&(_, k, v)| v * newton[k])
+                .sum();
+            assert!((row + r[i]).abs() < 1e-13, "row {i}: {row} vs {}", -r[i]);
+        }
+        for (k, (a, b)) in newton.iter().zip(&least_change).enumerate() {
+            assert!((a - b).abs() < 1e-12, "unknown {k}: {a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn a_singular_square_system_turns_into_the_augmented_one() {
+        // the last row repeats row 10: J is singular, the equations
+        // consistent when the right-hand sides agree
+        let n = 150;
+        let jv = tridiagonal(n, Some(10));
+        let pairs: Vec<(usize, usize)> = jv.iter().map(|&(i, k, _)| (i, k)).collect();
+        let winv = vec![1.0; n];
+        let e = vec![0.0; n];
+        let mut r: Vec<f64> = (0..n).map(|i| 0.1 * i as f64).collect();
+        r[n - 1] = r[10];
+        let mut system = StepSystem::new(n, n, &pairs).expect("a system");
+        let delta = system.step(n, n, &jv, &winv, &e, &r).expect("a step");
+        assert!(matches!(system, StepSystem::MinNorm(_)));
+        for i in 0..n {
+            let row: f64 = jv
+                .iter()
+                .filter(|t| t.0 == i)
+                .map(|&(_, k, v)| v * delta[k])
+                .sum();
+            assert!((row + r[i]).abs() < 1e-9, "row {i}: {row} vs {}", -r[i]);
+        }
+    }
 }
