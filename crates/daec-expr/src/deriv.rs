@@ -105,7 +105,7 @@ impl ExprPool {
         // interned node: it is built without a memo entry, so lowering a
         // model's `der(…)`s does not grow the memo to the size of the pool.
         if matches!(wrt, Wrt::Total) && matches!(self.node(root), Node::Leaf(_)) {
-            return self.derive_node(root, wrt);
+            return self.derive_node(root, wrt, &|p, c| p.memo(c, wrt).unwrap_or(c));
         }
         // A partial derivative visits only the nodes that contain `v`: the
         // others have the derivative 0 (their rules build no node for it),
@@ -143,7 +143,7 @@ impl ExprPool {
                 }
                 continue;
             }
-            let d = self.derive_node(id, wrt);
+            let d = self.derive_node(id, wrt, &|p, c| p.memo(c, wrt).unwrap_or(c));
             self.set_memo(id, wrt, d);
         }
         self.memo(root, wrt).unwrap_or(root)
@@ -165,11 +165,74 @@ impl ExprPool {
         (order, has)
     }
 
-    /// Derivative of one node, given the (memoised) derivatives of its
-    /// children.
-    fn derive_node(&mut self, id: ExprId, wrt: Wrt) -> ExprId {
+    /// The partial derivatives of `e` with respect to each of the leaves
+    /// `wrt`, in order: the ids [`ExprPool::diff`] gives, with one walk of
+    /// `e` for all of them and no memo entries (a Σ-Jacobian row
+    /// differentiates its equation by each of its tight unknowns). Each
+    /// derivative visits the nodes of `e` in the order of `diff`'s walk
+    /// (post-order, last child first), so the nodes it builds are created
+    /// in the same order; a node whose derivative `diff`'s memo would have
+    /// held from an earlier call is derived again, which builds no node
+    /// (the derivative's nodes exist, hash-consed).
+    pub fn diff_many(&mut self, e: ExprId, wrt: &[ExprId]) -> Vec<ExprId> {
+        if wrt.is_empty() {
+            return Vec::new();
+        }
+        let order = self.topo_order(&[e]);
+        let zero = self.constant(0.0);
+        let pos = |c: ExprId| order.binary_search(&c).ok();
+        let mut has = vec![false; order.len()];
+        let mut done: Vec<Option<ExprId>> = vec![None; order.len()];
+        let mut stack: Vec<(usize, bool)> = Vec::new();
+        let mut out = Vec::with_capacity(wrt.len());
+        for &v in wrt {
+            for (k, &id) in order.iter().enumerate() {
+                has[k] = id == v
+                    || self
+                        .node(id)
+                        .children()
+                        .any(|c| pos(c).is_some_and(|p| has[p]));
+            }
+            done.fill(None);
+            let Some(root) = pos(e).filter(|&r| has[r]) else {
+                out.push(zero);
+                continue;
+            };
+            let pending = |done: &[Option<ExprId>], c: ExprId| {
+                pos(c).filter(|&p| has[p] && done[p].is_none())
+            };
+            stack.push((root, false));
+            while let Some((k, expanded)) = stack.pop() {
+                if done[k].is_some() {
+                    continue;
+                }
+                if !expanded {
+                    stack.push((k, true));
+                    for c in self.node(order[k]).children() {
+                        if let Some(p) = pending(&done, c) {
+                            stack.push((p, false));
+                        }
+                    }
+                    continue;
+                }
+                let d = {
+                    let lookup = |_: &Self, c: ExprId| match pos(c) {
+                        Some(p) if has[p] => done[p].unwrap_or(c),
+                        _ => zero,
+                    };
+                    self.derive_node(order[k], Wrt::Partial(v), &lookup)
+                };
+                done[k] = Some(d);
+            }
+            out.push(done[root].unwrap_or(zero));
+        }
+        out
+    }
+
+    /// Derivative of one node, given the derivatives `d(pool, child)` of
+    /// its children (memoised, or of a walk's own table).
+    fn derive_node(&mut self, id: ExprId, wrt: Wrt, d: &dyn Fn(&Self, ExprId) -> ExprId) -> ExprId {
         let node = self.node(id).clone();
-        let d = |p: &Self, c: ExprId| p.memo(c, wrt).unwrap_or(c);
         let zero = self.constant(0.0);
         match node {
             Node::Const(_) => zero,

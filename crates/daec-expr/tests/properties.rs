@@ -284,6 +284,24 @@ proptest! {
     }
 
     #[test]
+    fn diff_many_gives_the_ids_and_nodes_of_diff(r in recipe()) {
+        // the same expression in two pools: one differentiated leaf by
+        // leaf, the other in one walk; the derivatives are the same ids
+        // and the pools grow by the same nodes in the same order
+        let (mut p, mut q) = (ExprPool::new(), ExprPool::new());
+        let (e, f) = (build(&mut p, &r), build(&mut q, &r));
+        prop_assert_eq!(e, f);
+        let mut leaves = p.leaves(e);
+        leaves.reverse();
+        let one: Vec<ExprId> = leaves.iter().map(|&l| p.diff(e, l)).collect();
+        let many = q.diff_many(f, &leaves);
+        prop_assert_eq!(&one, &many);
+        prop_assert_eq!(p.len(), q.len());
+        // (node by node, constants by their bits)
+        prop_assert_eq!(p.encode(&one), q.encode(&many));
+    }
+
+    #[test]
     fn dt_equals_the_chain_rule(r in recipe(), env in point()) {
         let mut p = ExprPool::new();
         let e = build(&mut p, &r);

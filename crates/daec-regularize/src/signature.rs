@@ -39,19 +39,27 @@ pub fn sigma_jacobian(
     offsets: &Offsets,
 ) -> Vec<JacobianEntry> {
     let mut out = Vec::new();
+    let mut cols: Vec<usize> = Vec::new();
+    let mut leaves: Vec<ExprId> = Vec::new();
     for (i, &r) in residuals.iter().enumerate() {
+        cols.clear();
+        leaves.clear();
         for &(j, s) in sigma.row(i) {
             let j = j as usize;
             if offsets.d[j] as i64 - offsets.c[i] as i64 == s as i64 {
-                let leaf = pool.var(j as u32, s);
-                let e = pool.diff(r, leaf);
-                if pool.as_constant(e) != Some(0.0) {
-                    out.push(JacobianEntry {
-                        row: i,
-                        col: j,
-                        expr: e,
-                    });
-                }
+                cols.push(j);
+                leaves.push(pool.var(j as u32, s));
+            }
+        }
+        // the row's tight partial derivatives in one walk of F_i
+        let derivatives = pool.diff_many(r, &leaves);
+        for (&j, e) in cols.iter().zip(derivatives) {
+            if pool.as_constant(e) != Some(0.0) {
+                out.push(JacobianEntry {
+                    row: i,
+                    col: j,
+                    expr: e,
+                });
             }
         }
     }
