@@ -119,6 +119,57 @@ impl Env for ReferencePoint<'_> {
     }
 }
 
+/// A map keyed by leaves of the pool (few keys among many nodes, looked up
+/// for every leaf of every row): the place of each key in `values` by
+/// the key's id, so a lookup is an index, with no hashing.
+struct LeafMap<T> {
+    /// `place[id]`: the index in `values` of the key `id`, `u32::MAX`
+    /// where `id` is not a key (ids beyond its end are not keys).
+    place: Vec<u32>,
+    values: Vec<T>,
+}
+
+impl<T> Default for LeafMap<T> {
+    fn default() -> Self {
+        LeafMap {
+            place: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+}
+
+impl<T> LeafMap<T> {
+    /// The place of the key `id` in `values`.
+    fn place(&self, id: ExprId) -> Option<usize> {
+        match self.place.get(id.index()) {
+            Some(&p) if p != u32::MAX => Some(p as usize),
+            _ => None,
+        }
+    }
+
+    fn get(&self, id: ExprId) -> Option<&T> {
+        self.place(id).map(|p| &self.values[p])
+    }
+
+    /// Sets the value of `id` (a new key goes last).
+    fn insert(&mut self, id: ExprId, value: T) {
+        match self.place(id) {
+            Some(p) => self.values[p] = value,
+            None => {
+                if self.place.len() <= id.index() {
+                    self.place.resize(id.index() + 1, u32::MAX);
+                }
+                self.place[id.index()] = self.values.len() as u32;
+                self.values.push(value);
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+}
+
 /// A pivot: `(row, derivative leaf, coefficient, rest)` with
 /// `row = coefficient · derivative + rest`.
 type Pivot = (usize, ExprId, ExprId, ExprId);
@@ -310,11 +361,12 @@ pub fn hidden_constraints(
 ) -> ConstraintArray {
     let mut out = ConstraintArray::default();
     // The solved derivatives keyed by their leaf (for substitution).
-    let mut by_leaf: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+    let mut by_leaf: LeafMap<ExprId> = LeafMap::default();
     let max_c = offsets.c.iter().copied().max().unwrap_or(0) as i32;
     for s in -max_c..=0 {
         // The stage's derivative unknowns.
-        let mut stage_leaf: FxHashMap<ExprId, (u32, u32)> = FxHashMap::default();
+        // (their keys `(j, l)`, by leaf)
+        let mut stage_leaf: LeafMap<(u32, u32)> = LeafMap::default();
         for (j, &dj) in offsets.d.iter().enumerate() {
             let l = s + dj as i32;
             if l >= 1 && l >= orders.get(j).copied().unwrap_or(1) as i32 {
@@ -322,11 +374,12 @@ pub fn hidden_constraints(
                 stage_leaf.insert(leaf, (j as u32, l as u32));
             }
         }
+        // the rows holding each stage leaf, by the leaf's place in `stage_leaf`
+        let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); stage_leaf.len()];
         // The stage's rows, with earlier stages' derivatives substituted
         // (in the rows that hold one: in the pendulum chain's last stage,
         // one row in seven), and their pending derivatives.
         let mut rows: Vec<Row> = Vec::new();
-        let mut rows_of: FxHashMap<ExprId, Vec<usize>> = FxHashMap::default();
         for (i, &ci) in offsets.c.iter().enumerate() {
             let k = s + ci as i32;
             if k < 0 {
@@ -335,18 +388,20 @@ pub fn hidden_constraints(
             let row = array.rows[i][k as usize];
             let mut leaves = pool.leaves(row);
             let mut expr = row;
-            if leaves.iter().any(|l| by_leaf.contains_key(l)) {
-                expr = pool.substitute(row, &|l| by_leaf.get(&l).copied());
+            if leaves.iter().any(|&l| by_leaf.get(l).is_some()) {
+                expr = pool.substitute(row, &|l| by_leaf.get(l).copied());
                 leaves = pool.leaves(expr);
             }
             // (a vector of its own: `leaves` has room for the whole row)
             let pending: Vec<ExprId> = leaves
                 .iter()
                 .copied()
-                .filter(|l| stage_leaf.contains_key(l))
+                .filter(|&l| stage_leaf.get(l).is_some())
                 .collect();
             for &l in &pending {
-                rows_of.entry(l).or_default().push(rows.len());
+                if let Some(p) = stage_leaf.place(l) {
+                    rows_of[p].push(rows.len());
+                }
             }
             rows.push(Row {
                 eq: i,
@@ -446,7 +501,10 @@ pub fn hidden_constraints(
                 .copied()
                 .filter(|&l| l != delta)
                 .collect();
-            let users = rows_of.remove(&delta).unwrap_or_default();
+            let users = stage_leaf
+                .place(delta)
+                .map(|p| std::mem::take(&mut rows_of[p]))
+                .unwrap_or_default();
             for r in users {
                 if r == idx || !rows[r].active {
                     continue;
@@ -458,7 +516,9 @@ pub fn hidden_constraints(
                 for &b in &brought {
                     if !rows[r].pending.contains(&b) {
                         rows[r].pending.push(b);
-                        rows_of.entry(b).or_default().push(r);
+                        if let Some(p) = stage_leaf.place(b) {
+                            rows_of[p].push(r);
+                        }
                     }
                 }
                 if rows[r].pending.len() == 1 {
@@ -480,7 +540,9 @@ pub fn hidden_constraints(
                 v
             };
             final_values.insert(delta, v);
-            out.derivatives.insert(stage_leaf[&delta], v);
+            if let Some(&key) = stage_leaf.get(delta) {
+                out.derivatives.insert(key, v);
+            }
             by_leaf.insert(delta, v);
         }
         for row in &mut rows {
@@ -505,7 +567,8 @@ pub fn hidden_constraints(
             }
         }
         let mut unsolved: Vec<(u32, u32)> = stage_leaf
-            .values()
+            .values
+            .iter()
             .filter(|key| !out.derivatives.contains_key(key))
             .copied()
             .collect();
