@@ -2,6 +2,7 @@
 //! settings derived from the options, the derivative the DAE determines at
 //! the initial point and the starting step size (Solving ODEs I, II.4).
 
+use super::jacobian::PREFERRED_SELECTION_MAX;
 use super::workspace::Workspace;
 use super::{Radau5, Settings, StepState, all_finite};
 use crate::error::SolveError;
@@ -129,8 +130,9 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         let opts = &self.opts;
         let uround = f64::EPSILON;
         let overdetermined = n_d + n_g > n;
-        // the dummy-derivative preference of the selection (dense path)
-        let prefer = if overdetermined && !self.sparse {
+        // the dummy-derivative preference of the selection (dense path,
+        // and the sparse one of a small system)
+        let prefer = if overdetermined && (!self.sparse || n <= PREFERRED_SELECTION_MAX) {
             PivotPreference::new(
                 n,
                 &problem.constraint_levels(),
