@@ -258,7 +258,7 @@ fn literal_constants(pool: &ExprPool, lets: &FxHashMap<ExprId, usize>, s: &Pendi
         let node = pool.node(id);
         if internal || !is_terminal(pool, lets, id) {
             for (k, c) in node.children().enumerate() {
-                stack.push((c, false, constant_from_table(node, k)));
+                stack.push((c, false, constant_from_table(&node, k)));
             }
         } else if let Node::Const(v) = node
             && (!from_table || !v.is_finite())
@@ -294,7 +294,7 @@ fn shape(
     while let Some((id, internal)) = stack.pop() {
         let node = pool.node(id);
         if internal || !is_terminal(pool, &printed.lets, id) {
-            key.extend(operation(node));
+            key.extend(operation(&node));
             let children: Vec<ExprId> = node.children().collect();
             stack.extend(children.into_iter().rev().map(|c| (c, false)));
             continue;
@@ -322,12 +322,9 @@ fn shape(
                 Arg::Param(p.0)
             }
             (None, Node::Leaf(Leaf::Var { unknown, order })) => {
-                names.var_array(*order)?;
-                key.extend([5, u64::from(*order)]);
-                Arg::Var {
-                    unknown: *unknown,
-                    order: *order,
-                }
+                names.var_array(order)?;
+                key.extend([5, u64::from(order)]);
+                Arg::Var { unknown, order }
             }
             (None, _) => return None,
         };
@@ -580,11 +577,8 @@ fn loop_text(
                 false,
             ),
             (None, Node::Leaf(Leaf::Var { unknown, order })) => (
-                Arg::Var {
-                    unknown: *unknown,
-                    order: *order,
-                },
-                names.var_array(*order).unwrap_or_default(),
+                Arg::Var { unknown, order },
+                names.var_array(order).unwrap_or_default(),
                 false,
             ),
             (None, Node::Const(v)) if !literal.contains(&id) && !uniform.contains(&v.to_bits()) => {

@@ -232,7 +232,22 @@ impl ExprPool {
     /// Derivative of one node, given the derivatives `d(pool, child)` of
     /// its children (memoised, or of a walk's own table).
     fn derive_node(&mut self, id: ExprId, wrt: Wrt, d: &dyn Fn(&Self, ExprId) -> ExprId) -> ExprId {
-        let node = self.node(id).clone();
+        let mut ops = self.take_ids();
+        let node = self.node_owned(id, &mut ops);
+        let r = self.derive_node_of(id, node, wrt, d);
+        self.give_ids(ops);
+        r
+    }
+
+    /// [`ExprPool::derive_node`] of `node`, node `id` (a copy that does
+    /// not borrow the pool).
+    fn derive_node_of(
+        &mut self,
+        id: ExprId,
+        node: Node<'_>,
+        wrt: Wrt,
+        d: &dyn Fn(&Self, ExprId) -> ExprId,
+    ) -> ExprId {
         let zero = self.constant(0.0);
         match node {
             Node::Const(_) => zero,

@@ -42,15 +42,15 @@ impl ExprPool {
         let mut vals: IdMap<f64> = IdMap::for_traversal(&order, self.len());
         for (k, &id) in order.iter().enumerate() {
             let v = match self.node(id) {
-                Node::Leaf(l) => eval_leaf(*l, env),
+                Node::Leaf(l) => eval_leaf(l, env),
                 Node::Call(f, args) => {
                     let args: Vec<f64> = args
                         .iter()
                         .map(|&c| vals.get(c).unwrap_or(f64::NAN))
                         .collect();
-                    self.call_value(*f, &args)
+                    self.call_value(f, &args)
                 }
-                n => eval_op(n, |c| vals.get(c).unwrap_or(f64::NAN)),
+                n => eval_op(&n, |c| vals.get(c).unwrap_or(f64::NAN)),
             };
             vals.insert_at(k, id, v);
         }
@@ -71,24 +71,24 @@ impl ExprPool {
         for (k, &id) in order.iter().enumerate() {
             let node = self.node(id);
             let value = match node {
-                Node::Leaf(l) => eval_leaf(*l, env),
+                Node::Leaf(l) => eval_leaf(l, env),
                 Node::Call(f, args) => {
                     let args: Vec<f64> = args
                         .iter()
                         .map(|&c| vals.get(c).map_or(f64::NAN, |p| p.0))
                         .collect();
-                    self.call_value(*f, &args)
+                    self.call_value(f, &args)
                 }
-                n => eval_op(n, |c| vals.get(c).map_or(f64::NAN, |p| p.0)),
+                n => eval_op(&n, |c| vals.get(c).map_or(f64::NAN, |p| p.0)),
             };
             let scale_of = |c: ExprId| vals.get(c).map_or(f64::NAN, |p| p.1);
             let scale = match node {
                 Node::Add(ts) => ts.iter().map(|&t| scale_of(t)).sum(),
                 Node::Mul(fs) => fs.iter().map(|&f| scale_of(f)).product(),
-                Node::Powi(a, n) if *n > 0 => powi(scale_of(*a), *n),
+                Node::Powi(a, n) if n > 0 => powi(scale_of(a), n),
                 Node::Select(c, a, b) => {
-                    let taken = vals.get(*c).is_some_and(|p| p.0 != 0.0);
-                    scale_of(if taken { *a } else { *b })
+                    let taken = vals.get(c).is_some_and(|p| p.0 != 0.0);
+                    scale_of(if taken { a } else { b })
                 }
                 _ => value.abs(),
             };

@@ -433,7 +433,7 @@ impl Transform<'_> {
             let node = self.from.node(id);
             let r = match node {
                 Node::Leaf(Leaf::Var { unknown, order: 0 }) => {
-                    self.to.var((self.primal)(*unknown), 0)
+                    self.to.var((self.primal)(unknown), 0)
                 }
                 _ => {
                     kids.clear();
@@ -443,7 +443,7 @@ impl Transform<'_> {
                             .map_or(c, |i| new[i].1);
                         kids.push(k);
                     }
-                    self.to.rebuild(node, &kids)
+                    self.to.rebuild(&node, &kids)
                 }
             };
             let at = new.partition_point(|p| p.0 < id);
@@ -461,7 +461,7 @@ impl Transform<'_> {
             .leaves(e)
             .into_iter()
             .filter_map(|l| match self.to.node(l) {
-                Node::Leaf(Leaf::Var { unknown, order: 0 }) => Some((*unknown, l)),
+                Node::Leaf(Leaf::Var { unknown, order: 0 }) => Some((unknown, l)),
                 _ => None,
             })
             .collect();

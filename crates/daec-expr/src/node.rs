@@ -194,51 +194,41 @@ impl CmpOp {
     }
 }
 
-/// The operands of a sum or product ([`Node::Add`], [`Node::Mul`]), read
-/// as a slice (`Deref<Target = [ExprId]>`).
+/// The operands of a sum, product or call ([`Node::Add`], [`Node::Mul`],
+/// [`Node::Call`]), read as a slice (`Deref<Target = [ExprId]>`), borrowed
+/// from the pool.
 ///
-/// Two operands, the most common case (`a - b`, `c·x`), are stored inline
-/// in the node; more take one heap allocation. Either way the value is 16
-/// bytes, so a [`Node`] stays 24 bytes, and a binary sum or product costs
-/// no allocation (a heap block of at least 32 bytes per node otherwise,
-/// the largest part of a pool of binary operations).
-#[derive(Clone)]
-pub struct Operands(Repr);
+/// The pool stores two operands, the most common case (`a - b`, `c·x`),
+/// inline in the node's 16-byte record and longer lists one after the
+/// other in one array of ids, so a sum or product costs no allocation of
+/// its own.
+#[derive(Clone, Copy, PartialEq)]
+pub struct Operands<'a>(&'a [ExprId]);
 
-#[derive(Clone)]
-enum Repr {
-    Two([ExprId; 2]),
-    Many(Box<[ExprId]>),
+impl<'a> Operands<'a> {
+    /// The operands as a slice that lives as long as the borrow of the
+    /// pool (the `Deref` slice lives as long as the `Operands`).
+    pub fn as_slice(self) -> &'a [ExprId] {
+        self.0
+    }
 }
 
-impl std::ops::Deref for Operands {
+impl std::ops::Deref for Operands<'_> {
     type Target = [ExprId];
     fn deref(&self) -> &[ExprId] {
-        match &self.0 {
-            Repr::Two(two) => two,
-            Repr::Many(many) => many,
-        }
+        self.0
     }
 }
 
-impl From<&[ExprId]> for Operands {
-    fn from(ids: &[ExprId]) -> Operands {
-        match *ids {
-            [a, b] => Operands(Repr::Two([a, b])),
-            _ => Operands(Repr::Many(ids.into())),
-        }
+impl<'a> From<&'a [ExprId]> for Operands<'a> {
+    fn from(ids: &'a [ExprId]) -> Operands<'a> {
+        Operands(ids)
     }
 }
 
-impl PartialEq for Operands {
-    fn eq(&self, other: &Operands) -> bool {
-        **self == **other
-    }
-}
-
-impl std::fmt::Debug for Operands {
+impl std::fmt::Debug for Operands<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        (**self).fmt(f)
+        self.0.fmt(f)
     }
 }
 
@@ -249,7 +239,7 @@ pub struct FuncId(pub u32);
 
 /// The function and the output a [`Node::Call`] evaluates, in one 32-bit
 /// word (24 bits of function index, 8 bits of output index), so that a
-/// call node stays 24 bytes.
+/// call node fits the pool's 16-byte record.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct Callee(u32);
 
@@ -282,19 +272,21 @@ impl Callee {
     }
 }
 
-/// One node of the DAG. Children are [`ExprId`]s with smaller indices.
-#[derive(Clone, PartialEq, Debug)]
-pub enum Node {
+/// One node of the DAG, as [`crate::ExprPool::node`] reads it (the pool
+/// stores it packed in 16 bytes). Children are [`ExprId`]s with smaller
+/// indices.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Node<'a> {
     /// A numeric constant.
     Const(f64),
     /// A symbolic leaf (`time`, parameter, unknown or derivative of one).
     Leaf(Leaf),
     /// An n-ary sum (at least two terms; a constant term, if any, first; no
     /// term is itself a sum).
-    Add(Operands),
+    Add(Operands<'a>),
     /// An n-ary product (at least two factors; a constant coefficient, if any,
     /// first and never 0 or 1; no factor is itself a product).
-    Mul(Operands),
+    Mul(Operands<'a>),
     /// An integer power `base^n`, `n ∉ {0, 1}`; `n = -1` is a reciprocal.
     Powi(ExprId, i32),
     /// A real power `base^exponent` (the exponent is not an integer constant).
@@ -317,7 +309,7 @@ pub enum Node {
     /// One output of a function evaluated at run time by the interpreter
     /// of its algorithm ([`crate::Function`]), with its arguments in input
     /// order (at least one).
-    Call(Callee, Operands),
+    Call(Callee, Operands<'a>),
 }
 
 /// Iterator over the children of a [`Node`], from [`Node::children`].
@@ -346,20 +338,20 @@ impl Iterator for Children<'_> {
     }
 }
 
-impl Node {
+impl<'a> Node<'a> {
     /// The children of this node, in operand order.
-    pub fn children(&self) -> Children<'_> {
+    pub fn children(self) -> Children<'a> {
         let z = ExprId(0);
         let (slice, fixed, len): (&[ExprId], [ExprId; 3], u8) = match self {
             Node::Const(_) | Node::Leaf(_) => (&[], [z; 3], 0),
-            Node::Add(c) | Node::Mul(c) | Node::Call(_, c) => (c, [z; 3], 0),
-            Node::Powi(a, _) | Node::Func(_, a) | Node::Not(a) => (&[], [*a, z, z], 1),
+            Node::Add(c) | Node::Mul(c) | Node::Call(_, c) => (c.as_slice(), [z; 3], 0),
+            Node::Powi(a, _) | Node::Func(_, a) | Node::Not(a) => (&[], [a, z, z], 1),
             Node::Pow(a, b)
             | Node::Func2(_, a, b)
             | Node::Cmp(_, a, b)
             | Node::And(a, b)
-            | Node::Or(a, b) => (&[], [*a, *b, z], 2),
-            Node::Select(c, a, b) => (&[], [*c, *a, *b], 3),
+            | Node::Or(a, b) => (&[], [a, b, z], 2),
+            Node::Select(c, a, b) => (&[], [c, a, b], 3),
         };
         Children {
             slice,
@@ -369,9 +361,32 @@ impl Node {
         }
     }
 
+    /// This node with `ops` as the operands of a sum, product or call (the
+    /// other kinds are copied as they are): a copy that does not borrow the
+    /// pool, for code that builds nodes while it reads this one.
+    pub fn with_operands(self, ops: &[ExprId]) -> Node<'_> {
+        let ops = Operands(ops);
+        match self {
+            Node::Const(v) => Node::Const(v),
+            Node::Leaf(l) => Node::Leaf(l),
+            Node::Add(_) => Node::Add(ops),
+            Node::Mul(_) => Node::Mul(ops),
+            Node::Powi(a, n) => Node::Powi(a, n),
+            Node::Pow(a, b) => Node::Pow(a, b),
+            Node::Func(f, a) => Node::Func(f, a),
+            Node::Func2(f, a, b) => Node::Func2(f, a, b),
+            Node::Cmp(op, a, b) => Node::Cmp(op, a, b),
+            Node::And(a, b) => Node::And(a, b),
+            Node::Or(a, b) => Node::Or(a, b),
+            Node::Not(a) => Node::Not(a),
+            Node::Select(c, a, b) => Node::Select(c, a, b),
+            Node::Call(f, _) => Node::Call(f, ops),
+        }
+    }
+
     /// True for nodes whose value is always 0.0 or 1.0 (comparisons and
     /// logical operations).
-    pub fn is_boolean(&self) -> bool {
+    pub fn is_boolean(self) -> bool {
         matches!(
             self,
             Node::Cmp(..) | Node::And(..) | Node::Or(..) | Node::Not(_)

@@ -55,8 +55,8 @@ use std::sync::Arc;
 
 /// Interning of nodes: bitwise equality (so `0.0` and `-0.0` differ) and
 /// the hash of the interning table.
-impl Node {
-    fn same(&self, other: &Node) -> bool {
+impl Node<'_> {
+    fn same(&self, other: &Node<'_>) -> bool {
         match (self, other) {
             (Node::Const(a), Node::Const(b)) => a.to_bits() == b.to_bits(),
             _ => self == other,
@@ -124,31 +124,31 @@ fn nary_hash(mul: bool, kids: &[ExprId]) -> u64 {
     finish(h)
 }
 
-/// A composite node to look up in the interning table, borrowed.
-#[derive(Clone, Copy)]
-enum Key<'a> {
-    /// A sum (`false`) or product (`true`) with these operands.
-    Nary(bool, &'a [ExprId]),
-    /// Any other composite node.
-    Fixed(&'a Node),
+/// A node as the pool stores it, in 16 bytes ([`ExprPool::node`] reads
+/// it as a [`Node`]): a sum or product of two operands holds them inline,
+/// a longer one (and a call, with any number of arguments) the start and
+/// length of its list in the pool's operand array.
+#[derive(Clone, Copy, Debug)]
+enum Packed {
+    Const(f64),
+    Leaf(Leaf),
+    Add2([ExprId; 2]),
+    Mul2([ExprId; 2]),
+    AddN(u32, u32),
+    MulN(u32, u32),
+    Powi(ExprId, i32),
+    Pow(ExprId, ExprId),
+    Func(Func, ExprId),
+    Func2(Func2, ExprId, ExprId),
+    Cmp(CmpOp, ExprId, ExprId),
+    And(ExprId, ExprId),
+    Or(ExprId, ExprId),
+    Not(ExprId),
+    Select(ExprId, ExprId, ExprId),
+    Call(Callee, u32, u32),
 }
 
-impl Key<'_> {
-    fn hash(self) -> u64 {
-        match self {
-            Key::Nary(mul, kids) => nary_hash(mul, kids),
-            Key::Fixed(node) => node.fx_hash(),
-        }
-    }
-
-    fn matches(self, node: &Node) -> bool {
-        match (self, node) {
-            (Key::Nary(false, k), Node::Add(c)) | (Key::Nary(true, k), Node::Mul(c)) => **c == *k,
-            (Key::Nary(..), _) => false,
-            (Key::Fixed(k), n) => k.same(n),
-        }
-    }
-}
+const _: () = assert!(std::mem::size_of::<Packed>() == 16);
 
 /// Number of parents per node kept in the dense first-parents table: two
 /// cover the binary operations that share an operand in lowered models,
@@ -197,29 +197,6 @@ impl InternTable {
         ((tag << 32) >> self.shift) as usize
     }
 
-    #[inline]
-    fn probe(&self, nodes: &[Node], key: Key<'_>, h: u64) -> Probe {
-        if self.slots.is_empty() {
-            return Probe::Vacant(usize::MAX);
-        }
-        let mask = self.slots.len() - 1;
-        let tag = h >> 32;
-        let mut i = self.home(tag);
-        loop {
-            let s = self.slots[i];
-            if s == 0 {
-                return Probe::Vacant(i);
-            }
-            if s >> 32 == tag {
-                let id = (s & 0xffff_ffff) as u32 - 1;
-                if key.matches(&nodes[id as usize]) {
-                    return Probe::Found(id);
-                }
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
     /// Places a slot value (tag and id) at the first free slot from its home.
     fn place(&mut self, s: u64) {
         let mask = self.slots.len() - 1;
@@ -251,7 +228,10 @@ impl InternTable {
 /// equal ids, and children always precede parents.
 #[derive(Clone, Debug, Default)]
 pub struct ExprPool {
-    nodes: Vec<Node>,
+    nodes: Vec<Packed>,
+    /// The operands of the sums, products and calls that do not have
+    /// exactly two (calls: any number), one list after the other.
+    operands: Vec<ExprId>,
     /// Hash-consing table over the composite nodes that are not among the
     /// first two parents of their anchor (see
     /// [`ExprPool::intern_composite`]).
@@ -333,6 +313,10 @@ impl From<ExprId> for Partial {
 }
 
 impl ExprPool {
+    /// The bytes of one node's record in the pool (a sum or product of more
+    /// than two operands, or a call, adds 4 bytes per operand).
+    pub const NODE_BYTES: usize = std::mem::size_of::<Packed>();
+
     /// An empty pool.
     pub fn new() -> Self {
         Self::default()
@@ -367,8 +351,120 @@ impl ExprPool {
     /// # Panics
     /// Panics if `id` does not come from this pool (ids are only created by
     /// the pool, so this is a programming error, not a user error).
-    pub fn node(&self, id: ExprId) -> &Node {
-        &self.nodes[id.index()]
+    #[inline]
+    pub fn node(&self, id: ExprId) -> Node<'_> {
+        match self.nodes[id.index()] {
+            Packed::Const(v) => Node::Const(v),
+            Packed::Leaf(l) => Node::Leaf(l),
+            Packed::Add2(ref two) => Node::Add(Operands::from(&two[..])),
+            Packed::Mul2(ref two) => Node::Mul(Operands::from(&two[..])),
+            Packed::AddN(start, len) => Node::Add(self.operand_list(start, len)),
+            Packed::MulN(start, len) => Node::Mul(self.operand_list(start, len)),
+            Packed::Powi(a, n) => Node::Powi(a, n),
+            Packed::Pow(a, b) => Node::Pow(a, b),
+            Packed::Func(f, a) => Node::Func(f, a),
+            Packed::Func2(f, a, b) => Node::Func2(f, a, b),
+            Packed::Cmp(op, a, b) => Node::Cmp(op, a, b),
+            Packed::And(a, b) => Node::And(a, b),
+            Packed::Or(a, b) => Node::Or(a, b),
+            Packed::Not(a) => Node::Not(a),
+            Packed::Select(c, a, b) => Node::Select(c, a, b),
+            Packed::Call(f, start, len) => Node::Call(f, self.operand_list(start, len)),
+        }
+    }
+
+    /// Node `id` with its operands (of a sum, product or call) copied into
+    /// `buf`: a copy that does not borrow the pool, for code that builds
+    /// nodes while it reads this one.
+    pub fn node_owned<'b>(&self, id: ExprId, buf: &'b mut Vec<ExprId>) -> Node<'b> {
+        let node = self.node(id);
+        buf.clear();
+        if let Node::Add(ops) | Node::Mul(ops) | Node::Call(_, ops) = node {
+            buf.extend_from_slice(&ops);
+        }
+        node.with_operands(buf)
+    }
+
+    /// The operand list of `len` ids at `start` of the operand array.
+    #[inline]
+    fn operand_list(&self, start: u32, len: u32) -> Operands<'_> {
+        Operands::from(&self.operands[start as usize..][..len as usize])
+    }
+
+    /// The record of `node` (its operands, unless exactly two, appended
+    /// to the operand array).
+    ///
+    /// # Panics
+    /// Panics if the operand array would exceed 2^32 ids (16 GB of ids;
+    /// memory runs out long before).
+    fn pack(&mut self, node: Node<'_>) -> Packed {
+        let mut list = |ops: &[ExprId]| {
+            let start = u32::try_from(self.operands.len())
+                .ok()
+                .filter(|s| {
+                    s.checked_add(ops.len() as u32).is_some() && ops.len() < u32::MAX as usize
+                })
+                .expect("expression pool exceeds 2^32 operands");
+            self.operands.extend_from_slice(ops);
+            (start, ops.len() as u32)
+        };
+        match node {
+            Node::Const(v) => Packed::Const(v),
+            Node::Leaf(l) => Packed::Leaf(l),
+            Node::Add(c) => match *c {
+                [a, b] => Packed::Add2([a, b]),
+                ref ops => {
+                    let (start, len) = list(ops);
+                    Packed::AddN(start, len)
+                }
+            },
+            Node::Mul(c) => match *c {
+                [a, b] => Packed::Mul2([a, b]),
+                ref ops => {
+                    let (start, len) = list(ops);
+                    Packed::MulN(start, len)
+                }
+            },
+            Node::Powi(a, n) => Packed::Powi(a, n),
+            Node::Pow(a, b) => Packed::Pow(a, b),
+            Node::Func(f, a) => Packed::Func(f, a),
+            Node::Func2(f, a, b) => Packed::Func2(f, a, b),
+            Node::Cmp(op, a, b) => Packed::Cmp(op, a, b),
+            Node::And(a, b) => Packed::And(a, b),
+            Node::Or(a, b) => Packed::Or(a, b),
+            Node::Not(a) => Packed::Not(a),
+            Node::Select(c, a, b) => Packed::Select(c, a, b),
+            Node::Call(f, c) => {
+                let (start, len) = list(&c);
+                Packed::Call(f, start, len)
+            }
+        }
+    }
+
+    /// Looks `key`, a composite node with hash `h`, up in the interning
+    /// table: its id, or the free slot where it goes.
+    #[inline]
+    fn probe(&self, key: Node<'_>, h: u64) -> Probe {
+        let table = &self.table;
+        if table.slots.is_empty() {
+            return Probe::Vacant(usize::MAX);
+        }
+        let mask = table.slots.len() - 1;
+        let tag = h >> 32;
+        let mut i = table.home(tag);
+        loop {
+            let s = table.slots[i];
+            if s == 0 {
+                return Probe::Vacant(i);
+            }
+            if s >> 32 == tag {
+                let id = ExprId((s & 0xffff_ffff) as u32 - 1);
+                if key.same(&self.node(id)) {
+                    return Probe::Found(id.0);
+                }
+            }
+            i = (i + 1) & mask;
+        }
     }
 
     /// Whether `other` holds the same nodes under the same ids (constants
@@ -376,14 +472,8 @@ impl ExprPool {
     /// same in the other.
     pub fn same_nodes(&self, other: &ExprPool) -> bool {
         self.nodes.len() == other.nodes.len()
-            && self
-                .nodes
-                .iter()
-                .zip(&other.nodes)
-                .all(|(a, b)| match (a, b) {
-                    (Node::Const(x), Node::Const(y)) => x.to_bits() == y.to_bits(),
-                    _ => a == b,
-                })
+            && (0..self.nodes.len() as u32)
+                .all(|k| self.node(ExprId(k)).same(&other.node(ExprId(k))))
     }
 
     /// The id of the node at `index`, if the pool has that many nodes.
@@ -392,7 +482,7 @@ impl ExprPool {
     }
 
     /// Interns a node that is already in canonical form.
-    fn intern(&mut self, node: Node) -> ExprId {
+    fn intern(&mut self, node: Node<'_>) -> ExprId {
         match node {
             Node::Const(v) => {
                 let bits = v.to_bits();
@@ -455,12 +545,11 @@ impl ExprPool {
                 self.other_leaves.insert(l, id.0);
                 id
             }
-            Node::Add(ref c) => self.intern_nary(false, c),
-            Node::Mul(ref c) => self.intern_nary(true, c),
+            Node::Add(c) => self.intern_nary(false, &c),
+            Node::Mul(c) => self.intern_nary(true, &c),
             _ => {
                 let anchor = node.children().max().map_or(0, |c| c.0);
-                // Not a sum or product: cloning it does not allocate.
-                self.intern_composite(Key::Fixed(&node), anchor, || node.clone())
+                self.intern_composite(node, anchor)
             }
         }
     }
@@ -471,52 +560,39 @@ impl ExprPool {
     /// operand, usually just created, so in cache), the others through the
     /// hash table.
     #[inline]
-    fn intern_composite(
-        &mut self,
-        key: Key<'_>,
-        anchor: u32,
-        make: impl FnOnce() -> Node,
-    ) -> ExprId {
+    fn intern_composite(&mut self, key: Node<'_>, anchor: u32) -> ExprId {
         let a = anchor as usize;
         for k in 0..PARENTS {
             let fp = self.first_parent[a][k];
             if fp == 0 {
-                let id = self.push(make());
+                let id = self.push(key);
                 self.first_parent[a][k] = id.0 + 1;
                 return id;
             }
-            if key.matches(&self.nodes[fp as usize - 1]) {
+            if key.same(&self.node(ExprId(fp - 1))) {
                 return ExprId(fp - 1);
             }
         }
-        let h = key.hash();
-        match self.table.probe(&self.nodes, key, h) {
+        let h = key.fx_hash();
+        match self.probe(key, h) {
             Probe::Found(id) => ExprId(id),
-            Probe::Vacant(slot) => {
-                let node = make();
-                self.insert(node, h, slot)
-            }
+            Probe::Vacant(slot) => self.insert(key, h, slot),
         }
     }
 
     /// Interns the sum (`mul = false`) or product of `kids`, which must
-    /// already be in canonical form; the node is only allocated when it is
-    /// new.
+    /// already be in canonical form.
     fn intern_nary(&mut self, mul: bool, kids: &[ExprId]) -> ExprId {
         // Canonical operand lists are sorted, except for a leading constant.
         let anchor = kids[0].max(kids[kids.len() - 1]).0;
-        self.intern_composite(Key::Nary(mul, kids), anchor, || {
-            if mul {
-                Node::Mul(kids.into())
-            } else {
-                Node::Add(kids.into())
-            }
-        })
+        let ops = Operands::from(kids);
+        let key = if mul { Node::Mul(ops) } else { Node::Add(ops) };
+        self.intern_composite(key, anchor)
     }
 
     /// Appends a composite node and enters it in the table at `slot` (from
     /// a probe that found no equal node).
-    fn insert(&mut self, node: Node, h: u64, slot: usize) -> ExprId {
+    fn insert(&mut self, node: Node<'_>, h: u64, slot: usize) -> ExprId {
         let id = self.push(node);
         let s = (h >> 32 << 32) | (u64::from(id.0) + 1);
         self.table.len += 1;
@@ -530,7 +606,7 @@ impl ExprPool {
     }
 
     /// A cleared spare id buffer (see [`ExprPool::give_ids`]).
-    fn take_ids(&mut self) -> Vec<ExprId> {
+    pub(crate) fn take_ids(&mut self) -> Vec<ExprId> {
         let mut v = self.spare_ids.pop().unwrap_or_default();
         v.clear();
         v
@@ -540,7 +616,7 @@ impl ExprPool {
     /// (A buffer that never allocated is dropped: the spare buffers stay
     /// as many as were taken, as a [`Partial`] gives back buffers it did
     /// not take.)
-    fn give_ids(&mut self, v: Vec<ExprId>) {
+    pub(crate) fn give_ids(&mut self, v: Vec<ExprId>) {
         if v.capacity() > 0 {
             self.spare_ids.push(v);
         }
@@ -551,12 +627,13 @@ impl ExprPool {
     /// # Panics
     /// Panics if the pool would exceed 2^32 − 1 nodes (about 100 GB of
     /// nodes; memory runs out long before).
-    fn push(&mut self, node: Node) -> ExprId {
+    fn push(&mut self, node: Node<'_>) -> ExprId {
         let id = u32::try_from(self.nodes.len())
             .ok()
             .filter(|&id| id != u32::MAX)
             .expect("expression pool exceeds 2^32 - 1 nodes");
-        self.nodes.push(node);
+        let packed = self.pack(node);
+        self.nodes.push(packed);
         self.first_parent.push([0; PARENTS]);
         ExprId(id)
     }
@@ -589,7 +666,7 @@ impl ExprPool {
 
     /// The value of `e` if it is a constant node.
     pub fn as_constant(&self, e: ExprId) -> Option<f64> {
-        match self.nodes[e.index()] {
+        match self.node(e) {
             Node::Const(v) => Some(v),
             _ => None,
         }
@@ -597,7 +674,7 @@ impl ExprPool {
 
     /// The leaf of `e` if it is a leaf node.
     pub fn as_leaf(&self, e: ExprId) -> Option<Leaf> {
-        match self.nodes[e.index()] {
+        match self.node(e) {
             Node::Leaf(l) => Some(l),
             _ => None,
         }
@@ -620,7 +697,7 @@ impl ExprPool {
 
     /// `a - b`, stored as `a + (-1)·b`.
     pub fn sub(&mut self, a: ExprId, b: ExprId) -> ExprId {
-        if matches!(self.nodes[b.index()], Node::Add(_)) {
+        if matches!(self.node(b), Node::Add(_)) {
             // `(-1)·b` would be distributed over the terms of `b` by the
             // sum: do that directly, without interning `(-1)·b`.
             self.constant(-1.0);
@@ -675,7 +752,7 @@ impl ExprPool {
         if n == 1 {
             return a;
         }
-        match self.nodes[a.index()] {
+        match self.node(a) {
             Node::Const(c) if n > 0 || is_exact_reciprocal(c) => {
                 return self.constant(c.powi(n));
             }
@@ -698,10 +775,9 @@ impl ExprPool {
                     return self.powi(b, mn);
                 }
             }
-            Node::Mul(ref fs) => {
+            Node::Mul(_) => {
                 let mut fs_buf = self.spare_ids.pop().unwrap_or_default();
-                fs_buf.clear();
-                fs_buf.extend_from_slice(fs);
+                self.node_owned(a, &mut fs_buf);
                 let mut parts = self.take_ids();
                 for &f in &fs_buf {
                     let p = self.powi(f, n);
@@ -736,7 +812,7 @@ impl ExprPool {
             repr => (Vec::new(), Some(self.finish(Partial(repr)))),
         };
         let a = a.as_slice();
-        if matches!(self.nodes[b.index()], Node::Add(_)) {
+        if matches!(self.node(b), Node::Add(_)) {
             self.constant(-1.0);
             return self.partial_sum_from(ops, a, &[], Some(b));
         }
@@ -912,7 +988,7 @@ impl ExprPool {
         has_const: &mut bool,
     ) {
         for &u in ts {
-            if let Node::Const(c) = self.nodes[u.index()] {
+            if let Node::Const(c) = self.node(u) {
                 *konst += c;
                 *has_const = true;
             } else {
@@ -932,12 +1008,12 @@ impl ExprPool {
         has_const: &mut bool,
     ) {
         let mut ts_buf = self.take_ids();
-        if let Node::Add(ts) = &self.nodes[add.index()] {
-            ts_buf.extend_from_slice(ts);
+        if let Node::Add(ts) = self.node(add) {
+            ts_buf.extend_from_slice(&ts);
         }
         for &u in &ts_buf {
             let cu = self.scale(c, u);
-            if let Node::Const(v) = self.nodes[cu.index()] {
+            if let Node::Const(v) = self.node(cu) {
                 *konst += v;
                 *has_const = true;
             } else {
@@ -956,17 +1032,15 @@ impl ExprPool {
         has_const: &mut bool,
     ) {
         for &t in terms {
-            match &self.nodes[t.index()] {
+            match self.node(t) {
                 Node::Const(c) => {
                     *konst += c;
                     *has_const = true;
                 }
-                Node::Add(ts) => self.sum_operands(ts, flat, konst, has_const),
+                Node::Add(ts) => self.sum_operands(&ts, flat, konst, has_const),
                 // `c·(a + b)` inside a sum is distributed: `c·a + c·b`.
-                Node::Mul(fs)
-                    if fs.len() == 2 && matches!(self.nodes[fs[1].index()], Node::Add(_)) =>
-                {
-                    if let Node::Const(c) = self.nodes[fs[0].index()] {
+                Node::Mul(fs) if fs.len() == 2 && matches!(self.node(fs[1]), Node::Add(_)) => {
+                    if let Node::Const(c) = self.node(fs[0]) {
                         let add = fs[1];
                         self.distribute(c, add, flat, konst, has_const);
                     } else {
@@ -1010,7 +1084,7 @@ impl ExprPool {
                     out.push(parts[i].term);
                 } else if coef != 0.0 {
                     let t = self.rebuild_term(coef, parts[i]);
-                    match self.nodes[t.index()] {
+                    match self.node(t) {
                         Node::Const(c) => {
                             konst += c;
                             has_const = true;
@@ -1035,8 +1109,8 @@ impl ExprPool {
     }
 
     fn term_parts(&self, t: ExprId) -> TermParts {
-        match &self.nodes[t.index()] {
-            Node::Mul(fs) => match self.nodes[fs[0].index()] {
+        match self.node(t) {
+            Node::Mul(fs) => match self.node(fs[0]) {
                 Node::Const(c) => TermParts {
                     coef: c,
                     term: t,
@@ -1060,8 +1134,8 @@ impl ExprPool {
         if p.skip == u32::MAX {
             std::slice::from_ref(&p.term)
         } else {
-            match &self.nodes[p.term.index()] {
-                Node::Mul(fs) => &fs[p.skip as usize..],
+            match self.node(p.term) {
+                Node::Mul(fs) => &fs.as_slice()[p.skip as usize..],
                 _ => std::slice::from_ref(&p.term),
             }
         }
@@ -1102,17 +1176,18 @@ impl ExprPool {
         out: &mut Vec<ExprId>,
     ) -> Option<ExprId> {
         let mut coef = 1.0_f64;
-        let push = |pool: &Self, flat: &mut Vec<(ExprId, i32)>, coef: &mut f64, f: ExprId| {
-            match pool.nodes[f.index()] {
+        let push =
+            |pool: &Self, flat: &mut Vec<(ExprId, i32)>, coef: &mut f64, f: ExprId| match pool
+                .node(f)
+            {
                 Node::Const(c) => *coef *= c,
                 Node::Powi(b, n) => flat.push((b, n)),
                 _ => flat.push((f, 1)),
-            }
-        };
+            };
         // A product among the factors is flattened into its operands.
         let push_factor =
             |pool: &Self, flat: &mut Vec<(ExprId, i32)>, coef: &mut f64, f: ExprId| {
-                if let Node::Mul(fs) = &pool.nodes[f.index()] {
+                if let Node::Mul(fs) = pool.node(f) {
                     for &g in fs.iter() {
                         push(pool, flat, coef, g);
                     }
@@ -1158,13 +1233,13 @@ impl ExprPool {
             } else {
                 self.powi(base, n)
             };
-            match &self.nodes[f.index()] {
+            match self.node(f) {
                 Node::Const(c) => coef *= c,
                 Node::Mul(gs) => {
                     // A power of a product is distributed; keep it flat.
                     distributed = true;
                     for g in gs.iter() {
-                        match self.nodes[g.index()] {
+                        match self.node(*g) {
                             Node::Const(c) => coef *= c,
                             _ => out.push(*g),
                         }
@@ -1185,8 +1260,8 @@ impl ExprPool {
         let may_recip = flat.iter().any(|&(_, n)| n < 0) || distributed;
         if may_recip {
             out.retain(|f| {
-                if let Node::Powi(b, -1) = self.nodes[f.index()]
-                    && let Node::Const(bv) = self.nodes[b.index()]
+                if let Node::Powi(b, -1) = self.node(*f)
+                    && let Node::Const(bv) = self.node(b)
                 {
                     recip *= bv;
                     n_recip += 1;
@@ -1206,7 +1281,7 @@ impl ExprPool {
             } else {
                 let rc = self.constant(recip);
                 let r = self.powi(rc, -1);
-                match self.nodes[r.index()] {
+                match self.node(r) {
                     Node::Const(c) => coef *= c,
                     _ => out.push(r),
                 }
@@ -1235,7 +1310,7 @@ impl ExprPool {
         if let Some(v) = self.as_constant(a) {
             return self.constant(apply_func(f, v));
         }
-        match (f, &self.nodes[a.index()]) {
+        match (f, self.node(a)) {
             // abs(abs(x)) = abs(x), abs(sign(x))… keep simple and exact.
             (Func::Abs, Node::Func(Func::Abs, _)) => return a,
             (Func::Sign, Node::Func(Func::Sign, _)) => return a,
@@ -1277,7 +1352,7 @@ impl ExprPool {
     }
 
     fn is_bool(&self, e: ExprId) -> bool {
-        match self.nodes[e.index()] {
+        match self.node(e) {
             Node::Const(c) => c == 0.0 || c == 1.0,
             ref n => n.is_boolean(),
         }
@@ -1317,7 +1392,7 @@ impl ExprPool {
 
     /// Logical negation (1.0/0.0).
     pub fn not(&mut self, a: ExprId) -> ExprId {
-        match self.nodes[a.index()] {
+        match self.node(a) {
             Node::Const(x) => self.constant(f64::from(x == 0.0)),
             Node::Not(b) if self.is_bool(b) => b,
             _ => self.intern(Node::Not(a)),
@@ -1339,7 +1414,7 @@ impl ExprPool {
     /// Rebuilds `node` with new children through the canonicalising
     /// constructors (leaves and constants are re-interned as they are).
     /// `kids` must list the new children in [`Node::children`] order.
-    pub(crate) fn rebuild(&mut self, node: &Node, kids: &[ExprId]) -> ExprId {
+    pub(crate) fn rebuild(&mut self, node: &Node<'_>, kids: &[ExprId]) -> ExprId {
         match *node {
             Node::Const(v) => self.constant(v),
             Node::Leaf(l) => self.leaf(l),
@@ -1393,7 +1468,7 @@ impl ExprPool {
     /// Whether some node of the pool calls a function (a model whose
     /// emitted code or native form would need the interpreter).
     pub fn has_calls(&self) -> bool {
-        !self.functions.is_empty() && self.nodes.iter().any(|n| matches!(n, Node::Call(..)))
+        !self.functions.is_empty() && self.nodes.iter().any(|n| matches!(n, Packed::Call(..)))
     }
 
     /// The first failed call of a function of the pool, if any (see

@@ -212,7 +212,7 @@ fn split_product(pool: &ExprPool, fs: &[ExprId]) -> (f64, Vec<ExprId>, Vec<(Expr
     for &f in fs {
         match pool.node(f) {
             Node::Const(c) => coef *= c,
-            Node::Powi(b, n) if *n < 0 && *n != i32::MIN => den.push((*b, -n)),
+            Node::Powi(b, n) if n < 0 && n != i32::MIN => den.push((b, -n)),
             _ => num.push(f),
         }
     }
@@ -244,23 +244,23 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
     };
     match pool.node(id) {
         Node::Const(v) => {
-            let mut out = R::new(modelica_number(*v), M_ATOM);
+            let mut out = R::new(modelica_number(v), M_ATOM);
             if v.is_sign_negative() && v.is_finite() {
                 out.neg = Some((modelica_number(-v), M_ATOM));
             }
             out
         }
         Node::Leaf(Leaf::Time) => R::new("time".into(), M_ATOM),
-        Node::Leaf(Leaf::Param(p)) => R::new(names.param(*p), M_ATOM),
+        Node::Leaf(Leaf::Param(p)) => R::new(names.param(p), M_ATOM),
         Node::Leaf(Leaf::Var { unknown, order }) => {
-            let mut s = names.unknown(*unknown);
-            for _ in 0..*order {
+            let mut s = names.unknown(unknown);
+            for _ in 0..order {
                 s = format!("der({s})");
             }
             R::new(s, M_ATOM)
         }
         Node::Add(ts) => {
-            let order = stable_order(pool, print_order(pool, ts, r), r);
+            let order = stable_order(pool, print_order(pool, &ts, r), r);
             let mut s = String::new();
             for (i, t) in order.iter().enumerate() {
                 let x = g(t);
@@ -277,7 +277,7 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
             R::new(s, M_ADD)
         }
         Node::Mul(fs) => {
-            let (coef, num, mut den) = split_product(pool, fs);
+            let (coef, num, mut den) = split_product(pool, &fs);
             let num = sort_by_text(pool, num, r);
             den.sort_by(|a, b| r.get(&a.0).map(|x| &x.s).cmp(&r.get(&b.0).map(|x| &x.s)));
             let mut items: Vec<(String, u8)> = Vec::new();
@@ -332,8 +332,8 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
             }
         }
         Node::Powi(b, n) => {
-            let x = g(b);
-            if *n < 0 && *n != i32::MIN {
+            let x = g(&b);
+            if n < 0 && n != i32::MIN {
                 let k = -n;
                 let d = if k == 1 {
                     wrap(&x.s, x.p, M_POW)
@@ -346,16 +346,16 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
             }
         }
         Node::Pow(a, b) => {
-            let (x, y) = (g(a), g(b));
+            let (x, y) = (g(&a), g(&b));
             R::new(
                 format!("{}^{}", wrap(&x.s, x.p, M_ATOM), wrap(&y.s, y.p, M_ATOM)),
                 M_POW,
             )
         }
-        Node::Func(f, a) => R::new(format!("{}({})", f.name(), g(a).s), M_ATOM),
-        Node::Func2(f, a, b) => R::new(format!("{}({}, {})", f.name(), g(a).s, g(b).s), M_ATOM),
+        Node::Func(f, a) => R::new(format!("{}({})", f.name(), g(&a).s), M_ATOM),
+        Node::Func2(f, a, b) => R::new(format!("{}({}, {})", f.name(), g(&a).s, g(&b).s), M_ATOM),
         Node::Cmp(op, a, b) => {
-            let (x, y) = (g(a), g(b));
+            let (x, y) = (g(&a), g(&b));
             R::new(
                 format!(
                     "{} {} {}",
@@ -366,15 +366,15 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
                 M_REL,
             )
         }
-        Node::And(a, b) => R::new(format!("{} and {}", gb(a, M_NOT), gb(b, M_NOT)), M_AND),
-        Node::Or(a, b) => R::new(format!("{} or {}", gb(a, M_AND), gb(b, M_AND)), M_OR),
-        Node::Not(a) => R::new(format!("not {}", gb(a, M_REL)), M_NOT),
+        Node::And(a, b) => R::new(format!("{} and {}", gb(&a, M_NOT), gb(&b, M_NOT)), M_AND),
+        Node::Or(a, b) => R::new(format!("{} or {}", gb(&a, M_AND), gb(&b, M_AND)), M_OR),
+        Node::Not(a) => R::new(format!("not {}", gb(&a, M_REL)), M_NOT),
         Node::Select(c, a, b) => {
-            let (x, y) = (g(a), g(b));
+            let (x, y) = (g(&a), g(&b));
             R::new(
                 format!(
                     "if {} then {} else {}",
-                    gb(c, M_OR),
+                    gb(&c, M_OR),
                     wrap(&x.s, x.p, M_OR),
                     wrap(&y.s, y.p, M_OR)
                 ),
@@ -383,7 +383,7 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
         }
         Node::Call(f, args) => {
             let args: Vec<String> = args.iter().map(|a| g(a).s.clone()).collect();
-            R::new(call_text(pool, *f, &args.join(", ")), M_ATOM)
+            R::new(call_text(pool, f, &args.join(", ")), M_ATOM)
         }
     }
 }
@@ -532,7 +532,7 @@ pub(crate) fn rust_node(
     };
     match pool.node(id) {
         Node::Const(v) => {
-            let (s, p, lit) = rust_number(*v);
+            let (s, p, lit) = rust_number(v);
             let mut x = R::new(s, p);
             x.literal = lit;
             if v.is_sign_negative() && v.is_finite() {
@@ -541,11 +541,11 @@ pub(crate) fn rust_node(
             x
         }
         Node::Leaf(Leaf::Time) => R::new(names.time(), R_POSTFIX),
-        Node::Leaf(Leaf::Param(p)) => R::new(names.param(*p), R_POSTFIX),
-        Node::Leaf(Leaf::Var { unknown, order }) => R::new(names.var(*unknown, *order), R_POSTFIX),
+        Node::Leaf(Leaf::Param(p)) => R::new(names.param(p), R_POSTFIX),
+        Node::Leaf(Leaf::Var { unknown, order }) => R::new(names.var(unknown, order), R_POSTFIX),
         Node::Add(ts) => {
             let mut s = String::new();
-            for (i, t) in print_order(pool, ts, r).iter().enumerate() {
+            for (i, t) in print_order(pool, &ts, r).iter().enumerate() {
                 let x = g(t);
                 if i == 0 {
                     s.push_str(&num_ctx(x, R_ADD));
@@ -581,7 +581,7 @@ pub(crate) fn rust_node(
                     // a shared reciprocal is computed once (its `let`)
                     // and multiplied, as the tape does (`Recip`, `Mul`);
                     // else the factor divides
-                    Node::Powi(b, -1) if !g(f).bound => den.push(*b),
+                    Node::Powi(b, -1) if !g(f).bound => den.push(b),
                     _ => num.push(*f),
                 }
             }
@@ -624,16 +624,16 @@ pub(crate) fn rust_node(
             x.negative = table_negative;
             x
         }
-        Node::Powi(b, -1) => R::new(format!("1.0 / {}", num_ctx(g(b), R_UNARY)), R_MUL),
-        Node::Powi(b, n) => R::new(format!("{}.powi({n})", receiver(g(b))), R_POSTFIX),
+        Node::Powi(b, -1) => R::new(format!("1.0 / {}", num_ctx(g(&b), R_UNARY)), R_MUL),
+        Node::Powi(b, n) => R::new(format!("{}.powi({n})", receiver(g(&b))), R_POSTFIX),
         Node::Pow(a, b) => R::new(
-            format!("{}.powf({})", receiver(g(a)), num_ctx(g(b), R_IF)),
+            format!("{}.powf({})", receiver(g(&a)), num_ctx(g(&b), R_IF)),
             R_POSTFIX,
         ),
         // the identity: the relation as it is
-        Node::Func(Func::NoEvent, a) => g(a).clone(),
+        Node::Func(Func::NoEvent, a) => g(&a).clone(),
         Node::Func(Func::Sign, a) => {
-            let x = receiver(g(a));
+            let x = receiver(g(&a));
             R::new(
                 format!("(if {x} > 0.0 {{ 1.0 }} else if {x} < 0.0 {{ -1.0 }} else {{ {x} }})"),
                 R_POSTFIX,
@@ -644,10 +644,10 @@ pub(crate) fn rust_node(
                 Func::Log => "ln",
                 other => other.name(),
             };
-            R::new(format!("{}.{m}()", receiver(g(a))), R_POSTFIX)
+            R::new(format!("{}.{m}()", receiver(g(&a))), R_POSTFIX)
         }
         Node::Func2(f, a, b) => R::new(
-            format!("{}.{}({})", receiver(g(a)), f.name(), num_ctx(g(b), R_IF)),
+            format!("{}.{}({})", receiver(g(&a)), f.name(), num_ctx(g(&b), R_IF)),
             R_POSTFIX,
         ),
         Node::Cmp(op, a, b) => {
@@ -656,33 +656,33 @@ pub(crate) fn rust_node(
                 other => other.modelica(),
             };
             boolean(
-                format!("{} {o} {}", num_ctx(g(a), R_ADD), num_ctx(g(b), R_ADD)),
+                format!("{} {o} {}", num_ctx(g(&a), R_ADD), num_ctx(g(&b), R_ADD)),
                 R_REL,
             )
         }
         Node::And(a, b) => boolean(
             format!(
                 "{} && {}",
-                bool_ctx(pool, *a, g(a), R_REL),
-                bool_ctx(pool, *b, g(b), R_REL)
+                bool_ctx(pool, a, g(&a), R_REL),
+                bool_ctx(pool, b, g(&b), R_REL)
             ),
             R_AND,
         ),
         Node::Or(a, b) => boolean(
             format!(
                 "{} || {}",
-                bool_ctx(pool, *a, g(a), R_AND),
-                bool_ctx(pool, *b, g(b), R_AND)
+                bool_ctx(pool, a, g(&a), R_AND),
+                bool_ctx(pool, b, g(&b), R_AND)
             ),
             R_OR,
         ),
-        Node::Not(a) => boolean(format!("!{}", bool_ctx(pool, *a, g(a), R_POSTFIX)), R_UNARY),
+        Node::Not(a) => boolean(format!("!{}", bool_ctx(pool, a, g(&a), R_POSTFIX)), R_UNARY),
         Node::Select(c, a, b) => R::new(
             format!(
                 "if {} {{ {} }} else {{ {} }}",
-                bool_ctx(pool, *c, g(c), R_OR),
-                num_ctx(g(a), R_IF),
-                num_ctx(g(b), R_IF)
+                bool_ctx(pool, c, g(&c), R_OR),
+                num_ctx(g(&a), R_IF),
+                num_ctx(g(&b), R_IF)
             ),
             R_IF,
         ), // Emitters of Rust refuse models with calls before printing; a
@@ -749,17 +749,17 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
     match pool.node(id) {
         Node::Const(v) => {
             if v.is_sign_negative() && !v.is_nan() {
-                let mut x = R::new(latex_number(*v), L_ADD);
+                let mut x = R::new(latex_number(v), L_ADD);
                 x.neg = Some((latex_number(-v), L_ATOM));
                 x
             } else {
-                R::new(latex_number(*v), L_ATOM)
+                R::new(latex_number(v), L_ATOM)
             }
         }
         Node::Leaf(Leaf::Time) => R::new("t".into(), L_ATOM),
-        Node::Leaf(Leaf::Param(p)) => R::new(latex_ident(&names.param(*p)), L_ATOM),
+        Node::Leaf(Leaf::Param(p)) => R::new(latex_ident(&names.param(p)), L_ATOM),
         Node::Leaf(Leaf::Var { unknown, order }) => {
-            let n = latex_ident(&names.unknown(*unknown));
+            let n = latex_ident(&names.unknown(unknown));
             let s = match order {
                 0 => n,
                 1 => format!("\\dot{{{n}}}"),
@@ -771,7 +771,7 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
             R::new(s, L_ATOM)
         }
         Node::Add(ts) => {
-            let order = print_order(pool, ts, r);
+            let order = print_order(pool, &ts, r);
             let mut s = String::new();
             for (i, t) in order.iter().enumerate() {
                 let x = g(t);
@@ -788,7 +788,7 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
             R::new(s, L_ADD)
         }
         Node::Mul(fs) => {
-            let (coef, num, den) = split_product(pool, fs);
+            let (coef, num, den) = split_product(pool, &fs);
             let mut items: Vec<String> = Vec::new();
             if coef.abs() != 1.0 {
                 items.push(latex_number(coef.abs()));
@@ -837,8 +837,8 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
             }
         }
         Node::Powi(b, n) => {
-            let x = g(b);
-            if *n < 0 && *n != i32::MIN {
+            let x = g(&b);
+            if n < 0 && n != i32::MIN {
                 let k = -n;
                 let d = if k == 1 {
                     x.s.clone()
@@ -851,26 +851,26 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
             }
         }
         Node::Pow(a, b) => {
-            let x = g(a);
+            let x = g(&a);
             R::new(
-                format!("{}^{{{}}}", wrap_latex(&x.s, x.p, L_ATOM), g(b).s),
+                format!("{}^{{{}}}", wrap_latex(&x.s, x.p, L_ATOM), g(&b).s),
                 L_POW,
             )
         }
         Node::Func(f, a) => {
             let s = match f {
-                Func::Sqrt => format!("\\sqrt{{{}}}", g(a).s),
-                Func::Abs => format!("\\left|{}\\right|", g(a).s),
-                Func::Floor => format!("\\left\\lfloor {}\\right\\rfloor", g(a).s),
-                Func::Ceil => format!("\\left\\lceil {}\\right\\rceil", g(a).s),
-                Func::Log10 => format!("\\log_{{10}}{}", arg(a)),
-                Func::Sign => format!("\\operatorname{{sign}}{}", arg(a)),
-                Func::NoEvent => format!("\\operatorname{{noEvent}}{}", arg(a)),
-                Func::Log => format!("\\ln{}", arg(a)),
-                Func::Asin => format!("\\arcsin{}", arg(a)),
-                Func::Acos => format!("\\arccos{}", arg(a)),
-                Func::Atan => format!("\\arctan{}", arg(a)),
-                other => format!("\\{}{}", other.name(), arg(a)),
+                Func::Sqrt => format!("\\sqrt{{{}}}", g(&a).s),
+                Func::Abs => format!("\\left|{}\\right|", g(&a).s),
+                Func::Floor => format!("\\left\\lfloor {}\\right\\rfloor", g(&a).s),
+                Func::Ceil => format!("\\left\\lceil {}\\right\\rceil", g(&a).s),
+                Func::Log10 => format!("\\log_{{10}}{}", arg(&a)),
+                Func::Sign => format!("\\operatorname{{sign}}{}", arg(&a)),
+                Func::NoEvent => format!("\\operatorname{{noEvent}}{}", arg(&a)),
+                Func::Log => format!("\\ln{}", arg(&a)),
+                Func::Asin => format!("\\arcsin{}", arg(&a)),
+                Func::Acos => format!("\\arccos{}", arg(&a)),
+                Func::Atan => format!("\\arctan{}", arg(&a)),
+                other => format!("\\{}{}", other.name(), arg(&a)),
             };
             R::new(s, L_ATOM)
         }
@@ -881,7 +881,7 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
                 Func2::Max => "\\max",
             };
             R::new(
-                format!("{name}\\left({}, {}\\right)", g(a).s, g(b).s),
+                format!("{name}\\left({}, {}\\right)", g(&a).s, g(&b).s),
                 L_ATOM,
             )
         }
@@ -894,7 +894,7 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
                 CmpOp::Eq => "=",
                 CmpOp::Ne => "\\ne",
             };
-            let (x, y) = (g(a), g(b));
+            let (x, y) = (g(&a), g(&b));
             R::new(
                 format!(
                     "{} {o} {}",
@@ -905,7 +905,7 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
             )
         }
         Node::And(a, b) => {
-            let (x, y) = (g(a), g(b));
+            let (x, y) = (g(&a), g(&b));
             R::new(
                 format!(
                     "{} \\land {}",
@@ -916,7 +916,7 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
             )
         }
         Node::Or(a, b) => {
-            let (x, y) = (g(a), g(b));
+            let (x, y) = (g(&a), g(&b));
             R::new(
                 format!(
                     "{} \\lor {}",
@@ -927,15 +927,15 @@ fn latex_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<Expr
             )
         }
         Node::Not(a) => {
-            let x = g(a);
+            let x = g(&a);
             R::new(format!("\\lnot {}", wrap_latex(&x.s, x.p, M_REL)), M_NOT)
         }
         Node::Select(c, a, b) => R::new(
             format!(
                 "\\begin{{cases}} {} & \\text{{if }} {} \\\\ {} & \\text{{otherwise}} \\end{{cases}}",
-                g(a).s,
-                g(c).s,
-                g(b).s
+                g(&a).s,
+                g(&c).s,
+                g(&b).s
             ),
             L_ATOM,
         ),

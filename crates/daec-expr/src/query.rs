@@ -210,14 +210,14 @@ impl ExprPool {
                 }
                 Node::Leaf(Leaf::Time) => (1, [0, 0]),
                 Node::Leaf(Leaf::Param(p)) => (2, [p.0, 0]),
-                Node::Leaf(Leaf::Var { unknown, order }) => (3, [*unknown, *order]),
+                Node::Leaf(Leaf::Var { unknown, order }) => (3, [unknown, order]),
                 Node::Add(c) => (4, [c.len() as u32, 0]),
                 Node::Mul(c) => (5, [c.len() as u32, 0]),
-                Node::Powi(_, n) => (6, [*n as u32, 0]),
+                Node::Powi(_, n) => (6, [n as u32, 0]),
                 Node::Pow(..) => (7, [0, 0]),
-                Node::Func(f, _) => (8, [*f as u32, 0]),
-                Node::Func2(f, ..) => (9, [*f as u32, 0]),
-                Node::Cmp(op, ..) => (10, [*op as u32, 0]),
+                Node::Func(f, _) => (8, [f as u32, 0]),
+                Node::Func2(f, ..) => (9, [f as u32, 0]),
+                Node::Cmp(op, ..) => (10, [op as u32, 0]),
                 Node::And(..) => (11, [0, 0]),
                 Node::Or(..) => (12, [0, 0]),
                 Node::Not(_) => (13, [0, 0]),
@@ -256,7 +256,7 @@ impl ExprPool {
             .topo_order(&[e])
             .into_iter()
             .filter_map(|id| match self.node(id) {
-                Node::Leaf(Leaf::Var { unknown, order }) => Some((*unknown, *order)),
+                Node::Leaf(Leaf::Var { unknown, order }) => Some((unknown, order)),
                 _ => None,
             })
             .collect();
@@ -314,7 +314,7 @@ impl ExprPool {
                     kids.push(nc);
                 }
                 if changed {
-                    let node = node.clone();
+                    let node = node.with_operands(&[]);
                     self.rebuild(&node, &kids)
                 } else {
                     id
@@ -383,8 +383,9 @@ impl ExprPool {
         // `lin[k]` is the decomposition of `order[k]`; a child precedes its
         // parent in `order`, found there by binary search (no hashing)
         let mut lin: Vec<Lin> = Vec::with_capacity(order.len());
+        let mut ops = Vec::new();
         for &id in &order {
-            let result = if let Some(k) = index(id, self.node(id)) {
+            let result = if let Some(k) = index(id, &self.node(id)) {
                 let one = self.constant(1.0);
                 let zero = self.constant(0.0);
                 Lin::Linear(vec![(k, one)], zero)
@@ -396,7 +397,7 @@ impl ExprPool {
                 // constants, leaves outside the set and nodes free of it
                 Lin::Linear(Vec::new(), id)
             } else {
-                let node = self.node(id).clone();
+                let node = self.node_owned(id, &mut ops);
                 self.lin_node(&node, &order, &lin)
             };
             lin.push(result);

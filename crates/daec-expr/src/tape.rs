@@ -412,7 +412,7 @@ enum Plan {
 impl Plan {
     fn of(pool: &ExprPool, id: ExprId) -> Plan {
         match pool.node(id) {
-            Node::Const(v) => Plan::Const(*v),
+            Node::Const(v) => Plan::Const(v),
             Node::Leaf(_) => Plan::Leaf,
             Node::Add(ts) => {
                 let mut init = -0.0;
@@ -434,16 +434,16 @@ impl Plan {
                 Some(c) => Plan::Prod(c, fs[1..].to_vec()),
                 None => Plan::Prod(1.0, fs.to_vec()),
             },
-            Node::Powi(a, n) => Plan::Powi(*a, *n),
-            Node::Pow(a, b) => Plan::Pow(*a, *b),
-            Node::Func(f, a) => Plan::Func(*f, *a),
-            Node::Func2(f, a, b) => Plan::Func2(*f, *a, *b),
-            Node::Cmp(op, a, b) => Plan::Cmp(*op, *a, *b),
-            Node::And(a, b) => Plan::And(*a, *b),
-            Node::Or(a, b) => Plan::Or(*a, *b),
-            Node::Not(a) => Plan::Not(*a),
-            Node::Select(c, a, b) => Plan::Select(*c, *a, *b),
-            Node::Call(f, args) => Plan::Call(*f, args.to_vec()),
+            Node::Powi(a, n) => Plan::Powi(a, n),
+            Node::Pow(a, b) => Plan::Pow(a, b),
+            Node::Func(f, a) => Plan::Func(f, a),
+            Node::Func2(f, a, b) => Plan::Func2(f, a, b),
+            Node::Cmp(op, a, b) => Plan::Cmp(op, a, b),
+            Node::And(a, b) => Plan::And(a, b),
+            Node::Or(a, b) => Plan::Or(a, b),
+            Node::Not(a) => Plan::Not(a),
+            Node::Select(c, a, b) => Plan::Select(c, a, b),
+            Node::Call(f, args) => Plan::Call(f, args.to_vec()),
         }
     }
 

@@ -269,3 +269,58 @@ fn partial_derivatives_skip_the_nodes_free_of_the_variable() {
     let free = p.diff(s, x);
     assert_eq!(p.as_constant(free), Some(0.0));
 }
+
+#[test]
+fn sums_and_products_of_two_or_more_operands_print_differentiate_and_evaluate() {
+    // Two operands are stored inline in the node's record, more in the
+    // pool's operand array: both read back as the same operand lists.
+    let mut p = ExprPool::new();
+    let n = names();
+    let (x, y) = (p.var(0, 0), p.var(1, 0));
+    let k = p.param(ParamId(0));
+    let two_sum = p.add(x, y);
+    let ky = p.mul(k, y);
+    let three = p.constant(3.0);
+    let many_sum = p.sum(&[x, ky, three]);
+    let two_prod = p.mul(x, y);
+    let many_prod = p.product(&[three, x, y, k]);
+    let other_many = p.sum(&[y, two_prod, k]);
+    assert_eq!(
+        p.node(many_sum).children().collect::<Vec<_>>(),
+        [three, x, ky]
+    );
+    assert_eq!(
+        p.node(other_many).children().collect::<Vec<_>>(),
+        [y, k, two_prod]
+    );
+    assert_eq!(
+        p.node(many_prod).children().collect::<Vec<_>>(),
+        [three, x, y, k]
+    );
+    assert_eq!(to_modelica(&p, two_sum, &n), "x + y");
+    assert_eq!(to_modelica(&p, many_sum, &n), "m * y + x + 3");
+    assert_eq!(to_modelica(&p, two_prod, &n), "x * y");
+    assert_eq!(to_modelica(&p, many_prod, &n), "3 * m * x * y");
+    assert_eq!(to_modelica(&p, other_many, &n), "m + x * y + y");
+    // Values at x = 0.5, y = 1.5, m = 2.
+    let at = env(0.5, 1.5);
+    assert_eq!(p.eval(two_sum, &at), 2.0);
+    assert_eq!(p.eval(many_sum, &at), 6.5);
+    assert_eq!(p.eval(two_prod, &at), 0.75);
+    assert_eq!(p.eval(many_prod, &at), 4.5);
+    assert_eq!(p.eval(other_many, &at), 4.25);
+    // Partial and time derivatives.
+    let d = p.diff(many_prod, x);
+    assert_eq!(p.eval(d, &at), 9.0);
+    let d = p.diff(many_sum, y);
+    assert_eq!(p.eval(d, &at), 2.0);
+    let d = p.dt(many_sum);
+    // ẋ + m·ẏ with ẋ = 0.7, ẏ = -1.1
+    assert!((p.eval(d, &at) - (0.7 - 2.2)).abs() < 1e-15);
+    // Interning finds the stored nodes again from fresh operand lists.
+    let len = p.len();
+    assert_eq!(p.sum(&[ky, three, x]), many_sum);
+    assert_eq!(p.product(&[k, y, x, three]), many_prod);
+    assert_eq!(p.add(y, x), two_sum);
+    assert_eq!(p.len(), len);
+}

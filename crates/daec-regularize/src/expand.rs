@@ -14,8 +14,9 @@ use rustc_hash::FxHashMap;
 pub fn expand(pool: &mut ExprPool, e: ExprId, max_terms: usize) -> ExprId {
     let order = pool.topo_order(&[e]);
     let mut new: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+    let mut ops = Vec::new();
     for id in order {
-        let node = pool.node(id).clone();
+        let node = pool.node_owned(id, &mut ops);
         let get = |c: &ExprId, new: &FxHashMap<ExprId, ExprId>| new.get(c).copied().unwrap_or(*c);
         let r = match &node {
             Node::Add(ts) => {

@@ -160,11 +160,11 @@ impl EquationGradients {
                 stamp[g.nodes[k].index()] = PLACE | (k - first) as u32;
                 let node = pool.node(g.nodes[k]);
                 let source = match node {
-                    Node::Const(v) => Source::Const(*v),
+                    Node::Const(v) => Source::Const(v),
                     Node::Leaf(Leaf::Time) => Source::Time,
                     Node::Leaf(Leaf::Param(p)) => Source::Param(p.0 as usize),
                     Node::Leaf(Leaf::Var { unknown, order }) => {
-                        position(*unknown, *order).map_or(Source::Missing, Source::State)
+                        position(unknown, order).map_or(Source::Missing, Source::State)
                     }
                     Node::Call(callee, _) => {
                         g.derivatives.entry(callee.function()).or_insert_with(|| {
@@ -258,9 +258,9 @@ impl EquationGradients {
                         Node::Call(callee, _) => {
                             self.call_args.clear();
                             self.call_args.extend((0..ch.len()).map(get));
-                            call_value(pool.function(callee.function()), *callee, &self.call_args)
+                            call_value(pool.function(callee.function()), callee, &self.call_args)
                         }
-                        node => apply_op(node, get),
+                        node => apply_op(&node, get),
                     }
                 }
             };
@@ -306,16 +306,16 @@ impl EquationGradients {
                     // (a^n)' = n · a^(n−1)
                     let d = match n.checked_sub(1) {
                         Some(m) => powi(v(0), m),
-                        None => v(0).powf(f64::from(*n) - 1.0),
+                        None => v(0).powf(f64::from(n) - 1.0),
                     };
-                    add(0, f64::from(*n) * d);
+                    add(0, f64::from(n) * d);
                 }
                 Node::Pow(..) => {
                     let (a, b) = (v(0), v(1));
                     add(0, b * a.powf(b - 1.0));
                     add(1, value * a.ln());
                 }
-                Node::Func(f, _) => add(0, func_derivative(*f, v(0), value)),
+                Node::Func(f, _) => add(0, func_derivative(f, v(0), value)),
                 Node::Func2(Func2::Atan2, ..) => {
                     // atan2(y, x)' = (x·y' − y·x') / (x² + y²)
                     let (y, x) = (v(0), v(1));
@@ -343,7 +343,7 @@ impl EquationGradients {
                                 self.call_args.extend((0..n).map(v));
                                 self.call_args
                                     .extend((0..n).map(|j| f64::from(u8::from(j == c))));
-                                call_value(f, *callee, &self.call_args)
+                                call_value(f, callee, &self.call_args)
                             }
                             None => f64::NAN,
                         };

@@ -285,11 +285,11 @@ fn vanishes_in_some_branch(pool: &ExprPool, coef: ExprId) -> bool {
     for &id in &order {
         let get = |c: &ExprId| vanishes.get(c).copied().unwrap_or(false);
         let v = match pool.node(id) {
-            Node::Const(c) => *c == 0.0,
-            Node::Select(_, a, b) => get(a) || get(b),
+            Node::Const(c) => c == 0.0,
+            Node::Select(_, a, b) => get(&a) || get(&b),
             Node::Mul(fs) => fs.iter().any(get),
             Node::Add(ts) => ts.iter().all(get),
-            Node::Powi(a, n) => *n > 0 && get(a),
+            Node::Powi(a, n) => n > 0 && get(&a),
             _ => false,
         };
         vanishes.insert(id, v);

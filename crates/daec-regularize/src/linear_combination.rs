@@ -62,7 +62,7 @@ pub struct Conversion {
 pub fn linear_terms(pool: &mut ExprPool, e: ExprId, coef: f64, out: &mut Vec<ExprId>) {
     let mut stack = vec![(e, coef)];
     while let Some((e, c)) = stack.pop() {
-        match pool.node(e).clone() {
+        match pool.node(e) {
             Node::Add(ts) => stack.extend(ts.iter().map(|&t| (t, c))),
             Node::Mul(fs) if fs.len() == 2 => {
                 let (k, other) = match (pool.as_constant(fs[0]), pool.as_constant(fs[1])) {

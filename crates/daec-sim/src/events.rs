@@ -188,10 +188,10 @@ impl daec_expr::Env for AtEvent<'_> {
 pub fn event_function(pool: &mut ExprPool, cond: ExprId) -> (ExprId, bool) {
     // (a relation in `noEvent` is the same relation here)
     let cond = match pool.node(cond) {
-        Node::Func(Func::NoEvent, c) => *c,
+        Node::Func(Func::NoEvent, c) => c,
         _ => cond,
     };
-    match pool.node(cond).clone() {
+    match pool.node(cond) {
         Node::Cmp(CmpOp::Gt, a, b) => (pool.sub(a, b), true),
         Node::Cmp(CmpOp::Ge, a, b) => (pool.sub(a, b), false),
         Node::Cmp(CmpOp::Lt, a, b) => (pool.sub(b, a), true),
@@ -263,9 +263,9 @@ pub(crate) fn condition_text(dae: &Dae, cond: ExprId) -> String {
             .any(|l| matches!(pool.as_leaf(l), Some(Leaf::Var { .. } | Leaf::Time)))
     };
     match pool.node(cond) {
-        Node::Cmp(op @ (CmpOp::Lt | CmpOp::Le), a, b) if !varies(*a) && varies(*b) => {
-            let flipped = if *op == CmpOp::Lt { ">" } else { ">=" };
-            format!("{} {flipped} {}", text(*b), text(*a))
+        Node::Cmp(op @ (CmpOp::Lt | CmpOp::Le), a, b) if !varies(a) && varies(b) => {
+            let flipped = if op == CmpOp::Lt { ">" } else { ">=" };
+            format!("{} {flipped} {}", text(b), text(a))
         }
         _ => text(cond),
     }
@@ -1139,7 +1139,7 @@ pub fn time_conditions(pool: &ExprPool, roots: &[ExprId]) -> Vec<ExprId> {
     let mut out = Vec::new();
     for id in pool.topo_order(roots) {
         let switching = match pool.node(id) {
-            Node::Select(c, _, _) => *c,
+            Node::Select(c, _, _) => c,
             Node::Func(Func::Floor | Func::Ceil, _) => id,
             _ => continue,
         };

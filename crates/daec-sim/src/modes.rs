@@ -83,17 +83,17 @@ pub fn state_relations(pool: &ExprPool, roots: &[ExprId]) -> Vec<ExprId> {
         let Node::Select(c, _, _) = pool.node(id) else {
             continue;
         };
-        stack.push(*c);
+        stack.push(c);
         while let Some(e) = stack.pop() {
             if !seen.insert(e) {
                 continue;
             }
             match pool.node(e) {
                 Node::And(a, b) | Node::Or(a, b) => {
-                    stack.push(*b);
-                    stack.push(*a);
+                    stack.push(b);
+                    stack.push(a);
                 }
-                Node::Not(a) => stack.push(*a),
+                Node::Not(a) => stack.push(a),
                 Node::Cmp(CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge, ..)
                     if of_the_state(pool, e) =>
                 {
@@ -134,7 +134,7 @@ pub fn state_jumps(pool: &ExprPool, roots: &[ExprId], relations: &[ExprId]) -> V
         }
         match pool.node(e) {
             Node::Func(Func::NoEvent, _) => {}
-            Node::Func(Func::Floor | Func::Ceil, a) if of_the_state(pool, *a) => out.push(e),
+            Node::Func(Func::Floor | Func::Ceil, a) if of_the_state(pool, a) => out.push(e),
             node => stack.extend(node.children()),
         }
     }
@@ -252,7 +252,7 @@ impl Modes {
         let mut params = Vec::new();
         let mut texts = Vec::new();
         for (k, &r) in relations.iter().enumerate() {
-            match *dae.pool.node(r) {
+            match dae.pool.node(r) {
                 Node::Func(f @ (Func::Floor | Func::Ceil), a) => {
                     phis.push(a);
                     kind.push(if f == Func::Floor {
