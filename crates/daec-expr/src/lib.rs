@@ -25,6 +25,7 @@ mod chunks;
 mod deriv;
 mod eval;
 mod function;
+mod intern;
 mod node;
 mod pool;
 mod print;

@@ -49,6 +49,7 @@ use std::hash::{Hash, Hasher};
 use rustc_hash::{FxHashMap, FxHasher};
 
 use crate::function::Function;
+use crate::intern::{InternTable, Probe, id_bits_for, slot_value};
 use crate::node::{Callee, CmpOp, ExprId, Func, Func2, FuncId, Leaf, Node, Operands, ParamId};
 use crate::scalar::{apply_cmp, apply_func, apply_func2};
 use std::sync::Arc;
@@ -162,65 +163,6 @@ const CONST_CACHE: usize = 256;
 /// tables; larger (unusual) indices fall back to a hash map.
 const DENSE_LIMIT: u32 = 1 << 24;
 
-/// The interning table: open addressing with linear probing over a
-/// power-of-two number of 8-byte slots, each `(tag << 32) | (id + 1)` with
-/// `tag` the high half of the node's hash (0 = empty slot). The home slot of
-/// an entry is given by the top bits of its tag, so the table can grow
-/// without the hashes being stored elsewhere. One probe is one cache line,
-/// which matters for pools of millions of nodes.
-#[derive(Clone, Debug, Default)]
-struct InternTable {
-    slots: Vec<u64>,
-    len: usize,
-    /// `64 - log2(slots.len())`: the home of tag `t` is
-    /// `(t << 32) >> shift`.
-    shift: u32,
-}
-
-enum Probe {
-    Found(u32),
-    Vacant(usize),
-}
-
-impl InternTable {
-    fn with_slots(n: usize) -> Self {
-        debug_assert!(n.is_power_of_two());
-        InternTable {
-            slots: vec![0; n],
-            len: 0,
-            shift: 64 - n.trailing_zeros(),
-        }
-    }
-
-    #[inline]
-    fn home(&self, tag: u64) -> usize {
-        ((tag << 32) >> self.shift) as usize
-    }
-
-    /// Places a slot value (tag and id) at the first free slot from its home.
-    fn place(&mut self, s: u64) {
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(s >> 32);
-        while self.slots[i] != 0 {
-            i = (i + 1) & mask;
-        }
-        self.slots[i] = s;
-    }
-
-    /// Doubles the table (keeping the load factor ≤ 1/2) and re-places the
-    /// entries (their homes come from the tags stored in the slots).
-    fn grow(&mut self) {
-        let cap = (self.slots.len() * 2).max(64);
-        let old = std::mem::replace(self, InternTable::with_slots(cap));
-        self.len = old.len;
-        for s in old.slots {
-            if s != 0 {
-                self.place(s);
-            }
-        }
-    }
-}
-
 /// A hash-consed, append-only expression DAG.
 ///
 /// Nodes are created only through the canonicalising constructors, so equal
@@ -332,7 +274,7 @@ impl ExprPool {
         // The hash table only holds the nodes that are not among the first
         // parents of their anchor (typically well under half of them).
         let slots = nodes.next_power_of_two().max(64);
-        p.table = InternTable::with_slots(slots);
+        p.table = InternTable::with_slots(slots, id_bits_for(nodes));
         p
     }
 
@@ -438,32 +380,6 @@ impl ExprPool {
                 let (start, len) = list(&c);
                 Packed::Call(f, start, len)
             }
-        }
-    }
-
-    /// Looks `key`, a composite node with hash `h`, up in the interning
-    /// table: its id, or the free slot where it goes.
-    #[inline]
-    fn probe(&self, key: Node<'_>, h: u64) -> Probe {
-        let table = &self.table;
-        if table.slots.is_empty() {
-            return Probe::Vacant(usize::MAX);
-        }
-        let mask = table.slots.len() - 1;
-        let tag = h >> 32;
-        let mut i = table.home(tag);
-        loop {
-            let s = table.slots[i];
-            if s == 0 {
-                return Probe::Vacant(i);
-            }
-            if s >> 32 == tag {
-                let id = ExprId((s & 0xffff_ffff) as u32 - 1);
-                if key.same(&self.node(id)) {
-                    return Probe::Found(id.0);
-                }
-            }
-            i = (i + 1) & mask;
         }
     }
 
@@ -574,7 +490,7 @@ impl ExprPool {
             }
         }
         let h = key.fx_hash();
-        match self.probe(key, h) {
+        match self.table.probe(h, |id| key.same(&self.node(ExprId(id)))) {
             Probe::Found(id) => ExprId(id),
             Probe::Vacant(slot) => self.insert(key, h, slot),
         }
@@ -594,15 +510,39 @@ impl ExprPool {
     /// a probe that found no equal node).
     fn insert(&mut self, node: Node<'_>, h: u64, slot: usize) -> ExprId {
         let id = self.push(node);
-        let s = (h >> 32 << 32) | (u64::from(id.0) + 1);
         self.table.len += 1;
-        if slot == usize::MAX || self.table.len * 2 > self.table.slots.len() {
-            self.table.grow();
-            self.table.place(s);
-        } else {
-            self.table.slots[slot] = s;
+        let full = slot == usize::MAX || self.table.len * 2 > self.table.slots.len();
+        match slot_value(h, id.0, self.table.id_bits) {
+            Some(s) if !full => self.table.slots[slot] = s,
+            _ => {
+                let slots = if full {
+                    (self.table.slots.len() * 2).max(64)
+                } else {
+                    self.table.slots.len()
+                };
+                self.rebuild_table(slots);
+                let s = slot_value(h, id.0, self.table.id_bits)
+                    .expect("id bits are chosen for twice the pool's size");
+                self.table.place(h, s);
+            }
         }
         id
+    }
+
+    /// Rebuilds the interning table with `slots` slots and the id bits for
+    /// the pool's size, re-placing its entries by their nodes' hashes.
+    fn rebuild_table(&mut self, slots: usize) {
+        let old = std::mem::replace(
+            &mut self.table,
+            InternTable::with_slots(slots, id_bits_for(self.nodes.len())),
+        );
+        self.table.len = old.len;
+        for id in old.ids() {
+            let h = self.node(ExprId(id)).fx_hash();
+            let s = slot_value(h, id, self.table.id_bits)
+                .expect("id bits are chosen for twice the pool's size");
+            self.table.place(h, s);
+        }
     }
 
     /// A cleared spare id buffer (see [`ExprPool::give_ids`]).
@@ -1504,4 +1444,37 @@ impl ExprPool {
 /// power of two, zero (1/0 = inf), infinite or NaN.
 fn is_exact_reciprocal(c: f64) -> bool {
     (c.is_normal() && c.to_bits() & ((1u64 << 52) - 1) == 0) || c == 0.0 || !c.is_finite()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_keeps_its_nodes_when_ids_outgrow_the_slot_bits() {
+        // Five parents per leaf `y`: the first two are found through the
+        // first-parent table, the other three through the hash table,
+        // which holds more than 2^16 nodes at the end (so it was rebuilt
+        // with more id bits on the way).
+        let mut p = ExprPool::new();
+        let x = p.var(0, 0);
+        let build = |p: &mut ExprPool, i: u32| {
+            let y = p.var(i, 0);
+            [
+                p.add(x, y),
+                p.mul(x, y),
+                p.func2(Func2::Min, x, y),
+                p.func2(Func2::Max, x, y),
+                p.cmp(CmpOp::Lt, x, y),
+            ]
+        };
+        let ids: Vec<[ExprId; 5]> = (1..30_000).map(|i| build(&mut p, i)).collect();
+        assert!(p.table.len > 1 << 16);
+        assert!(p.table.id_bits > 17);
+        let len = p.len();
+        for (i, want) in (1..30_000).zip(&ids) {
+            assert_eq!(build(&mut p, i), *want);
+        }
+        assert_eq!(p.len(), len);
+    }
 }
