@@ -520,7 +520,7 @@ pub fn as_written(
         y0: dae
             .unknowns
             .iter()
-            .map(|u| u.start.unwrap_or(0.0))
+            .map(|u| u.start().unwrap_or(0.0))
             .collect(),
         t0: span.t0,
         breaks,

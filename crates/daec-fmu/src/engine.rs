@@ -150,7 +150,7 @@ pub fn variables(dae: &Dae) -> Vec<FmuVariable> {
             name: u.name().into_owned(),
             kind: VarKind::Unknown(j),
             ty: BaseType::Real,
-            start: u.start,
+            start: u.start(),
             fixed: u.fixed,
             description: u.description().map(String::from),
             unit: u.unit().map(String::from),
@@ -267,7 +267,7 @@ pub fn lower_with(text: &str, vars: &[FmuVariable], set: &[Option<f64>]) -> Resu
         if let (VarKind::Unknown(_), Some(x)) = (v.kind, s)
             && let Some(j) = dae.unknown_index(&v.name)
         {
-            dae.unknowns[j].start = Some(*x);
+            dae.unknowns[j].set_start(Some(*x));
         }
     }
     Ok(dae)

@@ -284,7 +284,7 @@ pub fn write_dae_text(dae: &Dae, out: &mut dyn Write) {
         // A group where only some elements are fixed prints `fixed = {…}`
         // with `false` for the others; `each fixed = true` when all are.
         let attrs = [
-            attribute(group, &dims, "start", |u| u.start.map(number)),
+            attribute(group, &dims, "start", |u| u.start().map(number)),
             attribute(group, &dims, "fixed", |u| {
                 u.fixed.then(|| "true".to_string())
             }),

@@ -163,20 +163,37 @@ impl UnknownDecl {
 /// One scalar unknown of the flat DAE: its declaration's shared data
 /// ([`UnknownDecl`]), its subscripts inside the array and its own numeric
 /// attributes. The flat name is rendered on demand ([`Unknown::name`]).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Unknown {
     /// The declaration this scalar belongs to.
     decl: Arc<UnknownDecl>,
     /// The 1-based subscripts inside its array (empty for scalars).
     pub subscripts: Subscripts,
-    /// `start` (initial guess, or initial value when `fixed`).
-    pub start: Option<f64>,
+    /// The value of `start` (initial guess, or initial value when
+    /// `fixed`) where `has_start`, else 0; read by [`Unknown::start`].
+    start_value: f64,
+    /// Whether `start` is given (beside `fixed`, in the padding of the
+    /// record: the two flags and the value take 10 bytes where an
+    /// `Option<f64>` and a flag took 24).
+    has_start: bool,
     /// `fixed`.
     pub fixed: bool,
     /// `nominal`, `min` and `max`, boxed since most unknowns have none of
     /// them (`None` when all three are absent): read them by
     /// [`Unknown::nominal`], [`Unknown::min`], [`Unknown::max`].
     bounds: Option<Box<Bounds>>,
+}
+
+impl std::fmt::Debug for Unknown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Unknown")
+            .field("decl", &self.decl)
+            .field("subscripts", &self.subscripts)
+            .field("start", &self.start())
+            .field("fixed", &self.fixed)
+            .field("bounds", &self.bounds)
+            .finish()
+    }
 }
 
 /// The rarely given numeric attributes of an [`Unknown`].
@@ -193,10 +210,22 @@ impl Unknown {
         Unknown {
             decl,
             subscripts,
-            start: None,
+            start_value: 0.0,
+            has_start: false,
             fixed: false,
             bounds: None,
         }
+    }
+
+    /// `start` (initial guess, or initial value when `fixed`).
+    pub fn start(&self) -> Option<f64> {
+        self.has_start.then_some(self.start_value)
+    }
+
+    /// Sets `start`.
+    pub fn set_start(&mut self, start: Option<f64>) {
+        self.has_start = start.is_some();
+        self.start_value = start.unwrap_or(0.0);
     }
 
     /// `nominal`.
@@ -696,7 +725,8 @@ impl Dae {
         let unknowns = self.unknowns.len() == other.unknowns.len()
             && self.unknowns.iter().zip(&other.unknowns).all(|(a, b)| {
                 let values = |u: &Unknown| Unknown {
-                    start: None,
+                    start_value: 0.0,
+                    has_start: false,
                     bounds: None,
                     ..u.clone()
                 };

@@ -60,9 +60,9 @@ impl Dae {
         let mut z: Vec<f64> = self
             .unknowns
             .iter()
-            .map(|u| u.start.unwrap_or(0.0))
+            .map(|u| u.start().unwrap_or(0.0))
             .collect();
-        let mut known: Vec<bool> = self.unknowns.iter().map(|u| u.start.is_some()).collect();
+        let mut known: Vec<bool> = self.unknowns.iter().map(|u| u.start().is_some()).collect();
         // Each equation's unknowns without a start value; equations with
         // derivatives take no part.
         let mut open: Vec<Vec<u32>> = Vec::with_capacity(self.equations.len());

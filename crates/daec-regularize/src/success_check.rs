@@ -128,7 +128,7 @@ pub(crate) fn success_check(
         .iter()
         .map(|u| {
             let nominal = u.nominal().map(f64::abs).filter(|x| *x > 0.0);
-            1.0 / nominal.unwrap_or_else(|| u.start.map_or(1.0, |s| s.abs().max(1.0)))
+            1.0 / nominal.unwrap_or_else(|| u.start().map_or(1.0, |s| s.abs().max(1.0)))
         })
         .collect();
     weights.resize(state.len(), 1.0);

@@ -57,7 +57,7 @@ fn a_long_chain_far_from_its_start_values_converges_to_a_tight_tolerance() {
     let start: Vec<f64> = state
         .iter()
         .map(|&(j, l)| match l {
-            0 => dae.unknowns[j as usize].start.unwrap_or(0.0),
+            0 => dae.unknowns[j as usize].start().unwrap_or(0.0),
             _ => 0.0,
         })
         .collect();

@@ -472,7 +472,7 @@ const CHARGE_PUMP: &str = "models/testset/charge_pump.dae";
 fn charge_pump_hidden_constraint(u1: f64) -> (usize, u32) {
     let mut dae = load_with(CHARGE_PUMP, &[]);
     let j = dae.unknowns.iter().position(|u| u.name() == "U1").unwrap();
-    dae.unknowns[j].start = Some(u1);
+    dae.unknowns[j].set_start(Some(u1));
     let a = analyze(&mut dae, &AnalyzeOptions::default());
     let ca = a.regular().unwrap().constraints.as_ref().unwrap();
     assert!(

@@ -340,7 +340,7 @@ mod tests {
         let mut z0: Vec<f64> = dae
             .unknowns
             .iter()
-            .map(|u| u.start.unwrap_or(0.0))
+            .map(|u| u.start().unwrap_or(0.0))
             .collect();
         let mut zd0 = vec![0.0; n];
         zd0[at("x")] = z0[at("v")];

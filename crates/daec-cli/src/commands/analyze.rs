@@ -682,12 +682,12 @@ fn success_section(out: &mut String, dae: &Dae, reg: &Regular) {
             .unknowns
             .iter()
             .zip(&p.z)
-            .filter(|(u, z)| (u.start.unwrap_or(0.0) - **z).abs() > 1e-9 * (1.0 + z.abs()))
+            .filter(|(u, z)| (u.start().unwrap_or(0.0) - **z).abs() > 1e-9 * (1.0 + z.abs()))
             .map(|(u, z)| {
                 format!(
                     "{} {} → {}",
                     u.source_name(),
-                    fmt_num(u.start.unwrap_or(0.0)),
+                    fmt_num(u.start().unwrap_or(0.0)),
                     fmt_num(*z)
                 )
             })

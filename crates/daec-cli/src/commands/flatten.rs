@@ -72,7 +72,7 @@ fn write_json(w: &mut dyn std::io::Write, dae: &Dae) -> std::io::Result<()> {
             &Array(|| {
                 dae.unknowns
                     .iter()
-                    .map(|u| json!({"name": u.name(), "start": u.start, "fixed": u.fixed}))
+                    .map(|u| json!({"name": u.name(), "start": u.start(), "fixed": u.fixed}))
             }),
         )
     })

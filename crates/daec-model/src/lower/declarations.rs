@@ -377,7 +377,7 @@ impl<'a> Lowerer<'a> {
                     Attr::Values(values) => {
                         for (u, x) in group.iter_mut().zip(values) {
                             match key {
-                                "start" => u.start = Some(x),
+                                "start" => u.set_start(Some(x)),
                                 "fixed" => u.fixed = x != 0.0,
                                 "nominal" => u.set_nominal(Some(x)),
                                 "min" => u.set_min(Some(x)),
@@ -389,7 +389,7 @@ impl<'a> Lowerer<'a> {
             }
             for j in first..first + n {
                 let u = &self.unknowns[j];
-                if let Some(start) = u.start
+                if let Some(start) = u.start()
                     && let Some(w) = bounds_warning(
                         &format!("start value {start} of `{}`", u.name()),
                         start,
