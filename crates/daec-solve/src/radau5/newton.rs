@@ -25,8 +25,10 @@ pub(super) enum NewtonOutcome {
 
 impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
     /// Prepares a step attempt (RADAU5's label 30): checks the limits of
-    /// steps and step size, sets the index-aware error weights (RADAU5's
-    /// NIND2/NIND3: `scal / h^{index−1}`) and the Newton starting values
+    /// steps and step size, sets the index-aware weights of the Newton
+    /// test (RADAU5's NIND2/NIND3: `scal / h^{index−1}`, or as
+    /// [`Options::newton_scaling`](super::Options::newton_scaling) says)
+    /// and the Newton starting values
     /// (the last step's collocation polynomial extrapolated; zero at the
     /// first step).
     pub(super) fn prepare_attempt(
@@ -46,21 +48,13 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         if 0.1 * st.h.abs() <= st.t.abs() * set.uround || st.h < f64::MIN_POSITIVE {
             return Err(SolveError::StepSizeTooSmall { t: st.t, h: st.h });
         }
-        // Index-aware scaling (RADAU5's NIND2/NIND3): scal / h^{index−1}
-        // (all indices 1 unless the error control is `Index`; with
-        // unscaled Newton weights the error test scales them itself).
-        let scaled = self.err_scale.is_empty();
+        // Index-aware scaling (RADAU5's NIND2/NIND3): scal / h^{index−1},
+        // or as `Options::newton_scaling` says (all indices 1 unless the
+        // error control is `Index`; the error test scales by the rest of
+        // h^{index−1} itself, `err_scale`).
+        let scaling = self.opts.newton_scaling;
         for i in 0..n {
-            let ix = if scaled {
-                self.index[i].max(1) as i32
-            } else {
-                1
-            };
-            ws.scal_inv[i] = if ix > 1 {
-                st.h.powi(ix - 1) / ws.base_scal[i]
-            } else {
-                1.0 / ws.base_scal[i]
-            };
+            ws.scal_inv[i] = scaling.factor(st.h, self.index[i]) / ws.base_scal[i];
         }
         // Starting values for Newton: extrapolated collocation polynomial.
         if st.first {
