@@ -780,6 +780,188 @@ mod tests {
         check_complex(FAER_THRESHOLD + 3);
     }
 
+    /// Pseudo-random numbers in [−1, 1) (a fixed LCG: the tests repeat).
+    fn random(seed: &mut u64) -> f64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*seed >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+
+    /// A random row-major matrix of order `n` with `diag` added to its
+    /// diagonal (well conditioned for `diag` of order `n`).
+    fn random_matrix(n: usize, diag: f64, seed: &mut u64) -> Vec<f64> {
+        let mut a: Vec<f64> = (0..n * n).map(|_| random(seed)).collect();
+        for i in 0..n {
+            a[i * n + i] += diag;
+        }
+        a
+    }
+
+    /// The elimination by rows of the row-major `a` (partial pivoting, the
+    /// diagonal inverted) and its substitutions, written as plainly as
+    /// possible: the arithmetic every kernel must repeat, whatever its
+    /// loop order or storage.
+    fn reference_real(n: usize, a: &[f64], b: &[f64]) -> (Vec<usize>, Vec<f64>) {
+        let mut a = a.to_vec();
+        let mut piv = vec![0; n];
+        for k in 0..n {
+            let p = (k..n).fold(k, |p, i| {
+                if a[i * n + k].abs() > a[p * n + k].abs() {
+                    i
+                } else {
+                    p
+                }
+            });
+            piv[k] = p;
+            for j in 0..n {
+                a.swap(k * n + j, p * n + j);
+            }
+            let inv = 1.0 / a[k * n + k];
+            a[k * n + k] = inv;
+            for i in k + 1..n {
+                let f = a[i * n + k] * inv;
+                a[i * n + k] = f;
+                for j in k + 1..n {
+                    a[i * n + j] -= f * a[k * n + j];
+                }
+            }
+        }
+        let mut x = b.to_vec();
+        for (k, &p) in piv.iter().enumerate() {
+            x.swap(k, p);
+        }
+        for j in 0..n {
+            for i in j + 1..n {
+                x[i] -= a[i * n + j] * x[j];
+            }
+        }
+        for k in (0..n).rev() {
+            x[k] *= a[k * n + k];
+            for i in 0..k {
+                x[i] -= a[i * n + k] * x[k];
+            }
+        }
+        (piv, x)
+    }
+
+    /// [`reference_real`] for the complex matrix `re + i·im`.
+    fn reference_complex(
+        n: usize,
+        (re, im): (&[f64], &[f64]),
+        (br, bi): (&[f64], &[f64]),
+    ) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+        let (mut ar, mut ai) = (re.to_vec(), im.to_vec());
+        let mut piv = vec![0; n];
+        for k in 0..n {
+            let m = |i: usize| ar[i * n + k].abs() + ai[i * n + k].abs();
+            let p = (k..n).fold(k, |p, i| if m(i) > m(p) { i } else { p });
+            piv[k] = p;
+            for j in 0..n {
+                ar.swap(k * n + j, p * n + j);
+                ai.swap(k * n + j, p * n + j);
+            }
+            let (pr, pi) = (ar[k * n + k], ai[k * n + k]);
+            let den = pr * pr + pi * pi;
+            let (ir, ii) = (pr / den, -pi / den);
+            (ar[k * n + k], ai[k * n + k]) = (ir, ii);
+            for i in k + 1..n {
+                let (xr, xi) = (ar[i * n + k], ai[i * n + k]);
+                let (fr, fi) = (xr * ir - xi * ii, xr * ii + xi * ir);
+                (ar[i * n + k], ai[i * n + k]) = (fr, fi);
+                for j in k + 1..n {
+                    let (ur, ui) = (ar[k * n + j], ai[k * n + j]);
+                    ar[i * n + j] -= fr * ur - fi * ui;
+                    ai[i * n + j] -= fr * ui + fi * ur;
+                }
+            }
+        }
+        let (mut xr, mut xi) = (br.to_vec(), bi.to_vec());
+        for (k, &p) in piv.iter().enumerate() {
+            xr.swap(k, p);
+            xi.swap(k, p);
+        }
+        for j in 0..n {
+            for i in j + 1..n {
+                let (a, b) = (ar[i * n + j], ai[i * n + j]);
+                xr[i] -= a * xr[j] - b * xi[j];
+                xi[i] -= a * xi[j] + b * xr[j];
+            }
+        }
+        for k in (0..n).rev() {
+            let (sr, si) = (xr[k], xi[k]);
+            let (ir, ii) = (ar[k * n + k], ai[k * n + k]);
+            (xr[k], xi[k]) = (sr * ir - si * ii, sr * ii + si * ir);
+            for i in 0..k {
+                let (a, b) = (ar[i * n + k], ai[i * n + k]);
+                xr[i] -= a * xr[k] - b * xi[k];
+                xi[i] -= a * xi[k] + b * xr[k];
+            }
+        }
+        (piv, xr, xi)
+    }
+
+    #[test]
+    fn kernels_repeat_the_plain_elimination_bit_for_bit() {
+        // random dense matrices (no zero entries, so no multiplier is
+        // skipped either way): every order of the specialised kernels and
+        // a few of the general loops, the pivots and every bit of the
+        // solutions of the real and the complex systems
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let mut seed = 7;
+        for n in (1..=FIXED_MAX).chain([FIXED_MAX + 1, 27, 40]) {
+            for diag in [0.0, n as f64] {
+                let a = random_matrix(n, diag, &mut seed);
+                let im = random_matrix(n, 0.5 * diag, &mut seed);
+                let b: Vec<f64> = (0..n).map(|_| random(&mut seed)).collect();
+                let c: Vec<f64> = (0..n).map(|_| random(&mut seed)).collect();
+                let (piv, x_ref) = reference_real(n, &a, &b);
+                let mut lu = RealLu::new(n);
+                lu.factor(&a).unwrap();
+                let mut x = b.clone();
+                lu.solve(&mut x);
+                assert_eq!(lu.piv, piv, "real pivots, n = {n}");
+                assert_eq!(bits(&x), bits(&x_ref), "real, n = {n}, diag {diag}");
+                let (cpiv, yr_ref, yi_ref) = reference_complex(n, (&a, &im), (&b, &c));
+                let mut clu = ComplexLu::new(n);
+                clu.factor(&a, &im).unwrap();
+                let (mut yr, mut yi) = (b.clone(), c.clone());
+                clu.solve(&mut yr, &mut yi);
+                assert_eq!(clu.piv, cpiv, "complex pivots, n = {n}");
+                assert_eq!(
+                    (bits(&yr), bits(&yi)),
+                    (bits(&yr_ref), bits(&yi_ref)),
+                    "complex, n = {n}, diag {diag}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_zero_column_is_reported_at_every_order() {
+        // column k of a random matrix zeroed: the elimination keeps it
+        // zero, so the pivot of step k vanishes (real and complex, the
+        // specialised and the general loops)
+        let mut seed = 3;
+        for n in (1..=FIXED_MAX).chain([FIXED_MAX + 2, 33]) {
+            for k in [0, n / 2, n - 1] {
+                let mut a = random_matrix(n, n as f64, &mut seed);
+                let mut im = random_matrix(n, 0.0, &mut seed);
+                for i in 0..n {
+                    a[i * n + k] = 0.0;
+                    im[i * n + k] = 0.0;
+                }
+                assert_eq!(RealLu::new(n).factor(&a), Err(Singular(k)), "n = {n}");
+                let mut clu = ComplexLu::new(n);
+                assert_eq!(clu.factor(&a, &im), Err(Singular(k)), "n = {n}");
+            }
+        }
+        // a pivot that is not finite is reported too
+        let mut a = random_matrix(6, 6.0, &mut seed);
+        a[0] = f64::NAN;
+        assert_eq!(RealLu::new(6).factor(&a), Err(Singular(0)));
+    }
+
     #[test]
     fn singular_matrix_reports_the_column() {
         // second column is twice the first

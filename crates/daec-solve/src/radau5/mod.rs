@@ -186,7 +186,13 @@ impl StepState {
 }
 
 fn all_finite(x: &[f64]) -> bool {
-    x.iter().all(|v| v.is_finite())
+    // (an exponent field of all ones is an infinity or a NaN; or-ing the
+    // test over all values has no early exit and vectorises, where
+    // `all(is_finite)` branched on every value: 1–2 % of a solve of the
+    // small index-1 test-set problems checked the Jacobians' values)
+    const EXPONENT: u64 = 0x7ff0_0000_0000_0000;
+    !x.iter()
+        .fold(false, |bad, v| bad | (v.to_bits() & EXPONENT == EXPONENT))
 }
 
 /// The residual `R` of the selected square system from the full residual
@@ -387,6 +393,34 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 }
             } else {
                 self.rejected(&set, &mut st, err);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::all_finite;
+
+    #[test]
+    fn all_finite_finds_every_infinity_and_nan_anywhere() {
+        let finite = [
+            0.0,
+            -0.0,
+            1.0,
+            -2.5e300,
+            f64::MAX,
+            f64::MIN,
+            5e-324,
+            f64::MIN_POSITIVE,
+        ];
+        assert!(all_finite(&finite));
+        assert!(all_finite(&[]));
+        for bad in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN] {
+            for at in 0..=finite.len() {
+                let mut v = finite.to_vec();
+                v.insert(at, bad);
+                assert!(!all_finite(&v), "{bad} at {at}");
             }
         }
     }
