@@ -4,7 +4,7 @@
 //! All traversals use an explicit stack: deep expressions cannot overflow the
 //! call stack.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 
 use crate::node::{ExprId, Leaf, Node};
@@ -23,16 +23,51 @@ thread_local! {
         RefCell::new(Marks {
             bits: Vec::new(),
             stack: Vec::new(),
+            dependent: None,
+            walk: Vec::new(),
+            kids: Vec::new(),
+            visited: Vec::new(),
         })
     };
 }
 
-/// The scratch of [`ExprPool::topo_order`], kept per thread: the visited
-/// bits and the depth-first stack (empty between traversals), so that a
-/// traversal of a small expression allocates only its result.
+/// The scratch of [`ExprPool::topo_order`] and of the walk that finds
+/// the nodes depending on a set of leaves ([`ExprPool::substitute`],
+/// [`ExprPool::linear_in`]), kept per thread: the visited bits, the set
+/// of the nodes found dependent (few: a hash set, not a second bit per
+/// node of the pool), the depth-first stacks and the list of visited
+/// nodes (all empty or clear between traversals), so that a traversal of
+/// a small expression allocates only its result.
 struct Marks {
     bits: Vec<u64>,
     stack: Vec<ExprId>,
+    dependent: Option<FxHashSet<ExprId>>,
+    /// `(node, start of its children in kids, their number)`; the number
+    /// is `u32::MAX` on the first visit (the children not yet pushed).
+    walk: Vec<(ExprId, u32, u32)>,
+    kids: Vec<ExprId>,
+    visited: Vec<ExprId>,
+}
+
+/// Frees the buffer of an empty scratch vector that a walk over a large
+/// expression grew (a walk over a row of the derivative array needs a few
+/// hundred entries; the scratch is kept for the life of the thread).
+fn release_large<T>(v: &mut Vec<T>) {
+    if v.capacity() > 1 << 14 {
+        *v = Vec::new();
+    }
+}
+
+/// Whether bit `id` of the bit set `bits` is set.
+#[inline]
+fn bit(bits: &[u64], id: ExprId) -> bool {
+    (bits[id.index() / 64] >> (id.index() % 64)) & 1 == 1
+}
+
+/// Sets bit `id` of the bit set `bits`.
+#[inline]
+fn set_bit(bits: &mut [u64], id: ExprId) {
+    bits[id.index() / 64] |= 1u64 << (id.index() % 64);
 }
 
 /// A map from node ids to values for one traversal, keyed by the
@@ -104,15 +139,24 @@ enum Lin {
     Nonlinear,
 }
 
-/// The decomposition of node `c` in a walk over `order` (`lin[k]` that of
-/// `order[k]`; `None` for a node not yet decomposed).
-fn lin_of<'a>(order: &[ExprId], lin: &'a [Lin], c: ExprId) -> Option<&'a Lin> {
-    order.binary_search(&c).ok().and_then(|k| lin.get(k))
+/// The decomposition of node `c` in a walk over `dependent`, the nodes
+/// that depend on the set in increasing id order (`lin[k]` that of
+/// `dependent[k]`): a node outside it is free of the set, its own rest;
+/// `Nonlinear` for a node not yet decomposed.
+fn lin_of(dependent: &[ExprId], lin: &[Lin], c: ExprId) -> Lin {
+    match dependent.binary_search(&c) {
+        Ok(k) => lin.get(k).cloned().unwrap_or(Lin::Nonlinear),
+        Err(_) => Lin::Linear(Vec::new(), c),
+    }
 }
 
-/// Whether a decomposition is free of the set (linear with no coefficient).
-fn is_free(l: Option<&Lin>) -> bool {
-    matches!(l, Some(Lin::Linear(cs, _)) if cs.is_empty())
+/// Whether node `c` of a walk over `dependent` (as [`lin_of`]) is free of
+/// the set (linear with no coefficient).
+fn is_free(dependent: &[ExprId], lin: &[Lin], c: ExprId) -> bool {
+    match dependent.binary_search(&c) {
+        Ok(k) => matches!(lin.get(k), Some(Lin::Linear(cs, _)) if cs.is_empty()),
+        Err(_) => true,
+    }
 }
 
 impl ExprPool {
@@ -121,7 +165,7 @@ impl ExprPool {
     pub fn topo_order(&self, roots: &[ExprId]) -> Vec<ExprId> {
         MARKS.with(|marks| match marks.try_borrow_mut() {
             Ok(mut marks) => {
-                let Marks { bits, stack } = &mut *marks;
+                let Marks { bits, stack, .. } = &mut *marks;
                 self.topo_order_marked(roots, bits, stack)
             }
             // (not reached: a traversal does not start another)
@@ -183,6 +227,104 @@ impl ExprPool {
         out
     }
 
+    /// The nodes of `e` that depend on a target (a node for which
+    /// `target(id, node)` holds, targets included), in increasing id order
+    /// (a topological order, children before parents). One depth-first
+    /// walk over the DAG of `e` that marks a node dependent after its
+    /// children: no sorting of the whole DAG, only of the dependent nodes
+    /// (in a substitution or a linear split of one row of the derivative
+    /// array, a few of its nodes).
+    fn dependents(&self, e: ExprId, target: &dyn Fn(ExprId, &Node) -> bool) -> Vec<ExprId> {
+        MARKS.with(|marks| match marks.try_borrow_mut() {
+            Ok(mut marks) => self.dependents_marked(e, target, &mut marks),
+            // (not reached: a traversal does not start another)
+            Err(_) => self.dependents_marked(
+                e,
+                target,
+                &mut Marks {
+                    bits: Vec::new(),
+                    stack: Vec::new(),
+                    dependent: None,
+                    walk: Vec::new(),
+                    kids: Vec::new(),
+                    visited: Vec::new(),
+                },
+            ),
+        })
+    }
+
+    /// [`ExprPool::dependents`] with the scratch `marks` (clear on entry,
+    /// cleared again on return).
+    fn dependents_marked(
+        &self,
+        e: ExprId,
+        target: &dyn Fn(ExprId, &Node) -> bool,
+        marks: &mut Marks,
+    ) -> Vec<ExprId> {
+        let words = self.len().div_ceil(64);
+        if marks.bits.len() < words {
+            marks.bits.resize(words, 0);
+        }
+        let Marks {
+            bits,
+            dependent,
+            walk,
+            kids,
+            visited,
+            ..
+        } = marks;
+        let dependent = dependent.get_or_insert_with(FxHashSet::default);
+        let mut out = Vec::new();
+        walk.push((e, 0, u32::MAX));
+        while let Some((id, start, len)) = walk.pop() {
+            if len != u32::MAX {
+                // after the children: dependent if one of them is (none
+                // is while no node has been found dependent)
+                let range = start as usize..(start + len) as usize;
+                if !dependent.is_empty()
+                    && !dependent.contains(&id)
+                    && kids[range].iter().any(|c| dependent.contains(c))
+                {
+                    dependent.insert(id);
+                    out.push(id);
+                }
+                kids.truncate(start as usize);
+                continue;
+            }
+            if bit(bits, id) {
+                continue;
+            }
+            set_bit(bits, id);
+            visited.push(id);
+            let node = self.node(id);
+            if target(id, &node) {
+                dependent.insert(id);
+                out.push(id);
+            }
+            let start = kids.len();
+            kids.extend(node.children());
+            walk.push((id, start as u32, (kids.len() - start) as u32));
+            for &c in &kids[start..] {
+                if !bit(bits, c) {
+                    walk.push((c, 0, u32::MAX));
+                }
+            }
+        }
+        for id in visited.drain(..) {
+            bits[id.index() / 64] = 0;
+        }
+        if dependent.capacity() > 1 << 14 {
+            *dependent = FxHashSet::default();
+        } else {
+            dependent.clear();
+        }
+        release_large(visited);
+        release_large(walk);
+        release_large(kids);
+        out.sort_unstable();
+        out
+    }
+
     /// A byte encoding of the expressions `roots`: every node they depend
     /// on in [`ExprPool::topo_order`] (its kind, its constant's bits or
     /// leaf, its children by position in that order), then the roots by
@@ -241,11 +383,57 @@ impl ExprPool {
     /// The leaves (`time`, parameters, unknowns and their derivatives) that
     /// `e` depends on, sorted by id and deduplicated. Constants are not
     /// leaves.
+    ///
+    /// One depth-first walk that keeps the leaves it reaches and sorts
+    /// only those (not every node of `e`, as [`ExprPool::topo_order`]).
     pub fn leaves(&self, e: ExprId) -> Vec<ExprId> {
-        self.topo_order(&[e])
-            .into_iter()
-            .filter(|&id| matches!(self.node(id), Node::Leaf(_)))
-            .collect()
+        MARKS.with(|marks| match marks.try_borrow_mut() {
+            Ok(mut marks) => self.leaves_marked(e, &mut marks),
+            // (not reached: a traversal does not start another)
+            Err(_) => self
+                .topo_order(&[e])
+                .into_iter()
+                .filter(|&id| matches!(self.node(id), Node::Leaf(_)))
+                .collect(),
+        })
+    }
+
+    /// [`ExprPool::leaves`] with the scratch `marks` (clear on entry,
+    /// cleared again on return).
+    fn leaves_marked(&self, e: ExprId, marks: &mut Marks) -> Vec<ExprId> {
+        let words = self.len().div_ceil(64);
+        if marks.bits.len() < words {
+            marks.bits.resize(words, 0);
+        }
+        let Marks {
+            bits,
+            stack,
+            visited,
+            ..
+        } = marks;
+        let mut out = Vec::new();
+        set_bit(bits, e);
+        visited.push(e);
+        stack.push(e);
+        while let Some(id) = stack.pop() {
+            let node = self.node(id);
+            if matches!(node, Node::Leaf(_)) {
+                out.push(id);
+            }
+            for c in node.children() {
+                if !bit(bits, c) {
+                    set_bit(bits, c);
+                    visited.push(c);
+                    stack.push(c);
+                }
+            }
+        }
+        for id in visited.drain(..) {
+            bits[id.index() / 64] = 0;
+        }
+        release_large(visited);
+        out.sort_unstable();
+        out
     }
 
     /// For every unknown that occurs in `e`, the highest derivative order
@@ -275,12 +463,43 @@ impl ExprPool {
     /// Replaces leaves of `e`: every leaf `l` with `map(l) = Some(r)` becomes
     /// `r`; the result is rebuilt through the canonicalising constructors.
     /// `map` is called only on leaf nodes.
+    ///
+    /// Only the nodes above a replaced leaf are visited again, in
+    /// increasing id order: the same nodes are rebuilt, from the same
+    /// operands and in the same order, as [`ExprPool::replace_nodes`]
+    /// would rebuild them (a node above no replaced leaf keeps its id),
+    /// so the result is the same node.
     pub fn substitute(&mut self, e: ExprId, map: &dyn Fn(ExprId) -> Option<ExprId>) -> ExprId {
-        let leaf = |pool: &ExprPool, id: ExprId| match pool.node(id) {
-            Node::Leaf(_) => map(id),
-            _ => None,
-        };
-        self.replace_nodes(&[e], &leaf, &|_, _| false)[0]
+        let leaf = |id: ExprId, node: &Node| matches!(node, Node::Leaf(_)) && map(id).is_some();
+        let dependent = self.dependents(e, &leaf);
+        let mut new: Vec<ExprId> = Vec::with_capacity(dependent.len());
+        let mut kids: Vec<ExprId> = Vec::new();
+        for &id in &dependent {
+            let node = self.node(id);
+            let replaced = match node {
+                Node::Leaf(_) => map(id),
+                _ => None,
+            };
+            let r = if let Some(r) = replaced {
+                r
+            } else {
+                kids.clear();
+                let mut changed = false;
+                for c in node.children() {
+                    let nc = dependent.binary_search(&c).map_or(c, |k| new[k]);
+                    changed |= nc != c;
+                    kids.push(nc);
+                }
+                if changed {
+                    let node = node.with_operands(&[]);
+                    self.rebuild(&node, &kids)
+                } else {
+                    id
+                }
+            };
+            new.push(r);
+        }
+        dependent.binary_search(&e).map_or(e, |k| new[k])
     }
 
     /// Replaces nodes of `roots` (any kind, not only leaves): a node with
@@ -379,30 +598,45 @@ impl ExprPool {
         e: ExprId,
         index: impl Fn(ExprId, &Node) -> Option<usize>,
     ) -> Option<(Vec<(usize, ExprId)>, ExprId)> {
-        let order = self.topo_order(&[e]);
+        // Only the nodes that depend on the set are decomposed, in
+        // increasing id order; every other node is free of the set, its
+        // own rest (a node above no leaf of the set has no coefficient,
+        // one above a leaf of it always has one or is not linear, so the
+        // nodes built are those a walk over every node would build).
+        let order = self.dependents(e, &|id, node| index(id, node).is_some());
+        self.linear_in_over(e, &order, index)
+    }
+
+    /// The walk of [`ExprPool::linear_in_by`] over `order`: nodes of `e` in
+    /// increasing id order, among them every node that depends on the set
+    /// (the others are free of it, whether in `order` or not).
+    fn linear_in_over(
+        &mut self,
+        e: ExprId,
+        order: &[ExprId],
+        index: impl Fn(ExprId, &Node) -> Option<usize>,
+    ) -> Option<(Vec<(usize, ExprId)>, ExprId)> {
         // `lin[k]` is the decomposition of `order[k]`; a child precedes its
         // parent in `order`, found there by binary search (no hashing)
         let mut lin: Vec<Lin> = Vec::with_capacity(order.len());
         let mut ops = Vec::new();
-        for &id in &order {
+        for &id in order {
             let result = if let Some(k) = index(id, &self.node(id)) {
                 let one = self.constant(1.0);
                 let zero = self.constant(0.0);
                 Lin::Linear(vec![(k, one)], zero)
-            } else if self
-                .node(id)
-                .children()
-                .all(|c| is_free(lin_of(&order, &lin, c)))
-            {
+            } else if self.node(id).children().all(|c| is_free(order, &lin, c)) {
                 // constants, leaves outside the set and nodes free of it
                 Lin::Linear(Vec::new(), id)
             } else {
                 let node = self.node_owned(id, &mut ops);
-                self.lin_node(&node, &order, &lin)
+                self.lin_node(&node, order, &lin)
             };
             lin.push(result);
         }
-        let at = order.binary_search(&e).ok()?;
+        let Ok(at) = order.binary_search(&e) else {
+            return Some((Vec::new(), e));
+        };
         match lin.swap_remove(at) {
             Lin::Linear(coefs, rest) => Some((coefs, rest)),
             Lin::Nonlinear => None,
@@ -410,10 +644,11 @@ impl ExprPool {
     }
 
     /// The decomposition of a node that depends on the set, from those of
-    /// its children (`lin`, by position in `order`).
+    /// its children (`lin`, by position in `order`, the nodes that depend
+    /// on the set; the others are free of it).
     fn lin_node(&mut self, node: &Node, order: &[ExprId], lin: &[Lin]) -> Lin {
-        let get = |c: ExprId| lin_of(order, lin, c).cloned().unwrap_or(Lin::Nonlinear);
-        let is_free = |c: ExprId| is_free(lin_of(order, lin, c));
+        let get = |c: ExprId| lin_of(order, lin, c);
+        let is_free = |c: ExprId| is_free(order, lin, c);
         match node {
             Node::Add(ts) => {
                 let mut coefs: Vec<(usize, ExprId)> = Vec::new();
@@ -481,5 +716,103 @@ impl ExprPool {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CmpOp, Func};
+
+    /// A random expression of `size` operations over the leaves
+    /// `z_0..z_3` and their first derivatives, a parameter and `time`
+    /// (a linear congruential generator seeded by `seed`).
+    fn random_expr(pool: &mut ExprPool, seed: u64, size: usize) -> ExprId {
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut next = |n: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let mut made: Vec<ExprId> = (0..4u32)
+            .flat_map(|j| [(j, 0), (j, 1)])
+            .map(|(j, k)| pool.var(j, k))
+            .collect();
+        made.push(pool.param(crate::ParamId(0)));
+        made.push(pool.time());
+        made.push(pool.constant(2.5));
+        for _ in 0..size {
+            let a = made[next(made.len() as u64) as usize];
+            let b = made[next(made.len() as u64) as usize];
+            let e = match next(8) {
+                0 | 1 => pool.add(a, b),
+                2 => pool.sub(a, b),
+                3 | 4 => pool.mul(a, b),
+                5 => pool.div(a, b),
+                6 => pool.func(Func::Sin, a),
+                _ => {
+                    let c = pool.cmp(CmpOp::Lt, a, b);
+                    pool.select(c, a, b)
+                }
+            };
+            made.push(e);
+        }
+        *made.last().unwrap_or(&made[0])
+    }
+
+    #[test]
+    fn the_walk_over_the_dependent_nodes_builds_what_a_walk_over_all_builds() {
+        // linear_in over the nodes that depend on the set and over every
+        // node of e, in two pools: the same result ids, the pools grown by
+        // the same nodes in the same order
+        let mut linear = 0;
+        for seed in 0..300u64 {
+            let (mut p, mut q) = (ExprPool::new(), ExprPool::new());
+            let (e, f) = (random_expr(&mut p, seed, 12), random_expr(&mut q, seed, 12));
+            assert_eq!(e, f);
+            let set = [
+                p.var((seed % 4) as u32, 1),
+                p.var(((seed + 1) % 4) as u32, 0),
+            ];
+            let index = |id: ExprId, _: &Node| set.iter().position(|&l| l == id);
+            let dependent = p.dependents(e, &|id, node| index(id, node).is_some());
+            let all = q.topo_order(&[f]);
+            assert!(dependent.iter().all(|id| all.binary_search(id).is_ok()));
+            let walked = p.linear_in_over(e, &dependent, index);
+            let full = q.linear_in_over(f, &all, index);
+            assert_eq!(walked, full, "seed {seed}");
+            assert_eq!(p.len(), q.len(), "seed {seed}");
+            if let (Some((cp, rp)), Some((cq, rq))) = (&walked, &full) {
+                linear += 1;
+                let roots_p: Vec<ExprId> = cp.iter().map(|c| c.1).chain([*rp]).collect();
+                let roots_q: Vec<ExprId> = cq.iter().map(|c| c.1).chain([*rq]).collect();
+                assert_eq!(p.encode(&roots_p), q.encode(&roots_q), "seed {seed}");
+            }
+        }
+        // (both kinds of expression were met)
+        assert!(linear > 30 && linear < 270, "{linear} of 300 linear");
+    }
+
+    #[test]
+    fn dependents_are_the_nodes_above_the_targets_in_id_order() {
+        let mut pool = ExprPool::new();
+        let x = pool.var(0, 0);
+        let y = pool.var(1, 0);
+        let s = pool.func(Func::Sin, y);
+        let xs = pool.mul(x, s);
+        let e = pool.add(xs, y);
+        let above_x = pool.dependents(e, &|id, _| id == x);
+        assert_eq!(above_x, vec![x, xs, e]);
+        let above_y = pool.dependents(e, &|id, _| id == y);
+        let mut expected = vec![y, s, xs, e];
+        expected.sort_unstable();
+        assert_eq!(above_y, expected);
+        assert!(pool.dependents(s, &|id, _| id == x).is_empty());
+        // the marks are clear again: a second walk sees the same
+        assert_eq!(pool.dependents(e, &|id, _| id == x), vec![x, xs, e]);
+        assert_eq!(pool.leaves(e), vec![x, y]);
     }
 }

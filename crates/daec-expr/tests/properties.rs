@@ -292,6 +292,71 @@ proptest! {
     }
 
     #[test]
+    fn substitute_rebuilds_what_replace_nodes_rebuilds(
+        r in recipe(),
+        v in recipe(),
+        replaced in proptest::collection::vec((0u32..3, 0u32..2), 1..3),
+    ) {
+        // the same expression in two pools: one substituted by the walk
+        // over the nodes above the replaced leaves, the other by
+        // `replace_nodes` over every node; the results are the same ids
+        // and the pools grow by the same nodes in the same order
+        let (mut p, mut q) = (ExprPool::new(), ExprPool::new());
+        let (e, f) = (build(&mut p, &r), build(&mut q, &r));
+        let (a, b) = (build(&mut p, &v), build(&mut q, &v));
+        prop_assert_eq!((e, a), (f, b));
+        let leaves: Vec<ExprId> = replaced.iter().map(|&(j, k)| p.var(j, k)).collect();
+        for &(j, k) in &replaced {
+            q.var(j, k);
+        }
+        let by_leaf = |l: ExprId| leaves.contains(&l).then_some(a);
+        let walked = p.substitute(e, &by_leaf);
+        let all = q.replace_nodes(
+            &[f],
+            &|pool, id| match pool.as_leaf(id) {
+                Some(_) => by_leaf(id),
+                None => None,
+            },
+            &|_, _| false,
+        )[0];
+        prop_assert_eq!(walked, all);
+        prop_assert_eq!(p.len(), q.len());
+        prop_assert_eq!(p.encode(&[walked]), q.encode(&[all]));
+    }
+
+    #[test]
+    fn linear_in_splits_into_free_coefficients_and_rest(r in recipe(), env in point()) {
+        // e = Σ coef_k · leaf_k + rest at any point, with the coefficients
+        // and the rest free of the leaves; a leaf that does not occur has
+        // coefficient 0
+        let mut p = ExprPool::new();
+        let e = build(&mut p, &r);
+        let set = [p.var(0, 1), p.var(2, 0), p.var(1, 1)];
+        if let Some((coefs, rest)) = p.linear_in(e, &set) {
+            prop_assert_eq!(coefs.len(), set.len());
+            let present = p.leaves(e);
+            let mut value = p.eval(rest, &env);
+            let mut scale = 1.0 + value.abs();
+            for (&c, &l) in coefs.iter().zip(&set) {
+                let free = p.leaves(c);
+                prop_assert!(set.iter().all(|s| !free.contains(s)));
+                if !present.contains(&l) {
+                    prop_assert_eq!(p.as_constant(c), Some(0.0));
+                }
+                let term = p.eval(c, &env) * p.eval(l, &env);
+                value += term;
+                scale += term.abs();
+            }
+            prop_assert!(p.leaves(rest).iter().all(|l| !set.contains(l)));
+            let expected = p.eval(e, &env);
+            if expected.is_finite() && value.is_finite() {
+                scale += expected.abs();
+                prop_assert!((value - expected).abs() <= 1e-9 * scale, "{} vs {}", value, expected);
+            }
+        }
+    }
+
+    #[test]
     fn diff_many_gives_the_ids_and_nodes_of_diff(r in recipe()) {
         // the same expression in two pools: one differentiated leaf by
         // leaf, the other in one walk; the derivatives are the same ids
