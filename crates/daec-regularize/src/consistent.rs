@@ -145,9 +145,15 @@ pub fn consistent_point(
     // The tolerance scales with the size of the values (round-off in
     // constraints of large values is larger).
     let tol_at = |x: &[f64]| options.tol * (1.0 + x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+    // Whether `jv` holds the Jacobian at `z` (the residuals after a step
+    // are evaluated with it: the forward pass that gives them is the one
+    // the gradients need, so each iterate's equations are evaluated once).
+    let mut jacobian_at_z = false;
     while max_norm(&r) > tol_at(&z) && iterations < options.max_iter && m > 0 && !free.is_empty() {
         iterations += 1;
-        r = eval_all(&z, Some(&mut jv));
+        if !jacobian_at_z {
+            r = eval_all(&z, Some(&mut jv));
+        }
         // y = W(e + Δ) of least norm with B y = J e − r, B = J W⁻¹
         // (QR of Bᵀ); Δ = W⁻¹ y − e, e = z − start. Rank-deficient J (a
         // redundant constraint): regularised normal equations instead.
@@ -175,7 +181,8 @@ pub fn consistent_point(
             step_norm = step_norm.max(delta[k].abs());
             z[j] += delta[k];
         }
-        r = eval_all(&z, None);
+        r = eval_all(&z, Some(&mut jv));
+        jacobian_at_z = true;
         if !step_norm.is_finite() {
             break;
         }

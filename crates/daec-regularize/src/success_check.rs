@@ -105,10 +105,10 @@ pub(crate) fn success_check(
         let e = ca.substitute_derivatives(&mut dae.pool, ie.residual);
         eqs.push(e);
     }
-    let unresolved = eqs.iter().any(|&e| {
-        dae.pool.leaves(e).into_iter().any(|l| {
-            matches!(dae.pool.as_leaf(l), Some(daec_expr::Leaf::Var { unknown, order }) if !is_state(unknown, order))
-        })
+    // (one walk over the equations together: the constraints of
+    // neighbouring links share their nodes)
+    let unresolved = dae.pool.topo_order(&eqs).into_iter().any(|l| {
+        matches!(dae.pool.as_leaf(l), Some(daec_expr::Leaf::Var { unknown, order }) if !is_state(unknown, order))
     });
     if unresolved {
         return SuccessCheck {
