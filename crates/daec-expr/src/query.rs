@@ -19,16 +19,7 @@ thread_local! {
     /// derivative array several times). A traversal only panics on an id
     /// that is not in its pool (a programming error), which ends the thread
     /// that would read the marks it left.
-    static MARKS: RefCell<Marks> = const {
-        RefCell::new(Marks {
-            bits: Vec::new(),
-            stack: Vec::new(),
-            dependent: None,
-            walk: Vec::new(),
-            kids: Vec::new(),
-            visited: Vec::new(),
-        })
-    };
+    static MARKS: RefCell<Marks> = const { RefCell::new(Marks::new()) };
 }
 
 /// The scratch of [`ExprPool::topo_order`] and of the walk that finds
@@ -47,6 +38,45 @@ struct Marks {
     walk: Vec<(ExprId, u32, u32)>,
     kids: Vec<ExprId>,
     visited: Vec<ExprId>,
+}
+
+impl Marks {
+    /// Empty scratch.
+    const fn new() -> Self {
+        Marks {
+            bits: Vec::new(),
+            stack: Vec::new(),
+            dependent: None,
+            walk: Vec::new(),
+            kids: Vec::new(),
+            visited: Vec::new(),
+        }
+    }
+
+    /// Grows the visited bits to cover a pool of `nodes` nodes.
+    fn cover(&mut self, nodes: usize) {
+        let words = nodes.div_ceil(64);
+        if self.bits.len() < words {
+            self.bits.resize(words, 0);
+        }
+    }
+
+    /// Clears the bits of the visited nodes and empties their list.
+    fn clear_visited(&mut self) {
+        for id in self.visited.drain(..) {
+            self.bits[id.index() / 64] = 0;
+        }
+        release_large(&mut self.visited);
+    }
+}
+
+/// Runs `f` with the thread's scratch (fresh scratch if a traversal is
+/// already using it: not reached, a traversal does not start another).
+fn with_marks<R>(f: impl FnOnce(&mut Marks) -> R) -> R {
+    MARKS.with(|marks| match marks.try_borrow_mut() {
+        Ok(mut marks) => f(&mut marks),
+        Err(_) => f(&mut Marks::new()),
+    })
 }
 
 /// Frees the buffer of an empty scratch vector that a walk over a large
@@ -235,22 +265,7 @@ impl ExprPool {
     /// (in a substitution or a linear split of one row of the derivative
     /// array, a few of its nodes).
     fn dependents(&self, e: ExprId, target: &dyn Fn(ExprId, &Node) -> bool) -> Vec<ExprId> {
-        MARKS.with(|marks| match marks.try_borrow_mut() {
-            Ok(mut marks) => self.dependents_marked(e, target, &mut marks),
-            // (not reached: a traversal does not start another)
-            Err(_) => self.dependents_marked(
-                e,
-                target,
-                &mut Marks {
-                    bits: Vec::new(),
-                    stack: Vec::new(),
-                    dependent: None,
-                    walk: Vec::new(),
-                    kids: Vec::new(),
-                    visited: Vec::new(),
-                },
-            ),
-        })
+        with_marks(|marks| self.dependents_marked(e, target, marks))
     }
 
     /// [`ExprPool::dependents`] with the scratch `marks` (clear on entry,
@@ -261,10 +276,7 @@ impl ExprPool {
         target: &dyn Fn(ExprId, &Node) -> bool,
         marks: &mut Marks,
     ) -> Vec<ExprId> {
-        let words = self.len().div_ceil(64);
-        if marks.bits.len() < words {
-            marks.bits.resize(words, 0);
-        }
+        marks.cover(self.len());
         let Marks {
             bits,
             dependent,
@@ -310,17 +322,14 @@ impl ExprPool {
                 }
             }
         }
-        for id in visited.drain(..) {
-            bits[id.index() / 64] = 0;
-        }
         if dependent.capacity() > 1 << 14 {
             *dependent = FxHashSet::default();
         } else {
             dependent.clear();
         }
-        release_large(visited);
         release_large(walk);
         release_large(kids);
+        marks.clear_visited();
         out.sort_unstable();
         out
     }
@@ -387,24 +396,13 @@ impl ExprPool {
     /// One depth-first walk that keeps the leaves it reaches and sorts
     /// only those (not every node of `e`, as [`ExprPool::topo_order`]).
     pub fn leaves(&self, e: ExprId) -> Vec<ExprId> {
-        MARKS.with(|marks| match marks.try_borrow_mut() {
-            Ok(mut marks) => self.leaves_marked(e, &mut marks),
-            // (not reached: a traversal does not start another)
-            Err(_) => self
-                .topo_order(&[e])
-                .into_iter()
-                .filter(|&id| matches!(self.node(id), Node::Leaf(_)))
-                .collect(),
-        })
+        with_marks(|marks| self.leaves_marked(e, marks))
     }
 
     /// [`ExprPool::leaves`] with the scratch `marks` (clear on entry,
     /// cleared again on return).
     fn leaves_marked(&self, e: ExprId, marks: &mut Marks) -> Vec<ExprId> {
-        let words = self.len().div_ceil(64);
-        if marks.bits.len() < words {
-            marks.bits.resize(words, 0);
-        }
+        marks.cover(self.len());
         let Marks {
             bits,
             stack,
@@ -428,10 +426,7 @@ impl ExprPool {
                 }
             }
         }
-        for id in visited.drain(..) {
-            bits[id.index() / 64] = 0;
-        }
-        release_large(visited);
+        marks.clear_visited();
         out.sort_unstable();
         out
     }
@@ -483,19 +478,9 @@ impl ExprPool {
             let r = if let Some(r) = replaced {
                 r
             } else {
-                kids.clear();
-                let mut changed = false;
-                for c in node.children() {
-                    let nc = dependent.binary_search(&c).map_or(c, |k| new[k]);
-                    changed |= nc != c;
-                    kids.push(nc);
-                }
-                if changed {
-                    let node = node.with_operands(&[]);
-                    self.rebuild(&node, &kids)
-                } else {
-                    id
-                }
+                self.with_new_children(id, &mut kids, |c| {
+                    dependent.binary_search(&c).map_or(c, |k| new[k])
+                })
             };
             new.push(r);
         }
@@ -524,24 +509,36 @@ impl ExprPool {
             } else if opaque(self, id) {
                 id
             } else {
-                let node = self.node(id);
-                kids.clear();
-                let mut changed = false;
-                for c in node.children() {
-                    let nc = new.get(c).unwrap_or(c);
-                    changed |= nc != c;
-                    kids.push(nc);
-                }
-                if changed {
-                    let node = node.with_operands(&[]);
-                    self.rebuild(&node, &kids)
-                } else {
-                    id
-                }
+                self.with_new_children(id, &mut kids, |c| new.get(c).unwrap_or(c))
             };
             new.insert_at(k, id, r);
         }
         roots.iter().map(|&e| new.get(e).unwrap_or(e)).collect()
+    }
+
+    /// Node `id` with each child `c` replaced by `new_of(c)`: rebuilt
+    /// through the canonicalising constructors when a child changed, else
+    /// `id` itself (`kids` is scratch).
+    fn with_new_children(
+        &mut self,
+        id: ExprId,
+        kids: &mut Vec<ExprId>,
+        new_of: impl Fn(ExprId) -> ExprId,
+    ) -> ExprId {
+        let node = self.node(id);
+        kids.clear();
+        let mut changed = false;
+        for c in node.children() {
+            let nc = new_of(c);
+            changed |= nc != c;
+            kids.push(nc);
+        }
+        if changed {
+            let node = node.with_operands(&[]);
+            self.rebuild(&node, kids)
+        } else {
+            id
+        }
     }
 
     /// If `e` is linear in `leaves` — `e = Σ_k coef_k · leaves[k] + rest` with
