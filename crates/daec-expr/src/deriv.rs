@@ -107,6 +107,7 @@ impl ExprPool {
         if matches!(wrt, Wrt::Total) && matches!(self.node(root), Node::Leaf(_)) {
             return self.derive_node(root, wrt, &|p, c| p.memo(c, wrt).unwrap_or(c));
         }
+        self.widen_parents();
         // A partial derivative visits only the nodes that contain `v`: the
         // others have the derivative 0 (their rules build no node for it),
         // recorded where a visited node needs it. The Σ-Jacobian
@@ -178,6 +179,7 @@ impl ExprPool {
         if wrt.is_empty() {
             return Vec::new();
         }
+        self.widen_parents();
         let order = self.topo_order(&[e]);
         let zero = self.constant(0.0);
         let pos = |c: ExprId| order.binary_search(&c).ok();

@@ -1,6 +1,11 @@
 //! The hash-consed expression DAG ([`ExprPool`]) and its canonicalising smart
 //! constructors.
 //!
+//! Length: the canonical forms of every node kind and the interning they
+//! share (the first-parent slots, the hash table, their widening) are one
+//! unit, as a node is built only through them, with the tests of the
+//! interning tables.
+//!
 //! # Canonical forms
 //!
 //! Every constructor canonicalises before interning, so that two expressions
@@ -41,6 +46,9 @@
 //! before, so the lookup stays in cache), and only then in an
 //! open-addressing hash table; sums and products are looked up on their
 //! borrowed operand lists, so a node is allocated only when it is new.
+//! A pool made by [`ExprPool::compact`] records one parent per node until
+//! the first derivative is taken, two from then on (see
+//! [`FirstParents`]).
 //! [`ExprPool::with_capacity`] pre-sizes the tables when the size of a model
 //! can be estimated.
 
@@ -61,6 +69,17 @@ impl Node<'_> {
         match (self, other) {
             (Node::Const(a), Node::Const(b)) => a.to_bits() == b.to_bits(),
             _ => self == other,
+        }
+    }
+
+    /// The anchor of a composite node, under which it is interned: its
+    /// largest operand (of a sum or product the first or the last, as
+    /// canonical operand lists are sorted but for a leading constant).
+    #[inline]
+    fn anchor(&self) -> u32 {
+        match self {
+            Node::Add(c) | Node::Mul(c) => c.first().max(c.last()).map_or(0, |a| a.0),
+            n => n.children().max().map_or(0, |c| c.0),
         }
     }
 
@@ -151,10 +170,64 @@ enum Packed {
 
 const _: () = assert!(std::mem::size_of::<Packed>() == 16);
 
-/// Number of parents per node kept in the dense first-parents table: two
-/// cover the binary operations that share an operand in lowered models,
-/// and every slot costs 4 bytes for every node of the pool.
-const PARENTS: usize = 2;
+/// The dense first-parents table: per node, 1 + the ids of the first
+/// composite nodes whose largest operand (their anchor) it is, 0 where
+/// there is none yet; the other parents are in the hash table. Every slot
+/// costs 4 bytes for every node of the pool.
+#[derive(Clone, Debug)]
+enum FirstParents {
+    /// One slot per node: the table of a pool made by
+    /// [`ExprPool::compact`], while its expressions are built (a lowered
+    /// model's nodes rarely share an anchor with more than one other).
+    One(Vec<u32>),
+    /// Two slots per node: the table of [`ExprPool::new`], and of a
+    /// compact pool once a derivative is taken ([`ExprPool::widen_parents`]):
+    /// the derivatives add parents to the nodes they differentiate, which
+    /// the second slot finds without hashing.
+    Two(Vec<[u32; 2]>),
+}
+
+impl Default for FirstParents {
+    fn default() -> Self {
+        FirstParents::Two(Vec::new())
+    }
+}
+
+impl FirstParents {
+    /// The slots of `anchor` (unused ones 0) and how many there are.
+    #[inline]
+    fn of(&self, anchor: usize) -> ([u32; 2], usize) {
+        match self {
+            FirstParents::One(v) => ([v[anchor], 0], 1),
+            FirstParents::Two(v) => (v[anchor], 2),
+        }
+    }
+
+    /// Sets slot `k` of `anchor`.
+    #[inline]
+    fn set(&mut self, anchor: usize, k: usize, value: u32) {
+        match self {
+            FirstParents::One(v) => v[anchor] = value,
+            FirstParents::Two(v) => v[anchor][k] = value,
+        }
+    }
+
+    /// The empty slots of a new node.
+    #[inline]
+    fn push(&mut self) {
+        match self {
+            FirstParents::One(v) => v.push(0),
+            FirstParents::Two(v) => v.push([0; 2]),
+        }
+    }
+
+    fn reserve(&mut self, nodes: usize) {
+        match self {
+            FirstParents::One(v) => v.reserve(nodes),
+            FirstParents::Two(v) => v.reserve(nodes),
+        }
+    }
+}
 
 /// Number of entries of the constant cache (a power of two).
 const CONST_CACHE: usize = 256;
@@ -175,12 +248,11 @@ pub struct ExprPool {
     /// exactly two (calls: any number), one list after the other.
     operands: Vec<ExprId>,
     /// Hash-consing table over the composite nodes that are not among the
-    /// first two parents of their anchor (see
+    /// first parents of their anchor (see
     /// [`ExprPool::intern_composite`]).
     table: InternTable,
-    /// `first_parent[a]` holds 1 + the ids of the first two composite nodes
-    /// whose largest operand is `a` (0 where there is none yet).
-    first_parent: Vec<[u32; PARENTS]>,
+    /// The first parents of each node, by id.
+    first_parent: FirstParents,
     /// Leaves and constants are interned in dense side tables (cache
     /// friendly): `var_ids[k / 2][j][k % 2]` is `Var{j,k}` for k < 4
     /// (`u32::MAX` if absent), orders 2 and 3 in a table of their own that
@@ -262,6 +334,24 @@ impl ExprPool {
     /// An empty pool.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty pool that records one first parent per node (4 bytes per
+    /// node less than [`ExprPool::new`]) until the first derivative is
+    /// taken ([`ExprPool::dt`], [`ExprPool::diff`],
+    /// [`ExprPool::diff_many`]; the total derivative of a leaf does not
+    /// count), and two from then on, as [`ExprPool::new`]'s. For a pool
+    /// built by lowering a model: its nodes rarely have more than one parent
+    /// with the same largest operand, where the derivatives of analysis
+    /// add parents to the nodes they differentiate. Its hash table, which
+    /// holds the other parents, fills up to a load of ¾ (½ from the
+    /// widening on). The nodes, their ids and every expression built are
+    /// the same as with [`ExprPool::new`].
+    pub fn compact() -> Self {
+        ExprPool {
+            first_parent: FirstParents::One(Vec::new()),
+            ..Self::default()
+        }
     }
 
     /// An empty pool with room for about `nodes` nodes before any
@@ -464,7 +554,7 @@ impl ExprPool {
             Node::Add(c) => self.intern_nary(false, &c),
             Node::Mul(c) => self.intern_nary(true, &c),
             _ => {
-                let anchor = node.children().max().map_or(0, |c| c.0);
+                let anchor = node.anchor();
                 self.intern_composite(node, anchor)
             }
         }
@@ -478,11 +568,11 @@ impl ExprPool {
     #[inline]
     fn intern_composite(&mut self, key: Node<'_>, anchor: u32) -> ExprId {
         let a = anchor as usize;
-        for k in 0..PARENTS {
-            let fp = self.first_parent[a][k];
+        let (parents, slots) = self.first_parent.of(a);
+        for (k, &fp) in parents[..slots].iter().enumerate() {
             if fp == 0 {
                 let id = self.push(key);
-                self.first_parent[a][k] = id.0 + 1;
+                self.first_parent.set(a, k, id.0 + 1);
                 return id;
             }
             if key.same(&self.node(ExprId(fp - 1))) {
@@ -499,11 +589,9 @@ impl ExprPool {
     /// Interns the sum (`mul = false`) or product of `kids`, which must
     /// already be in canonical form.
     fn intern_nary(&mut self, mul: bool, kids: &[ExprId]) -> ExprId {
-        // Canonical operand lists are sorted, except for a leading constant.
-        let anchor = kids[0].max(kids[kids.len() - 1]).0;
         let ops = Operands::from(kids);
         let key = if mul { Node::Mul(ops) } else { Node::Add(ops) };
-        self.intern_composite(key, anchor)
+        self.intern_composite(key, key.anchor())
     }
 
     /// Appends a composite node and enters it in the table at `slot` (from
@@ -511,7 +599,13 @@ impl ExprPool {
     fn insert(&mut self, node: Node<'_>, h: u64, slot: usize) -> ExprId {
         let id = self.push(node);
         self.table.len += 1;
-        let full = slot == usize::MAX || self.table.len * 2 > self.table.slots.len();
+        // (a load of at most ½, ¾ in a compact pool: linear probing with
+        // tags reads about one cache line more per lookup at ¾)
+        let quarters = match self.first_parent {
+            FirstParents::One(_) => 3,
+            FirstParents::Two(_) => 2,
+        };
+        let full = slot == usize::MAX || self.table.len * 4 > self.table.slots.len() * quarters;
         match slot_value(h, id.0, self.table.id_bits) {
             Some(s) if !full => self.table.slots[slot] = s,
             _ => {
@@ -538,10 +632,54 @@ impl ExprPool {
         );
         self.table.len = old.len;
         for id in old.ids() {
-            let h = self.node(ExprId(id)).fx_hash();
-            let s = slot_value(h, id, self.table.id_bits)
-                .expect("id bits are chosen for twice the pool's size");
-            self.table.place(h, s);
+            self.place_in_table(id);
+        }
+    }
+
+    /// Places node `id` in the interning table (which has room for it).
+    fn place_in_table(&mut self, id: u32) {
+        let h = self.node(ExprId(id)).fx_hash();
+        let s = slot_value(h, id, self.table.id_bits)
+            .expect("id bits are chosen for twice the pool's size");
+        self.table.place(h, s);
+    }
+
+    /// Gives a pool of [`ExprPool::compact`] its second first-parent slot
+    /// per node (nothing for one that has it): the second parent of each
+    /// anchor, the first of its parents in the hash table (they entered it
+    /// in the order of their ids), moves to the new slot and the table is
+    /// rebuilt with the others, so that the slots and the table hold what
+    /// they would hold had the pool had two slots from the start.
+    #[inline]
+    pub(crate) fn widen_parents(&mut self) {
+        if matches!(self.first_parent, FirstParents::One(_)) {
+            self.widen_parents_now();
+        }
+    }
+
+    #[cold]
+    fn widen_parents_now(&mut self) {
+        let FirstParents::One(one) = &self.first_parent else {
+            return;
+        };
+        let mut two: Vec<[u32; 2]> = one.iter().map(|&p| [p, 0]).collect();
+        let mut ids: Vec<u32> = self.table.ids().collect();
+        ids.sort_unstable();
+        ids.retain(|&id| {
+            let a = self.node(ExprId(id)).anchor() as usize;
+            if two[a][1] == 0 {
+                two[a][1] = id + 1;
+                false
+            } else {
+                true
+            }
+        });
+        self.first_parent = FirstParents::Two(two);
+        let slots = (ids.len() * 2).next_power_of_two().max(64);
+        self.table = InternTable::with_slots(slots, id_bits_for(self.nodes.len()));
+        self.table.len = ids.len();
+        for id in ids {
+            self.place_in_table(id);
         }
     }
 
@@ -574,7 +712,7 @@ impl ExprPool {
             .expect("expression pool exceeds 2^32 - 1 nodes");
         let packed = self.pack(node);
         self.nodes.push(packed);
-        self.first_parent.push([0; PARENTS]);
+        self.first_parent.push();
         ExprId(id)
     }
 
@@ -1476,5 +1614,60 @@ mod tests {
             assert_eq!(build(&mut p, i), *want);
         }
         assert_eq!(p.len(), len);
+    }
+
+    /// The composite nodes of the table, in increasing order.
+    fn table_ids(p: &ExprPool) -> Vec<u32> {
+        let mut ids: Vec<u32> = p.table.ids().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    #[test]
+    fn a_compact_pool_builds_the_same_nodes_and_widens_to_the_same_tables() {
+        // Three to five parents per leaf `y`: with one slot the second
+        // and later ones are in the hash table, with two the third and
+        // later ones.
+        let build = |p: &mut ExprPool, i: u32| {
+            let x = p.var(0, 0);
+            let y = p.var(i, 0);
+            let mut out = vec![p.add(x, y), p.mul(x, y), p.sub(x, y)];
+            if i.is_multiple_of(2) {
+                out.push(p.func2(Func2::Min, x, y));
+                out.push(p.cmp(CmpOp::Lt, x, y));
+            }
+            out
+        };
+        let mut wide = ExprPool::new();
+        let mut compact = ExprPool::compact();
+        for i in 1..2000 {
+            assert_eq!(build(&mut compact, i), build(&mut wide, i));
+        }
+        assert!(matches!(compact.first_parent, FirstParents::One(_)));
+        assert!(compact.table.len > wide.table.len);
+        assert!(compact.same_nodes(&wide));
+        // The total derivative of a leaf keeps one slot; another
+        // derivative widens the pool to the tables of `wide`.
+        let x = compact.var(0, 0);
+        assert_eq!(compact.dt(x), wide.dt(x));
+        assert!(matches!(compact.first_parent, FirstParents::One(_)));
+        let e = build(&mut compact, 7)[1];
+        assert_eq!(compact.dt(e), wide.dt(e));
+        let (FirstParents::Two(a), FirstParents::Two(b)) =
+            (&compact.first_parent, &wide.first_parent)
+        else {
+            panic!("both pools have two slots per node");
+        };
+        assert_eq!(a, b);
+        assert_eq!(table_ids(&compact), table_ids(&wide));
+        assert_eq!(compact.table.len, wide.table.len);
+        // and both go on building the same nodes
+        for i in 2000..2100 {
+            assert_eq!(build(&mut compact, i), build(&mut wide, i));
+            let y = compact.var(i, 0);
+            assert_eq!(compact.diff_many(e, &[y, x]), wide.diff_many(e, &[y, x]));
+        }
+        assert!(compact.same_nodes(&wide));
+        assert_eq!(table_ids(&compact), table_ids(&wide));
     }
 }

@@ -286,7 +286,7 @@ impl<'a> Lowerer<'a> {
             model,
             options,
             diags: Vec::new(),
-            pool: ExprPool::new(),
+            pool: ExprPool::compact(),
             symbols: Vec::new(),
             by_name: FxHashMap::default(),
             unknowns: Vec::new(),
@@ -395,7 +395,7 @@ impl<'a> Lowerer<'a> {
         // pool, so that models lowered with other `Real` parameter values
         // have the same pool when their equations are the same
         // (`Dae::same_structure`, which a parameter study relies on).
-        self.pool = ExprPool::new();
+        self.pool = ExprPool::compact();
         self.function_ids.clear();
         self.function_names.clear();
         self.spans.functions.clear();
