@@ -90,13 +90,13 @@ fn array_literal(len: usize, dims: &[usize], mut value: impl FnMut(usize) -> Str
 
 /// The extent of each dimension of an array whose elements have the
 /// subscripts `subs`.
-fn dims_of<'a>(mut subs: impl Iterator<Item = &'a [usize]>) -> Vec<usize> {
+fn dims_of<S: std::ops::Deref<Target = [usize]>>(mut subs: impl Iterator<Item = S>) -> Vec<usize> {
     let Some(first) = subs.next() else {
         return Vec::new();
     };
     let mut dims = first.to_vec();
     for s in subs {
-        for (d, &x) in dims.iter_mut().zip(s) {
+        for (d, &x) in dims.iter_mut().zip(s.iter()) {
             *d = (*d).max(x);
         }
     }
@@ -280,7 +280,7 @@ pub fn write_dae_text(dae: &Dae, out: &mut dyn Write) {
             j += 1;
         }
         let group = &dae.unknowns[i..j];
-        let dims = dims_of(group.iter().map(|u| &u.subscripts[..]));
+        let dims = dims_of(group.iter().map(Unknown::subscripts));
         // A group where only some elements are fixed prints `fixed = {…}`
         // with `false` for the others; `each fixed = true` when all are.
         let attrs = [

@@ -84,6 +84,18 @@ impl std::ops::Deref for Subscripts {
     }
 }
 
+impl Subscripts {
+    /// The subscripts of the element at the row-major position `element`
+    /// (0-based) of an array of `dims` (none for a scalar).
+    pub fn of_element(element: usize, dims: &[usize]) -> Subscripts {
+        match *dims {
+            [] => Subscripts::default(),
+            [_] => Subscripts(SubscriptsRepr::One(element + 1)),
+            _ => lower::unravel(element, dims).into(),
+        }
+    }
+}
+
 impl From<Vec<usize>> for Subscripts {
     fn from(subs: Vec<usize>) -> Subscripts {
         match *subs {
@@ -106,10 +118,10 @@ impl std::fmt::Debug for Subscripts {
 }
 
 /// What the scalar unknowns of one declaration share: its base name, type
-/// name, description and the `unit`, `displayUnit` and `quantity`
-/// attributes. Every element of an array holds the same
+/// name, dimensions, description and the `unit`, `displayUnit` and
+/// `quantity` attributes. Every element of an array holds the same
 /// `Arc<UnknownDecl>`, so a large array stores these once and an element
-/// costs only its subscripts and its numeric attributes.
+/// costs only its position in the array and its numeric attributes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnknownDecl {
     /// The declared (array) name, e.g. `p`.
@@ -117,6 +129,10 @@ pub struct UnknownDecl {
     /// The declared type name as `.dae` source (e.g. `Real`,
     /// `Modelica.Units.SI.Length`).
     pub type_name: Arc<str>,
+    /// The extent of each dimension of the array (empty for a scalar
+    /// declaration): an element's subscripts follow from its position
+    /// ([`Unknown::subscripts`]).
+    pub dims: Box<[usize]>,
     /// The description string.
     pub description: Option<Arc<str>>,
     /// `unit`.
@@ -139,6 +155,7 @@ impl UnknownDecl {
         UnknownDecl {
             base: base.into(),
             type_name: "Real".into(),
+            dims: Box::default(),
             description: description.map(Into::into),
             unit: None,
             display_unit: None,
@@ -161,34 +178,38 @@ impl UnknownDecl {
 }
 
 /// One scalar unknown of the flat DAE: its declaration's shared data
-/// ([`UnknownDecl`]), its subscripts inside the array and its own numeric
-/// attributes. The flat name is rendered on demand ([`Unknown::name`]).
+/// ([`UnknownDecl`]), its position inside the array and its own numeric
+/// attributes, in 32 bytes. The subscripts ([`Unknown::subscripts`]) and
+/// the flat name ([`Unknown::name`]) are derived from the position and the
+/// declaration's dimensions on demand.
 #[derive(Clone, PartialEq)]
 pub struct Unknown {
     /// The declaration this scalar belongs to.
     decl: Arc<UnknownDecl>,
-    /// The 1-based subscripts inside its array (empty for scalars).
-    pub subscripts: Subscripts,
     /// The value of `start` (initial guess, or initial value when
     /// `fixed`) where `has_start`, else 0; read by [`Unknown::start`].
     start_value: f64,
-    /// Whether `start` is given (beside `fixed`, in the padding of the
-    /// record: the two flags and the value take 10 bytes where an
-    /// `Option<f64>` and a flag took 24).
-    has_start: bool,
-    /// `fixed`.
-    pub fixed: bool,
     /// `nominal`, `min` and `max`, boxed since most unknowns have none of
     /// them (`None` when all three are absent): read them by
     /// [`Unknown::nominal`], [`Unknown::min`], [`Unknown::max`].
     bounds: Option<Box<Bounds>>,
+    /// The row-major position (0-based) of the element in its array (0
+    /// for a scalar).
+    element: u32,
+    /// Whether `start` is given (beside `fixed` and the position, in the
+    /// padding of the record).
+    has_start: bool,
+    /// `fixed`.
+    pub fixed: bool,
 }
+
+const _: () = assert!(std::mem::size_of::<Unknown>() == 32);
 
 impl std::fmt::Debug for Unknown {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Unknown")
             .field("decl", &self.decl)
-            .field("subscripts", &self.subscripts)
+            .field("subscripts", &self.subscripts())
             .field("start", &self.start())
             .field("fixed", &self.fixed)
             .field("bounds", &self.bounds)
@@ -205,16 +226,29 @@ struct Bounds {
 }
 
 impl Unknown {
-    /// The element of `decl` at `subscripts`, without numeric attributes.
-    pub fn new(decl: Arc<UnknownDecl>, subscripts: Subscripts) -> Unknown {
+    /// The element of `decl` at the row-major position `element` (0-based;
+    /// 0 for a scalar declaration), without numeric attributes.
+    pub fn new(decl: Arc<UnknownDecl>, element: u32) -> Unknown {
         Unknown {
             decl,
-            subscripts,
             start_value: 0.0,
+            bounds: None,
+            element,
             has_start: false,
             fixed: false,
-            bounds: None,
         }
+    }
+
+    /// The row-major position (0-based) of the element in its array (0
+    /// for a scalar).
+    pub fn element(&self) -> u32 {
+        self.element
+    }
+
+    /// The 1-based subscripts inside its array (empty for a scalar),
+    /// derived from its position and the declaration's dimensions.
+    pub fn subscripts(&self) -> Subscripts {
+        Subscripts::of_element(self.element as usize, &self.decl.dims)
     }
 
     /// `start` (initial guess, or initial value when `fixed`).
@@ -269,10 +303,7 @@ impl Unknown {
 
     /// A scalar `Real` unknown named `name`, without attributes.
     pub fn scalar(name: &str, description: Option<&str>) -> Unknown {
-        Unknown::new(
-            Arc::new(UnknownDecl::real(name, description)),
-            Subscripts::default(),
-        )
+        Unknown::new(Arc::new(UnknownDecl::real(name, description)), 0)
     }
 
     /// The shared data of its declaration.
@@ -289,21 +320,21 @@ impl Unknown {
     /// unknown of a first-order reduction), rendered from the
     /// declaration's base name and the subscripts.
     pub fn name(&self) -> Cow<'_, str> {
-        if self.subscripts.is_empty() {
+        if self.decl.dims.is_empty() {
             return Cow::Borrowed(&self.decl.base);
         }
         let (pre, stem, post) = self.decl.name_parts();
-        let mut out = String::with_capacity(self.decl.base.len() + 2 + 8 * self.subscripts.len());
+        let mut out = String::with_capacity(self.decl.base.len() + 2 + 8 * self.decl.dims.len());
         out.push_str(pre);
         out.push_str(stem);
-        lower::push_subscripts(&mut out, &self.subscripts);
+        lower::push_subscripts(&mut out, &self.subscripts());
         out.push_str(post);
         Cow::Owned(out)
     }
 
     /// Whether the flat name is `name` (without rendering it).
     pub fn name_is(&self, name: &str) -> bool {
-        if self.subscripts.is_empty() {
+        if self.decl.dims.is_empty() {
             return *self.decl.base == *name;
         }
         let (pre, stem, post) = self.decl.name_parts();
@@ -314,7 +345,7 @@ impl Unknown {
         else {
             return false;
         };
-        subscripts_are(rest, &self.subscripts)
+        subscripts_are(rest, &self.subscripts())
     }
 
     /// The declared (array) name this scalar belongs to, e.g. `p`.
@@ -350,7 +381,7 @@ impl Unknown {
     /// The flat name as `.dae` source (`'a b'[2]` for element 2 of the
     /// quoted array `'a b'`), as the printers write it.
     pub fn source_name(&self) -> String {
-        source_name(&self.name(), self.base(), &self.subscripts)
+        source_name(&self.name(), self.base(), &self.subscripts())
     }
 }
 

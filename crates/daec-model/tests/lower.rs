@@ -554,7 +554,7 @@ fn an_array_stores_its_shared_texts_once() {
             u.name()
         );
     }
-    assert_eq!(*dae.unknowns[6].subscripts, [7]);
+    assert_eq!(*dae.unknowns[6].subscripts(), [7]);
     assert_eq!(dae.unknowns[6].name(), "x[7]");
     assert_eq!(dae.unknowns[6].start(), Some(1.0));
     let mut u = dae.unknowns[6].clone();
@@ -614,8 +614,11 @@ end S;",
 fn an_unknown_renders_its_flat_name_from_its_declaration() {
     use daec_model::{Unknown, UnknownDecl};
     use std::sync::Arc;
-    let x = Arc::new(UnknownDecl::real("x", Some("positions")));
-    let u = Unknown::new(x.clone(), vec![2, 3].into());
+    let mut x = UnknownDecl::real("x", Some("positions"));
+    x.dims = vec![2, 4].into();
+    // element 6 (0-based) of a 2×4 array
+    let u = Unknown::new(Arc::new(x.clone()), 6);
+    assert_eq!(*u.subscripts(), [2, 3]);
     assert_eq!(u.name(), "x[2,3]");
     assert_eq!(u.base(), "x");
     assert_eq!(u.description(), Some("positions"));
@@ -627,12 +630,14 @@ fn an_unknown_renders_its_flat_name_from_its_declaration() {
     assert!(!u.name_is("x[2,3,4]"));
     assert!(!u.name_is("y[2,3]"));
     assert!(!u.name_is("x"));
-    assert_eq!(Unknown::new(x, vec![7].into()).name(), "x[7]");
+    x.dims = vec![9].into();
+    assert_eq!(Unknown::new(Arc::new(x), 6).name(), "x[7]");
     // The unknowns of a first-order reduction: `der(der(x[4]))`, an
     // element of the declaration `der(der(x))`.
     let mut d = UnknownDecl::real("der(der(x))", None);
     d.derivative = 2;
-    let u = Unknown::new(Arc::new(d), vec![4].into());
+    d.dims = vec![5].into();
+    let u = Unknown::new(Arc::new(d), 3);
     assert_eq!(u.name(), "der(der(x[4]))");
     assert_eq!(u.base(), "der(der(x))");
     assert!(u.name_is("der(der(x[4]))"));

@@ -142,8 +142,9 @@ fn new_unknown(u: &Unknown, k: u32) -> Unknown {
     );
     let mut decl = UnknownDecl::real(&derivative_name(u.base(), k), Some(&description));
     // Its elements are named `der(x[i])`, not `der(x)[i]`.
-    decl.derivative = if u.subscripts.is_empty() { 0 } else { k };
-    Unknown::new(Arc::new(decl), u.subscripts.clone())
+    decl.derivative = if u.decl().dims.is_empty() { 0 } else { k };
+    decl.dims = u.decl().dims.clone();
+    Unknown::new(Arc::new(decl), u.element())
 }
 
 fn push_links(dae: &mut Dae, links: Vec<(ExprId, ExprId)>) {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{EvalState, Lowerer, Mode, R, SymKind, Symbol, type_source, unravel};
+use super::{EvalState, Lowerer, Mode, R, SymKind, Symbol, type_source};
 use crate::budget::elements;
 use crate::suggest::did_you_mean;
 use crate::{BaseType, Unknown, UnknownDecl};
@@ -253,6 +253,7 @@ impl<'a> Lowerer<'a> {
         let decl = Arc::new(UnknownDecl {
             base: Arc::from(d.name.name.as_str()),
             type_name: Arc::from(type_source(&d.type_name)),
+            dims: dims.clone().into_boxed_slice(),
             description: d.description.as_deref().map(|t| self.shared_text(t)),
             unit: None,
             display_unit: None,
@@ -260,8 +261,8 @@ impl<'a> Lowerer<'a> {
             derivative: 0,
         });
         for i in 0..n {
-            let subs = unravel(i, &dims);
-            self.unknowns.push(Unknown::new(decl.clone(), subs.into()));
+            // (`n` fits in a `u32`: lowering creates fewer scalars)
+            self.unknowns.push(Unknown::new(decl.clone(), i as u32));
             self.spans.unknowns.push(d.span);
         }
         self.symbols[s].dims = dims;

@@ -457,7 +457,7 @@ fn type_source(t: &ast::TypeName) -> String {
 }
 
 /// Row-major flat position → 1-based subscripts.
-fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
+pub(crate) fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
     let mut subs = vec![0; dims.len()];
     for k in (0..dims.len()).rev() {
         let d = dims[k].max(1);

@@ -509,8 +509,8 @@ impl Formulation {
                         let mut decl = UnknownDecl::clone(v.decl());
                         decl.base = u.name.as_str().into();
                         decl.derivative = 0;
+                        decl.dims = Default::default();
                         v.set_decl(Arc::new(decl));
-                        v.subscripts = Default::default();
                     }
                     unknowns.push(v);
                 }
