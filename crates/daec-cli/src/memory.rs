@@ -6,8 +6,8 @@ use daec_model::MemoryBudget;
 
 /// Peak memory per scalar unknown (with its equation) of each subcommand,
 /// measured on `models/scale/pendulum_chain.dae` (7 unknowns per link, a
-/// few operations per equation) and rounded up: `flatten` 0.26 kB at
-/// 200 000 unknowns (the transmission line 0.34 kB; the bound keeps a
+/// few operations per equation) and rounded up: `flatten` 0.23 kB at
+/// 200 000 unknowns (the transmission line 0.29 kB; the bound keeps a
 /// margin for models with longer equations), `analyze` 3.1 kB at
 /// 200 000 and 2.9 kB at 700 000 (the chains 1.3–1.4 kB), `regularize`
 /// 7.7 kB at 7 000, `simulate` 10 kB at 70 000 (preparation and
