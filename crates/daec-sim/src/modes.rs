@@ -635,8 +635,11 @@ pub const RIGHT_LIMIT_STEP: f64 = 1e-10;
 /// them (`init::reinitialize_switch`); if the relations then
 /// disagree with those modes too (the dynamics on both sides point to the
 /// surface: a sliding motion), the modes and `z` are restored. Returns the
-/// relations changed (marked for the next [`Modes::scan`]). `span` is the
-/// length of the run.
+/// relations changed (marked for the next [`Modes::scan`]) and the
+/// derivative `ż` the DAE determines at the final `z` under the final
+/// modes, where it was computed (the next segment starts from it instead
+/// of solving for it again, [`daec_solve::Options::initial_derivative`]).
+/// `span` is the length of the run.
 pub(crate) fn right_limits(
     dae: &mut Dae,
     form: &crate::formulation::SimForm,
@@ -645,9 +648,9 @@ pub(crate) fn right_limits(
     t: f64,
     z: &mut Vec<f64>,
     span: f64,
-) -> Vec<usize> {
+) -> (Vec<usize>, Option<Vec<f64>>) {
     if modes.is_empty() {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let delta = RIGHT_LIMIT_STEP * span.abs().max(t.abs());
     let mut derivative = |dae: &Dae, z: &[f64]| {
@@ -657,29 +660,28 @@ pub(crate) fn right_limits(
             .and_then(|mut r| r.derivative_at(t, z))
     };
     let Some(zdot) = derivative(dae, z) else {
-        return Vec::new();
+        return (Vec::new(), None);
     };
     let which = modes.leaving(t, z, &zdot, delta);
     if which.is_empty() {
-        return which;
+        return (which, Some(zdot));
     }
     modes.flip(dae, &which, true);
     let moved = crate::init::reinitialize_switch(dae, form, t, z);
-    let kept = moved.ok().filter(|znew| {
-        derivative(dae, znew).is_some_and(|zd| {
-            let again = modes.leaving(t, znew, &zd, delta);
-            !which.iter().any(|k| again.contains(k))
-        })
+    let kept = moved.ok().and_then(|znew| {
+        let zd = derivative(dae, &znew)?;
+        let again = modes.leaving(t, &znew, &zd, delta);
+        (!which.iter().any(|k| again.contains(k))).then_some((znew, zd))
     });
     match kept {
-        Some(znew) => {
+        Some((znew, zd)) => {
             *z = znew;
-            which
+            (which, Some(zd))
         }
         None => {
             modes.flip(dae, &which, false);
             problem.set_params(&dae.parameter_values());
-            Vec::new()
+            (Vec::new(), None)
         }
     }
 }
@@ -701,5 +703,56 @@ fn mode_parameter(name: String) -> Parameter {
     Parameter {
         description: Some("the value of a relation between events".into()),
         ..Parameter::hidden(&name, BaseType::Real, 0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use daec_regularize::{AnalyzeOptions, analyze};
+
+    fn dae_of(text: &str) -> Dae {
+        let mut map = daec_diag::SourceMap::new();
+        let file = map.add("modes.dae", text.to_string());
+        let parsed = daec_syntax::parse(file, map.source(file));
+        let (dae, diags) = daec_model::lower(parsed.model.as_ref().unwrap(), &Default::default());
+        dae.unwrap_or_else(|| panic!("{diags:?}"))
+    }
+
+    #[test]
+    fn right_limits_return_the_derivative_of_the_new_branch() {
+        // y jumps from x to 3x where x crosses 0.5, and ẏ from 1 to 3
+        let text = "model S\n  Real x(start = 0, fixed = true);\n  Real y(start = 0);\nequation\n  der(x) = 1;\n  y = if x > 0.5 then 3*x else x;\nend S;\n";
+        let mut dae = dae_of(text);
+        let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+        let prepared = crate::simulate::prepare(&mut dae, &analysis).unwrap();
+        let crate::simulate::Prepared {
+            form,
+            mut problem,
+            mut modes,
+            init,
+            ..
+        } = prepared;
+        let (ix, iy) = (
+            dae.unknown_index("x").unwrap(),
+            dae.unknown_index("y").unwrap(),
+        );
+        // the located point: x = 0.5 on the old branch, where the strict
+        // relation does not hold yet
+        let mut z = init.z0.clone();
+        (z[ix], z[iy]) = (0.5, 0.5);
+        modes.set_from(&mut dae, 0.5, &z);
+        problem.set_params(&dae.parameter_values());
+        let (which, zdot) =
+            right_limits(&mut dae, &form, &mut problem, &mut modes, 0.5, &mut z, 1.0);
+        assert_eq!(which, [0]);
+        assert!((z[iy] - 1.5).abs() < 1e-12, "{z:?}");
+        let zdot = zdot.expect("the derivative at the new point");
+        assert!((zdot[ix] - 1.0).abs() < 1e-12, "{zdot:?}");
+        assert!((zdot[iy] - 3.0).abs() < 1e-9, "{zdot:?}");
+        // the one the integrator would solve for at the start of the next
+        // segment, bit for bit
+        let mut radau = daec_solve::Radau5::new(&problem, daec_solve::Options::default()).unwrap();
+        assert_eq!(radau.derivative_at(0.5, &z), Some(zdot));
     }
 }

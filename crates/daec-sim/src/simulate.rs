@@ -923,10 +923,13 @@ pub fn integrate_with_progress(
         let why = if flipped.is_empty() {
             why.to_string()
         } else {
+            // (the derivative under the new modes: the one `right_limits`
+            // found, else the integrator's own)
             zdot = None;
             if active == 0 {
                 let span = t_end - t0;
-                let turned = right_limits(dae, form0, problem0, modes, t, &mut z, span);
+                let turned;
+                (turned, zdot) = right_limits(dae, form0, problem0, modes, t, &mut z, span);
                 stats.events += turned.len();
             }
             modes.chatter_reason(&flipped)
