@@ -271,14 +271,7 @@ fn stop_error(b: &Bounded, bound: &str, limit: f64, slack: f64, t: f64, x: f64) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn dae_of(text: &str) -> Dae {
-        let mut map = daec_diag::SourceMap::new();
-        let file = map.add("bounds.dae", text.to_string());
-        let parsed = daec_syntax::parse(file, map.source(file));
-        let (dae, diags) = daec_model::lower(parsed.model.as_ref().unwrap(), &Default::default());
-        dae.unwrap_or_else(|| panic!("{diags:?}"))
-    }
+    use crate::dae_of;
 
     #[test]
     fn the_state_check_makes_a_row_only_when_a_variable_is_bounded() {

@@ -94,3 +94,13 @@ pub use simulate::{
     default_form, integrate, integrate_with_progress, prepare, prepare_form, prepare_method,
     resolve_options, simulate,
 };
+
+/// A model from its text (a flat `.dae` model), for the unit tests.
+#[cfg(test)]
+fn dae_of(text: &str) -> daec_model::Dae {
+    let mut map = daec_diag::SourceMap::new();
+    let file = map.add("test.dae", text.to_string());
+    let parsed = daec_syntax::parse(file, map.source(file));
+    let (dae, diags) = daec_model::lower(parsed.model.as_ref().unwrap(), &Default::default());
+    dae.unwrap_or_else(|| panic!("{diags:?}"))
+}

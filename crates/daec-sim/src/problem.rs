@@ -673,6 +673,18 @@ impl FormProblem {
         }
     }
 
+    /// The solution of the accepted `step` at `t` in its interval: its end
+    /// point at the end, else the dense output projected onto the
+    /// constraints ([`FormProblem::project_onto_constraints`]).
+    pub(crate) fn step_value(&self, step: &daec_solve::Step<'_>, t: f64, out: &mut [f64]) {
+        if t == step.t {
+            out.copy_from_slice(step.z);
+        } else {
+            step.dense(t, out);
+            self.project_onto_constraints(t, out);
+        }
+    }
+
     /// [`FormProblem::project_onto_constraints`] restricted to the
     /// constraint rows of level `level` (all rows with `None`), moving
     /// only the unknowns with `movable[k]` (all with `None`). Returns the

@@ -18,7 +18,7 @@ use crate::formulation::{SimForm, sim_form};
 use crate::init::{INIT_TOL, InitReport, initialize, reinitialize, reinitialize_switch};
 use crate::invariants::{check_at_start, invariant_rows, projection_form, with_invariant_rows};
 use crate::method::{Method, Solver};
-use crate::modes::{Modes, right_limits};
+use crate::modes::{Modes, crossing_on_constraints, right_limits};
 use crate::native::NativeCompiler;
 use crate::output::{OutputTimes, OutputWriter, Results, SimStats};
 use crate::outputs::Outputs;
@@ -1288,7 +1288,10 @@ impl Segment<'_> {
         // the first rising edge of a `when` condition in this step, and
         // the first crossing of a relation: the earlier stops the step
         let mut edge = self.tracker.scan(self.events, step);
-        let crossing = self.modes.scan(step);
+        let crossing = self
+            .modes
+            .scan(step)
+            .map(|c| crossing_on_constraints(self.modes, self.problem, step, c));
         let t_when = edge.as_ref().map_or(f64::INFINITY, |e| e.t);
         let t_cross = crossing.as_ref().map_or(f64::INFINITY, |e| e.t);
         if t_cross < t_when {
@@ -1296,14 +1299,7 @@ impl Segment<'_> {
         }
         let t_stop = t_when.min(t_cross).min(step.t);
         let problem = self.problem;
-        let value = |to: f64, out: &mut [f64]| {
-            if to == step.t {
-                out.copy_from_slice(step.z);
-            } else {
-                step.dense(to, out);
-                problem.project_onto_constraints(to, out);
-            }
-        };
+        let value = |to: f64, out: &mut [f64]| problem.step_value(step, to, out);
         let (outputs, bounds) = (&mut *self.outputs, &mut *self.bounds);
         let emit = |to: f64, z: &[f64]| {
             let row = outputs.row(to, z);

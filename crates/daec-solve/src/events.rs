@@ -81,7 +81,7 @@ where
         })
         .collect();
     let values: Vec<Vec<f64>> = times.iter().map(|&t| sampler.all(t).to_vec()).collect();
-    let tol = 1e-14 * (b - a) + 4.0 * f64::EPSILON * a.abs().max(b.abs());
+    let tol = edge_tolerance(a, b);
     let mut found: Vec<(f64, usize)> = Vec::new();
     for k in 0..m {
         let series: Vec<f64> = values.iter().map(|v| v[k]).collect();
@@ -106,6 +106,60 @@ where
         .map(|&(_, k)| k)
         .collect();
     Some(RisingEdge { t, events })
+}
+
+/// The tolerance to which [`first_rising_edge`] locates an edge on the
+/// step `[a, b]`: `1e-14` of its length and a few units of round-off of
+/// the time.
+pub fn edge_tolerance(a: f64, b: f64) -> f64 {
+    1e-14 * (b - a) + 4.0 * f64::EPSILON * a.abs().max(b.abs())
+}
+
+/// The edge in `[a, b]` of a condition that does not hold at `a`, where
+/// its event function is `fa`, and holds at `b` (`fb`): the first time it
+/// holds ([`holds`] with `strict`), to `tol`, by the Illinois method on
+/// `phi(t)`. A value of `phi` that is not finite ends the search at the
+/// time where the condition is known to hold.
+pub fn locate_edge<F>(
+    (mut a, mut fa): (f64, f64),
+    (mut b, mut fb): (f64, f64),
+    strict: bool,
+    tol: f64,
+    mut phi: F,
+) -> f64
+where
+    F: FnMut(f64) -> f64,
+{
+    let mut side = 0i8;
+    for _ in 0..200 {
+        if b - a <= tol {
+            break;
+        }
+        let mut c = (a * fb - b * fa) / (fb - fa);
+        if !(c > a && c < b) {
+            c = 0.5 * (a + b);
+        }
+        let fc = phi(c);
+        if !fc.is_finite() {
+            break;
+        }
+        if holds(fc, strict) {
+            b = c;
+            fb = fc;
+            if side == -1 {
+                fa *= 0.5;
+            }
+            side = -1;
+        } else {
+            a = c;
+            fa = fc;
+            if side == 1 {
+                fb *= 0.5;
+            }
+            side = 1;
+        }
+    }
+    b
 }
 
 /// Evaluates the event functions on the dense output.
@@ -233,38 +287,11 @@ impl<F: FnMut(f64, &[f64], &mut [f64])> EdgeSearch<'_, '_, '_, F> {
     }
 
     /// The edge in `[a, b]`, where the condition does not hold at `a` and
-    /// holds at `b`: the first time it holds (Illinois).
-    fn locate(&mut self, mut a: f64, mut fa: f64, mut b: f64, mut fb: f64) -> f64 {
-        let mut side = 0i8;
-        for _ in 0..200 {
-            if b - a <= self.tol {
-                break;
-            }
-            let mut c = (a * fb - b * fa) / (fb - fa);
-            if !(c > a && c < b) {
-                c = 0.5 * (a + b);
-            }
-            let fc = self.sampler.one(c, self.k);
-            if !fc.is_finite() {
-                break;
-            }
-            if self.holds(fc) {
-                b = c;
-                fb = fc;
-                if side == -1 {
-                    fa *= 0.5;
-                }
-                side = -1;
-            } else {
-                a = c;
-                fa = fc;
-                if side == 1 {
-                    fb *= 0.5;
-                }
-                side = 1;
-            }
-        }
-        b
+    /// holds at `b`: the first time it holds ([`locate_edge`]).
+    fn locate(&mut self, a: f64, fa: f64, b: f64, fb: f64) -> f64 {
+        let (strict, tol, k) = (self.strict, self.tol, self.k);
+        let sampler = &mut *self.sampler;
+        locate_edge((a, fa), (b, fb), strict, tol, |t| sampler.one(t, k))
     }
 }
 

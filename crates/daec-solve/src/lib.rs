@@ -84,7 +84,9 @@ mod step;
 pub use bdf_second_order::{BDF_MAX_ORDER, BdfOptions, BdfSecondOrder, BdfSteps};
 pub use error::{ReadableNumber, SolveError, readable_number};
 pub use error_control::ErrorControl;
-pub use events::{EVENT_SAMPLES, REFINE_DEPTH, RisingEdge, first_rising_edge, holds};
+pub use events::{
+    EVENT_SAMPLES, REFINE_DEPTH, RisingEdge, edge_tolerance, first_rising_edge, holds, locate_edge,
+};
 pub use glm_nordsieck::GeneralLinear;
 pub use herk::{Herk, HerkOptions, Selectors, Tableau};
 pub use linalg::{
