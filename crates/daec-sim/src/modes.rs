@@ -641,9 +641,12 @@ impl Modes {
 /// (the water tube's flows, which the inflow constraints fix: 0.04 s
 /// early on a step of 947 s at 1e-4). When none of the edge's relations
 /// changes at the projected point but the first does at the step's end,
-/// its edge is located between the two on projected values (Illinois,
-/// [`locate_edge`], to the scan's tolerance [`edge_tolerance`]); else the
-/// edge is returned as located.
+/// its edge is located between the two (Illinois, [`locate_edge`], to the
+/// scan's tolerance [`edge_tolerance`]) on the dense output corrected by
+/// the projection's correction at the located time, scaled down linearly
+/// to none at the step's end, and kept if the relation changes at the
+/// projected point there (else located again from that point, up to
+/// [`CORRECTIONS`] times); else the edge is returned as located.
 pub(crate) fn crossing_on_constraints(
     modes: &mut Modes,
     problem: &crate::problem::FormProblem,
@@ -673,18 +676,49 @@ pub(crate) fn crossing_on_constraints(
     if changes || !fa.is_finite() || !holds(fb, strict) || edge.t >= step.t {
         return edge;
     }
+    // Between the two the projection's correction of the dense output,
+    // `Δ(t_a)` at the left end and zero at the step's end (the polynomial
+    // interpolates the end point), taken linear: the edge is located on
+    // the corrected polynomial, without a projection per value, and
+    // confirmed by one; where the relation does not change there yet,
+    // that point is the new left end, with its own correction.
+    let (mut ta, mut fa, tb) = (edge.t, fa, step.t);
+    let mut shift = vec![0.0; z.len()];
     let tol = edge_tolerance(step.t_start, step.t);
-    let t = locate_edge((edge.t, fa), (step.t, fb), strict, tol, |t| {
+    for _ in 0..CORRECTIONS {
+        step.dense(ta, &mut shift);
+        problem.step_value(step, ta, &mut z);
+        for (d, &p) in shift.iter_mut().zip(&z) {
+            *d = p - *d;
+        }
+        let t = locate_edge((ta, fa), (tb, fb), strict, tol, |t| {
+            step.dense(t, &mut z);
+            let w = (tb - t) / (tb - ta);
+            for (zi, &d) in z.iter_mut().zip(&shift) {
+                *zi += w * d;
+            }
+            modes
+                .relation_crossing(t, &z, first)
+                .map_or(f64::NAN, |(f, _)| f)
+        });
         projected(t, &mut z);
-        modes
-            .relation_crossing(t, &z, first)
-            .map_or(f64::NAN, |(f, _)| f)
-    });
-    RisingEdge {
-        t,
-        events: edge.events,
+        match modes.relation_crossing(t, &z, first) {
+            Some((f, strict)) if holds(f, strict) => {
+                return RisingEdge {
+                    t,
+                    events: edge.events,
+                };
+            }
+            Some((f, _)) if f.is_finite() && t > ta && t < tb => (ta, fa) = (t, f),
+            _ => break,
+        }
     }
+    edge
 }
+
+/// The corrections of the dense output [`crossing_on_constraints`] tries
+/// (a projection each).
+const CORRECTIONS: usize = 4;
 
 /// Time of the prediction of [`Modes::leaving`], relative to the length of
 /// the run: far below the integrator's steps and far above the round-off
