@@ -265,7 +265,8 @@ fn singular_ring(n: usize) -> String {
 fn a_singular_sigma_jacobian_above_the_old_sparse_limit_is_diagnosed() {
     // 25 001 unknowns: above the 20 000 up to which the success check used
     // to be performed
-    let dir = std::env::temp_dir().join(format!("daec-ring-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-ring-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("ring.dae");
     std::fs::write(&path, singular_ring(25_000)).unwrap();
@@ -417,7 +418,8 @@ fn ndsolve_cancellation_is_not_silently_index_1() {
 /// Writes `text` as a model file in a fresh temporary directory and runs
 /// `daec analyze` on it with `args`.
 fn analyze_text(tag: &str, text: &str, args: &[&str]) -> common::Run {
-    let dir = std::env::temp_dir().join(format!("daec-{tag}-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{tag}.dae"));
     std::fs::write(&path, text).unwrap();
@@ -590,7 +592,8 @@ fn second_order_models_are_analysed_natively() {
 
 #[test]
 fn structurally_singular_model_names_the_parts() {
-    let dir = std::env::temp_dir().join(format!("daec-sing-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-sing-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("sing.dae");
     std::fs::write(
@@ -614,7 +617,8 @@ fn structurally_singular_model_names_the_parts() {
 
 #[test]
 fn inconsistent_start_values_are_reported_with_the_residual() {
-    let dir = std::env::temp_dir().join(format!("daec-incons-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-incons-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("p.dae");
     // Both x and y fixed far off the circle: no consistent point keeps them.
@@ -747,7 +751,8 @@ fn a_name_of_65536_characters_keys_the_sigma_table() {
     // A format width is a u16: a column as wide as the longest name
     // panicked ("Formatting argument out of range") from 65 535
     // characters on. Long names head their columns by number, with a key.
-    let dir = std::env::temp_dir().join(format!("daec-long-name-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-long-name-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let long = "a".repeat(65_536);
     let model = dir.join("long.dae");

@@ -100,7 +100,8 @@ fn json_has_the_documented_shape() {
 
 #[test]
 fn output_file_is_written_and_not_on_errors() {
-    let dir = std::env::temp_dir().join(format!("daec-cli-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("flat.dae");
     let out_s = out.to_str().unwrap();
@@ -132,7 +133,8 @@ fn output_file_is_written_and_not_on_errors() {
 
 #[test]
 fn several_errors_are_reported_at_once() {
-    let dir = std::env::temp_dir().join(format!("daec-multi-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-multi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("multi.dae");
     std::fs::write(
@@ -159,7 +161,8 @@ fn several_errors_are_reported_at_once() {
 
 #[test]
 fn count_mismatch_names_counts_and_unused_unknowns() {
-    let dir = std::env::temp_dir().join(format!("daec-count-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-count-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("count.dae");
     std::fs::write(
@@ -185,7 +188,8 @@ fn count_mismatch_names_counts_and_unused_unknowns() {
 
 /// Writes `text` to a fresh file in the temporary directory.
 fn model_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("daec-cli-tests-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-cli-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();

@@ -18,7 +18,8 @@ const PENDULUM_ENERGY: &str = "models/steinbrecher/pendulum_energy.dae";
 fn temp(what: &str) -> std::path::PathBuf {
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let k = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    std::env::temp_dir().join(format!("daec-invariants-{}-{k}-{what}", std::process::id()))
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-invariants-{}-{k}-{what}", std::process::id()))
 }
 
 /// Runs `daec simulate MODEL ARGS… --stats-json FILE`, asserts success

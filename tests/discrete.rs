@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 /// Writes a model (`ext`: `dae` or `mo`) into the temporary directory.
 fn model(name: &str, ext: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("daec-discrete-tests-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-discrete-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.{ext}"));
     std::fs::write(&path, text).unwrap();
@@ -354,7 +355,8 @@ fn vars_selects_discrete_columns() {
 /// The SVG of `daec simulate --plot … --vars VARS` (which succeeds).
 fn plot(path: &Path, vars: &str) -> String {
     let stem = path.file_stem().unwrap().to_str().unwrap();
-    let svg = std::env::temp_dir().join(format!("daec-discrete-{stem}-{}.svg", std::process::id()));
+    let svg = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-discrete-{stem}-{}.svg", std::process::id()));
     let r = daec(&[
         "simulate",
         path.to_str().unwrap(),

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 
 /// Writes a `.mo` model into the temporary directory.
 fn model(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("daec-enum-tests-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-enum-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.mo"));
     std::fs::write(&path, text).unwrap();

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 /// A fresh path in the temporary directory.
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("daec-events-tests-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-events-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

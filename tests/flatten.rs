@@ -42,7 +42,8 @@ fn every_model_flattens_and_is_pinned() {
 
 #[test]
 fn flatten_is_idempotent() {
-    let dir = std::env::temp_dir().join(format!("daec-roundtrip-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-roundtrip-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for model in valid_models() {
         let first = daec(&["flatten", &model]);

@@ -160,7 +160,8 @@ fn modelica_math_names_the_builtins() {
         assert_eq!(r.code, 0, "{model}: {}", r.stderr);
         assert!(!r.stdout.contains("Modelica.Math"), "{}", r.stdout);
     }
-    let tmp = std::env::temp_dir().join(format!("daec-math-{}.mo", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-math-{}.mo", std::process::id()));
     let names = [
         "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log", "log10",
     ];
@@ -203,7 +204,8 @@ fn modelica_math_names_the_builtins() {
 /// package constant in its body.
 #[test]
 fn package_functions_are_found_and_use_package_constants() {
-    let tmp = std::env::temp_dir().join(format!("daec-pkgfn-{}.mo", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-pkgfn-{}.mo", std::process::id()));
     std::fs::write(
         &tmp,
         "package P
@@ -363,7 +365,8 @@ fn a_derivative_beyond_the_supported_order_is_located() {
 #[test]
 fn outputs_without_calls_refuse_the_model() {
     let m = "models/functions/if_in_loop.mo";
-    let fmu = std::env::temp_dir().join(format!("daec-callfn-{}.fmu", std::process::id()));
+    let fmu = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-callfn-{}.fmu", std::process::id()));
     for args in [
         vec!["flatten", m],
         vec!["regularize", m, "--form", "hic", "--emit", "rust"],
@@ -410,7 +413,8 @@ equation
   y = f(time);
 end M;
 ";
-    let tmp = std::env::temp_dir().join(format!("daec-inline-hint-{}.mo", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-inline-hint-{}.mo", std::process::id()));
     std::fs::write(&tmp, text).unwrap();
     let r = daec(&["flatten", tmp.to_str().unwrap()]);
     let _ = std::fs::remove_file(&tmp);

@@ -23,7 +23,8 @@ fn golden_flattening() {
         .collect();
     cases.sort();
     assert!(cases.len() >= 9, "only {} cases", cases.len());
-    let tmp = std::env::temp_dir().join(format!("daec-golden-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-golden-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     for case in cases {
         let name = case.file_name().unwrap().to_string_lossy().into_owned();
@@ -46,7 +47,8 @@ fn golden_flattening() {
 /// again to the same model.
 #[test]
 fn flatten_round_trips_the_component_models() {
-    let tmp = std::env::temp_dir().join(format!("daec-mo-roundtrip-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-mo-roundtrip-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     for m in ["rlc", "msd", "pendulum", "rc_ring"] {
         let model = format!("{LIB}/{m}.mo");
@@ -153,7 +155,8 @@ fn aliases_keep_their_columns_and_names() {
         "{}",
         flat.stdout
     );
-    let tmp = std::env::temp_dir().join(format!("daec-alias-plot-{}.svg", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-alias-plot-{}.svg", std::process::id()));
     let r = daec(&[
         "simulate",
         "models/modelica/rlc.mo",
@@ -253,7 +256,8 @@ fn the_library_path_comes_from_modelicapath_too() {
 
 #[test]
 fn a_library_in_package_directories_is_read() {
-    let tmp = std::env::temp_dir().join(format!("daec-lib-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-lib-{}", std::process::id()));
     let pkg = tmp.join("Lib").join("Sub");
     std::fs::create_dir_all(&pkg).unwrap();
     std::fs::write(
@@ -339,7 +343,8 @@ fn instantiation_errors_are_located() {
 /// nested 5000 deep are read (class names are not stored per level).
 #[test]
 fn deep_hierarchies_are_reported_not_overflowed() {
-    let tmp = std::env::temp_dir().join(format!("daec-deep-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-deep-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let n = 200;
     let mut inst: String = (0..n)
@@ -385,7 +390,8 @@ fn deep_hierarchies_are_reported_not_overflowed() {
 /// error (2).
 #[test]
 fn truncated_modelica_files_never_panic() {
-    let tmp = std::env::temp_dir().join(format!("daec-cut-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-cut-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let mut text = std::fs::read_to_string(root().join("models/modelica/Electrical.mo")).unwrap();
     text.push_str(&std::fs::read_to_string(root().join("models/modelica/rc_ring.mo")).unwrap());
@@ -413,7 +419,8 @@ fn truncated_modelica_files_never_panic() {
 /// with its counts.
 #[test]
 fn components_are_checked_for_balance() {
-    let tmp = std::env::temp_dir().join(format!("daec-balance-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-balance-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let library = "connector RealInput = input Real;
 connector RealOutput = output Real;
@@ -486,7 +493,8 @@ end Top;
 /// listed there that the package does not define is a located warning.
 #[test]
 fn package_order_orders_classes_and_reports_missing_names() {
-    let tmp = std::env::temp_dir().join(format!("daec-order-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-order-{}", std::process::id()));
     let lib = tmp.join("Lib");
     std::fs::create_dir_all(&lib).unwrap();
     let write = |name: &str, text: &str| std::fs::write(lib.join(name), text).unwrap();
@@ -535,7 +543,8 @@ fn package_order_orders_classes_and_reports_missing_names() {
 /// by modifiers.
 #[test]
 fn balanced_components_of_every_shape_are_accepted() {
-    let tmp = std::env::temp_dir().join(format!("daec-balanced-{}", std::process::id()));
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-balanced-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let model = tmp.join("balanced.mo");
     std::fs::write(

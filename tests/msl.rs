@@ -270,7 +270,8 @@ fn the_embedding_entry_point_sees_the_library() {
 /// `daec fmu` flattens a model of the library into the FMU's resources.
 #[test]
 fn the_fmu_export_sees_the_library() {
-    let dir = std::env::temp_dir().join(format!("daec-msl-fmu-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-msl-fmu-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let runtime = dir.join("libdaec_fmu.so");
     std::fs::write(&runtime, b"\x7fELF stand-in for the runtime").unwrap();

@@ -91,7 +91,8 @@ proptest! {
     #[test]
     fn random_models_never_panic(decls in proptest::collection::vec(0usize..100, 0..6),
                                  eqs in proptest::collection::vec(0usize..100, 0..7)) {
-        let dir = std::env::temp_dir().join(format!("daec-nopanic-{}", std::process::id()));
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("daec-nopanic-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         run_all(&model(&decls, &eqs), &dir, decls.len() * 100 + eqs.len());
     }
@@ -99,7 +100,8 @@ proptest! {
 
 #[test]
 fn pathological_inputs_do_not_panic() {
-    let dir = std::env::temp_dir().join(format!("daec-patho-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-patho-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let deep = format!(
         "model D\n  Real x;\nequation\n  x = {}1{};\nend D;\n",

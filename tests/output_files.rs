@@ -14,7 +14,8 @@ const PENDULUM: &str = "models/steinbrecher/pendulum.dae";
 
 /// A fresh directory for one test, with a copy of the pendulum model.
 fn sandbox(tag: &str) -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("daec-out-{tag}-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-out-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let model = dir.join("m.dae");

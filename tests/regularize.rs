@@ -54,7 +54,8 @@ fn index_of(path: &str) -> (i32, Option<u64>, String) {
 
 #[test]
 fn emitted_models_parse_and_have_the_expected_index() {
-    let dir = std::env::temp_dir().join(format!("daec-regularize-test-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-regularize-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut checked = 0;
     let mut failures: Vec<String> = Vec::new();

@@ -14,7 +14,8 @@ use std::path::PathBuf;
 const MODES: [&str; 3] = ["all", "index", "differential"];
 
 fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("daec-error-control-tests-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-error-control-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

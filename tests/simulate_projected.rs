@@ -21,8 +21,8 @@ fn rows(csv: &str) -> Vec<Vec<f64>> {
 fn daec_with_stats(args: &[&str]) -> (common::Run, serde_json::Value) {
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let k = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let stats =
-        std::env::temp_dir().join(format!("daec-projected-{}-{k}.json", std::process::id()));
+    let stats = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-projected-{}-{k}.json", std::process::id()));
     let mut all = args.to_vec();
     all.extend(["--stats-json", stats.to_str().unwrap()]);
     let r = daec(&all);

@@ -356,7 +356,8 @@ fn variant(model: &str, name: &str, edits: &[(&str, &str)]) -> String {
         assert!(text.contains(from), "{model}: no `{from}`");
         text = text.replace(from, to);
     }
-    let dir = std::env::temp_dir().join(format!("daec-stated-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-stated-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
@@ -368,7 +369,8 @@ fn variant(model: &str, name: &str, edits: &[(&str, &str)]) -> String {
 fn simulate_stats(args: &[&str]) -> (Csv, serde_json::Value) {
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let k = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = std::env::temp_dir().join(format!("daec-stated-{}-{k}.json", std::process::id()));
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-stated-{}-{k}.json", std::process::id()));
     let mut all = vec!["simulate"];
     all.extend_from_slice(args);
     all.extend(["--stats-json", path.to_str().unwrap()]);

@@ -499,7 +499,8 @@ fn water_tube_stops_only_where_a_friction_law_switches() {
     // restarts for the 10 switches, 160 + 23 steps at 1e-5). Located on
     // the projected solution, every stop switches a friction law (two of
     // them switch together once).
-    let dir = std::env::temp_dir().join(format!("daec-testset-tests-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("daec-testset-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("water_tube-1e-5.json");
     let out = daec(&[
