@@ -1423,6 +1423,17 @@ mod tests {
     use super::*;
     use std::ptr::{null, null_mut};
 
+    /// Cargo's `target/tmp` (unit tests get no `CARGO_TARGET_TMPDIR`): the
+    /// test binary runs from `target/<profile>/deps`.
+    fn scratch_root() -> PathBuf {
+        let exe = std::env::current_exe().unwrap();
+        let target = exe
+            .ancestors()
+            .nth(3)
+            .expect("target/<profile>/deps/<binary>");
+        target.join("tmp")
+    }
+
     /// A unique directory for one test's resources.
     fn resources(name: &str, model: &str, guid: &str) -> (PathBuf, CString) {
         resources_of(name, model, guid, crate::FmuKind::Cs)
@@ -1435,7 +1446,7 @@ mod tests {
         guid: &str,
         kind: crate::FmuKind,
     ) -> (PathBuf, CString) {
-        let dir = std::env::temp_dir().join(format!("daec-fmu-ffi-{name}-{}", std::process::id()));
+        let dir = scratch_root().join(format!("daec-fmu-ffi-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(MODEL_RESOURCE), model).unwrap();
         let options = FmuOptions {
