@@ -70,6 +70,10 @@ pub(crate) struct R {
     /// negative. The straight-line text of the same node has a `neg`, so
     /// the terms of a sum are added in the same order either way.
     pub(crate) negative: bool,
+    /// Modelica only: the highest derivative order of an unknown in the
+    /// node (0 without one), the key by which [`stable_order`] and
+    /// [`sort_by_text`] put higher derivatives first (last among factors).
+    pub(crate) top: u32,
 }
 
 impl R {
@@ -82,6 +86,7 @@ impl R {
             literal: false,
             bound: false,
             negative: false,
+            top: 0,
         }
     }
 }
@@ -160,43 +165,39 @@ fn print_order(pool: &ExprPool, ts: &[ExprId], r: &FxHashMap<ExprId, R>) -> Vec<
 /// The Modelica printer's order must not depend on node ids (which depend
 /// on the order a pool was built in), so that printing a model, parsing the
 /// text and printing again gives the same text (`daec flatten` is
-/// idempotent). Within each sign/constant group of [`print_order`], terms
-/// with higher derivatives come first, then by their text.
-fn stable_order(pool: &ExprPool, order: Vec<ExprId>, r: &FxHashMap<ExprId, R>) -> Vec<ExprId> {
-    let negative = |t: &ExprId| r.get(t).is_some_and(|x| x.neg.is_some());
-    let konst = |t: &ExprId| pool.as_constant(*t).is_some();
-    let key = |t: &ExprId| {
-        let top = pool
-            .max_orders(*t)
-            .iter()
-            .map(|&(_, k)| k)
-            .max()
-            .unwrap_or(0);
-        (
-            negative(t),
-            konst(t),
-            std::cmp::Reverse(top),
-            r.get(t).map(|x| x.s.clone()),
-        )
-    };
-    let mut keyed: Vec<_> = order.into_iter().map(|t| (key(&t), t)).collect();
+/// idempotent). The terms come in the groups of [`print_order`] (positive
+/// terms first, then negative ones, each group's constants last); within
+/// each group, terms with higher derivatives come first, then by their
+/// text. The keys borrow the rendered texts; the sort is stable.
+fn stable_order(pool: &ExprPool, ts: &[ExprId], r: &FxHashMap<ExprId, R>) -> Vec<ExprId> {
+    let mut keyed: Vec<_> = ts
+        .iter()
+        .map(|&t| {
+            let x = r.get(&t);
+            let key = (
+                x.is_some_and(|x| x.neg.is_some()),
+                pool.as_constant(t).is_some(),
+                std::cmp::Reverse(x.map_or(0, |x| x.top)),
+                x.map(|x| x.s.as_str()),
+            );
+            (key, t)
+        })
+        .collect();
     keyed.sort_by(|a, b| a.0.cmp(&b.0));
     keyed.into_iter().map(|(_, t)| t).collect()
 }
 
 /// Factors: lower derivatives first (`x * der(x)`), then by text (see
 /// [`stable_order`]).
-fn sort_by_text(pool: &ExprPool, v: Vec<ExprId>, r: &FxHashMap<ExprId, R>) -> Vec<ExprId> {
+fn sort_by_text(v: Vec<ExprId>, r: &FxHashMap<ExprId, R>) -> Vec<ExprId> {
+    if v.len() < 2 {
+        return v;
+    }
     let mut keyed: Vec<_> = v
         .into_iter()
         .map(|f| {
-            let top = pool
-                .max_orders(f)
-                .iter()
-                .map(|&(_, k)| k)
-                .max()
-                .unwrap_or(0);
-            ((top, r.get(&f).map(|x| x.s.clone())), f)
+            let x = r.get(&f);
+            ((x.map_or(0, |x| x.top), x.map(|x| x.s.as_str())), f)
         })
         .collect();
     keyed.sort_by(|a, b| a.0.cmp(&b.0));
@@ -223,15 +224,32 @@ fn split_product(pool: &ExprPool, fs: &[ExprId]) -> (f64, Vec<ExprId>, Vec<(Expr
 /// derivative leaves, fully parenthesised where precedence requires it, and
 /// numbers that re-read exactly.
 pub fn to_modelica(pool: &ExprPool, e: ExprId, names: &dyn Names) -> String {
-    let mut r: FxHashMap<ExprId, R> = FxHashMap::default();
-    for id in pool.topo_order(&[e]) {
-        let out = modelica_node(pool, id, names, &r);
+    let order = pool.topo_order(&[e]);
+    let mut r: FxHashMap<ExprId, R> =
+        FxHashMap::with_capacity_and_hasher(order.len(), Default::default());
+    for id in order {
+        let node = pool.node(id);
+        let top = match node {
+            Node::Leaf(Leaf::Var { order, .. }) => order,
+            _ => node
+                .children()
+                .map(|c| r.get(&c).map_or(0, |x| x.top))
+                .max()
+                .unwrap_or(0),
+        };
+        let mut out = modelica_node(pool, node, names, &r);
+        out.top = top;
         r.insert(id, out);
     }
     r.remove(&e).map(|x| x.s).unwrap_or_default()
 }
 
-fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<ExprId, R>) -> R {
+fn modelica_node(
+    pool: &ExprPool,
+    node: Node<'_>,
+    names: &dyn Names,
+    r: &FxHashMap<ExprId, R>,
+) -> R {
     let empty = R::new(String::new(), M_ATOM);
     let g = |c: &ExprId| r.get(c).unwrap_or(&empty);
     // A child in a Boolean context: constants print as true/false.
@@ -242,7 +260,7 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
             wrap(&x.s, x.p, min)
         }
     };
-    match pool.node(id) {
+    match node {
         Node::Const(v) => {
             let mut out = R::new(modelica_number(v), M_ATOM);
             if v.is_sign_negative() && v.is_finite() {
@@ -253,14 +271,22 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
         Node::Leaf(Leaf::Time) => R::new("time".into(), M_ATOM),
         Node::Leaf(Leaf::Param(p)) => R::new(names.param(p), M_ATOM),
         Node::Leaf(Leaf::Var { unknown, order }) => {
-            let mut s = names.unknown(unknown);
+            let name = names.unknown(unknown);
+            if order == 0 {
+                return R::new(name, M_ATOM);
+            }
+            let mut s = String::with_capacity(name.len() + 5 * order as usize);
             for _ in 0..order {
-                s = format!("der({s})");
+                s.push_str("der(");
+            }
+            s.push_str(&name);
+            for _ in 0..order {
+                s.push(')');
             }
             R::new(s, M_ATOM)
         }
         Node::Add(ts) => {
-            let order = stable_order(pool, print_order(pool, &ts, r), r);
+            let order = stable_order(pool, &ts, r);
             let mut s = String::new();
             for (i, t) in order.iter().enumerate() {
                 let x = g(t);
@@ -278,7 +304,7 @@ fn modelica_node(pool: &ExprPool, id: ExprId, names: &dyn Names, r: &FxHashMap<E
         }
         Node::Mul(fs) => {
             let (coef, num, mut den) = split_product(pool, &fs);
-            let num = sort_by_text(pool, num, r);
+            let num = sort_by_text(num, r);
             den.sort_by(|a, b| r.get(&a.0).map(|x| &x.s).cmp(&r.get(&b.0).map(|x| &x.s)));
             let mut items: Vec<(String, u8)> = Vec::new();
             if coef.abs() != 1.0 {

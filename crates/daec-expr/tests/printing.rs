@@ -72,6 +72,37 @@ fn modelica_precedence_and_signs() {
     assert_eq!(to_modelica(&p, ex, &n), "exp(m * time)");
 }
 
+/// The Modelica printer orders a sum's terms by sign and constancy, then
+/// highest derivative first, then by text; a product's factors lowest
+/// derivative first, then by text — whatever the order of the ids.
+#[test]
+fn modelica_orders_terms_by_derivative_then_text() {
+    for ids_reversed in [false, true] {
+        let mut p = ExprPool::new();
+        let n = names();
+        let (y2, x1) = if ids_reversed {
+            let y2 = p.var(1, 2);
+            (y2, p.var(0, 1))
+        } else {
+            let x1 = p.var(0, 1);
+            (p.var(1, 2), x1)
+        };
+        let x = p.var(0, 0);
+        let s1 = p.func(Func::Sin, x1);
+        let sum = p.add(x, s1);
+        let sum = p.add(sum, y2);
+        assert_eq!(to_modelica(&p, sum, &n), "der(der(y)) + sin(der(x)) + x");
+        let prod = p.mul(y2, x);
+        let prod = p.mul(prod, s1);
+        assert_eq!(to_modelica(&p, prod, &n), "x * sin(der(x)) * der(der(y))");
+        let two = p.constant(2.0);
+        let y1 = p.var(1, 1);
+        let mixed = p.sub(x, y1);
+        let mixed = p.add(two, mixed);
+        assert_eq!(to_modelica(&p, mixed, &n), "x + 2 - der(y)");
+    }
+}
+
 #[test]
 fn modelica_output_rereads_to_the_same_id() {
     let mut p = ExprPool::new();

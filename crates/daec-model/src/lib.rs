@@ -381,7 +381,14 @@ impl Unknown {
     /// The flat name as `.dae` source (`'a b'[2]` for element 2 of the
     /// quoted array `'a b'`), as the printers write it.
     pub fn source_name(&self) -> String {
-        source_name(&self.name(), self.base(), &self.subscripts())
+        let base = daec_syntax::lexer::ident_source(&self.decl.base);
+        if self.decl.dims.is_empty() {
+            return base.into_owned();
+        }
+        let mut out = String::with_capacity(base.len() + 2 + 8 * self.decl.dims.len());
+        out.push_str(&base);
+        lower::push_subscripts(&mut out, &self.subscripts());
+        out
     }
 }
 
@@ -786,5 +793,62 @@ impl Dae {
             && self.experiment == other.experiment
             && self.aliases == other.aliases
             && self.pool.same_nodes(&other.pool)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The flat name as `.dae` source, formatted the plain way: the base
+    /// as an identifier, then each subscript through `format!`.
+    fn formatted(base: &str, subs: &[usize]) -> String {
+        let mut out = daec_syntax::lexer::ident_source(base).into_owned();
+        if !subs.is_empty() {
+            let subs: Vec<String> = subs.iter().map(|s| format!("{s}")).collect();
+            out.push_str(&format!("[{}]", subs.join(",")));
+        }
+        out
+    }
+
+    #[test]
+    fn source_names_are_the_formatted_names() {
+        let decl = |base: &str, dims: &[usize], derivative: u32| {
+            let mut d = UnknownDecl::real(base, None);
+            d.dims = dims.into();
+            d.derivative = derivative;
+            Arc::new(d)
+        };
+        // (base, dims, derivative, element, expected source name)
+        let cases = [
+            ("x", &[][..], 0, 0, "x"),
+            ("p", &[12], 0, 11, "p[12]"),
+            ("A", &[2, 3], 0, 4, "A[2,2]"),
+            ("T", &[2, 10, 3], 0, 59, "T[2,10,3]"),
+            ("R1.p.v", &[], 0, 0, "'R1.p.v'"),
+            ("body.r", &[3], 0, 2, "'body.r'[3]"),
+            ("der(q)", &[100], 1, 99, "'der(q)'[100]"),
+            ("end", &[2], 0, 1, "'end'[2]"),
+        ];
+        for (base, dims, derivative, element, expected) in cases {
+            let u = Unknown::new(decl(base, dims, derivative), element);
+            assert_eq!(u.source_name(), expected, "{base} {dims:?} {element}");
+            assert_eq!(u.source_name(), formatted(base, &u.subscripts()));
+        }
+        // every element of a 3-D array, against the formatted name
+        let d = decl("cube", &[3, 4, 5], 0);
+        for element in 0..60 {
+            let u = Unknown::new(d.clone(), element);
+            assert_eq!(u.source_name(), formatted("cube", &u.subscripts()));
+        }
+    }
+
+    #[test]
+    fn decimal_digits_are_the_formatted_ones() {
+        for n in [0, 1, 9, 10, 99, 100, 14286, 1 << 40, usize::MAX] {
+            let mut out = String::from("[");
+            lower::push_decimal(&mut out, n);
+            assert_eq!(out, format!("[{n}"));
+        }
     }
 }

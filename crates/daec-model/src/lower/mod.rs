@@ -476,13 +476,30 @@ fn subscript_text(subs: &[usize]) -> String {
 
 /// Appends `[i,j,…]` (nothing for a scalar) to `out`.
 pub(crate) fn push_subscripts(out: &mut String, subs: &[usize]) {
-    use std::fmt::Write;
-    for (k, s) in subs.iter().enumerate() {
+    for (k, &s) in subs.iter().enumerate() {
         out.push(if k == 0 { '[' } else { ',' });
-        let _ = write!(out, "{s}");
+        push_decimal(out, s);
     }
     if !subs.is_empty() {
         out.push(']');
+    }
+}
+
+/// Appends the decimal digits of `n` (the text of `format!("{n}")`,
+/// without the formatting machinery: names are rendered per element).
+pub(crate) fn push_decimal(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[start..] {
+        out.push(char::from(d));
     }
 }
 
