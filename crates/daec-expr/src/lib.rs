@@ -26,6 +26,7 @@ mod deriv;
 mod eval;
 mod function;
 mod intern;
+mod modelica;
 mod node;
 mod pool;
 mod print;
@@ -36,11 +37,12 @@ mod tape;
 pub use chunks::{RustChunks, to_rust_chunked, to_rust_looped};
 pub use eval::Env;
 pub use function::{CallError, DerivativeAnnotation, Function, MAX_CALL_ITERATIONS, Stmt};
+pub use modelica::to_modelica;
 pub use node::{
     Callee, Children, CmpOp, ExprId, Func, Func2, FuncId, Leaf, Node, Operands, ParamId,
 };
 pub use pool::{ExprPool, Partial};
-pub use print::{Names, RustNames, modelica_number, to_latex, to_modelica, to_rust};
+pub use print::{Names, RustNames, modelica_number, to_latex, to_rust};
 pub use scalar::{apply_cmp, apply_func, apply_func2, apply_op, powi};
 pub use tape::{Tape, TapeError, TapeFrame, TapeLanes};
 

@@ -17,6 +17,12 @@ pub trait Names {
     fn unknown(&self, j: u32) -> String;
     /// Name of parameter `p`.
     fn param(&self, p: ParamId) -> String;
+    /// Appends the name of unknown `j` to `out` (by default
+    /// [`Names::unknown`]; an implementation that renders names can write
+    /// them in place, without a `String` per occurrence).
+    fn push_unknown(&self, j: u32, out: &mut String) {
+        out.push_str(&self.unknown(j));
+    }
 }
 
 /// Names used by the Rust emitter; each must be a Rust expression that
@@ -70,10 +76,6 @@ pub(crate) struct R {
     /// negative. The straight-line text of the same node has a `neg`, so
     /// the terms of a sum are added in the same order either way.
     pub(crate) negative: bool,
-    /// Modelica only: the highest derivative order of an unknown in the
-    /// node (0 without one), the key by which [`stable_order`] and
-    /// [`sort_by_text`] put higher derivatives first (last among factors).
-    pub(crate) top: u32,
 }
 
 impl R {
@@ -86,7 +88,6 @@ impl R {
             literal: false,
             bound: false,
             negative: false,
-            top: 0,
         }
     }
 }
@@ -109,15 +110,15 @@ fn wrap_latex(s: &str, p: u8, min: u8) -> String {
 
 // Modelica precedence levels (Modelica 3.6 §3.2 grammar: `if` < `or` <
 // `and` < `not` < relation < arithmetic (with unary minus) < term < factor).
-const M_IF: u8 = 0;
-const M_OR: u8 = 1;
-const M_AND: u8 = 2;
-const M_NOT: u8 = 3;
-const M_REL: u8 = 4;
-const M_ADD: u8 = 5;
-const M_MUL: u8 = 6;
-const M_POW: u8 = 7;
-const M_ATOM: u8 = 8;
+pub(crate) const M_IF: u8 = 0;
+pub(crate) const M_OR: u8 = 1;
+pub(crate) const M_AND: u8 = 2;
+pub(crate) const M_NOT: u8 = 3;
+pub(crate) const M_REL: u8 = 4;
+pub(crate) const M_ADD: u8 = 5;
+pub(crate) const M_MUL: u8 = 6;
+pub(crate) const M_POW: u8 = 7;
+pub(crate) const M_ATOM: u8 = 8;
 
 /// A number in Modelica syntax that re-reads to exactly the same `f64`
 /// (shortest round-trip digits; negative numbers parenthesised; ±inf and NaN
@@ -162,51 +163,12 @@ fn print_order(pool: &ExprPool, ts: &[ExprId], r: &FxHashMap<ExprId, R>) -> Vec<
     order
 }
 
-/// The Modelica printer's order must not depend on node ids (which depend
-/// on the order a pool was built in), so that printing a model, parsing the
-/// text and printing again gives the same text (`daec flatten` is
-/// idempotent). The terms come in the groups of [`print_order`] (positive
-/// terms first, then negative ones, each group's constants last); within
-/// each group, terms with higher derivatives come first, then by their
-/// text. The keys borrow the rendered texts; the sort is stable.
-fn stable_order(pool: &ExprPool, ts: &[ExprId], r: &FxHashMap<ExprId, R>) -> Vec<ExprId> {
-    let mut keyed: Vec<_> = ts
-        .iter()
-        .map(|&t| {
-            let x = r.get(&t);
-            let key = (
-                x.is_some_and(|x| x.neg.is_some()),
-                pool.as_constant(t).is_some(),
-                std::cmp::Reverse(x.map_or(0, |x| x.top)),
-                x.map(|x| x.s.as_str()),
-            );
-            (key, t)
-        })
-        .collect();
-    keyed.sort_by(|a, b| a.0.cmp(&b.0));
-    keyed.into_iter().map(|(_, t)| t).collect()
-}
-
-/// Factors: lower derivatives first (`x * der(x)`), then by text (see
-/// [`stable_order`]).
-fn sort_by_text(v: Vec<ExprId>, r: &FxHashMap<ExprId, R>) -> Vec<ExprId> {
-    if v.len() < 2 {
-        return v;
-    }
-    let mut keyed: Vec<_> = v
-        .into_iter()
-        .map(|f| {
-            let x = r.get(&f);
-            ((x.map_or(0, |x| x.top), x.map(|x| x.s.as_str())), f)
-        })
-        .collect();
-    keyed.sort_by(|a, b| a.0.cmp(&b.0));
-    keyed.into_iter().map(|(_, f)| f).collect()
-}
-
 /// Splits a product's factors into coefficient, numerator factors and
 /// denominator `(base, positive exponent)` pairs.
-fn split_product(pool: &ExprPool, fs: &[ExprId]) -> (f64, Vec<ExprId>, Vec<(ExprId, i32)>) {
+pub(crate) fn split_product(
+    pool: &ExprPool,
+    fs: &[ExprId],
+) -> (f64, Vec<ExprId>, Vec<(ExprId, i32)>) {
     let mut coef = 1.0;
     let mut num = Vec::new();
     let mut den = Vec::new();
@@ -220,204 +182,10 @@ fn split_product(pool: &ExprPool, fs: &[ExprId]) -> (f64, Vec<ExprId>, Vec<(Expr
     (coef, num, den)
 }
 
-/// Prints `e` in Modelica / `.dae` expression syntax: `der(x)` for
-/// derivative leaves, fully parenthesised where precedence requires it, and
-/// numbers that re-read exactly.
-pub fn to_modelica(pool: &ExprPool, e: ExprId, names: &dyn Names) -> String {
-    let order = pool.topo_order(&[e]);
-    let mut r: FxHashMap<ExprId, R> =
-        FxHashMap::with_capacity_and_hasher(order.len(), Default::default());
-    for id in order {
-        let node = pool.node(id);
-        let top = match node {
-            Node::Leaf(Leaf::Var { order, .. }) => order,
-            _ => node
-                .children()
-                .map(|c| r.get(&c).map_or(0, |x| x.top))
-                .max()
-                .unwrap_or(0),
-        };
-        let mut out = modelica_node(pool, node, names, &r);
-        out.top = top;
-        r.insert(id, out);
-    }
-    r.remove(&e).map(|x| x.s).unwrap_or_default()
-}
-
-fn modelica_node(
-    pool: &ExprPool,
-    node: Node<'_>,
-    names: &dyn Names,
-    r: &FxHashMap<ExprId, R>,
-) -> R {
-    let empty = R::new(String::new(), M_ATOM);
-    let g = |c: &ExprId| r.get(c).unwrap_or(&empty);
-    // A child in a Boolean context: constants print as true/false.
-    let gb = |c: &ExprId, min: u8| match pool.as_constant(*c) {
-        Some(v) => if v != 0.0 { "true" } else { "false" }.to_string(),
-        None => {
-            let x = g(c);
-            wrap(&x.s, x.p, min)
-        }
-    };
-    match node {
-        Node::Const(v) => {
-            let mut out = R::new(modelica_number(v), M_ATOM);
-            if v.is_sign_negative() && v.is_finite() {
-                out.neg = Some((modelica_number(-v), M_ATOM));
-            }
-            out
-        }
-        Node::Leaf(Leaf::Time) => R::new("time".into(), M_ATOM),
-        Node::Leaf(Leaf::Param(p)) => R::new(names.param(p), M_ATOM),
-        Node::Leaf(Leaf::Var { unknown, order }) => {
-            let name = names.unknown(unknown);
-            if order == 0 {
-                return R::new(name, M_ATOM);
-            }
-            let mut s = String::with_capacity(name.len() + 5 * order as usize);
-            for _ in 0..order {
-                s.push_str("der(");
-            }
-            s.push_str(&name);
-            for _ in 0..order {
-                s.push(')');
-            }
-            R::new(s, M_ATOM)
-        }
-        Node::Add(ts) => {
-            let order = stable_order(pool, &ts, r);
-            let mut s = String::new();
-            for (i, t) in order.iter().enumerate() {
-                let x = g(t);
-                if i == 0 {
-                    s.push_str(&wrap(&x.s, x.p, M_ADD));
-                } else if let Some((n, np)) = &x.neg {
-                    s.push_str(" - ");
-                    s.push_str(&wrap(n, *np, M_MUL));
-                } else {
-                    s.push_str(" + ");
-                    s.push_str(&wrap(&x.s, x.p, M_MUL));
-                }
-            }
-            R::new(s, M_ADD)
-        }
-        Node::Mul(fs) => {
-            let (coef, num, mut den) = split_product(pool, &fs);
-            let num = sort_by_text(num, r);
-            den.sort_by(|a, b| r.get(&a.0).map(|x| &x.s).cmp(&r.get(&b.0).map(|x| &x.s)));
-            let mut items: Vec<(String, u8)> = Vec::new();
-            if coef.abs() != 1.0 {
-                items.push((modelica_number(coef.abs()), M_ATOM));
-            }
-            for f in &num {
-                let x = g(f);
-                items.push((wrap(&x.s, x.p, M_POW), x.p.max(M_POW)));
-            }
-            let den_s: Vec<String> = den
-                .iter()
-                .map(|(b, n)| {
-                    let x = g(b);
-                    if *n == 1 {
-                        wrap(&x.s, x.p, M_POW)
-                    } else {
-                        format!("{}^{n}", wrap(&x.s, x.p, M_ATOM))
-                    }
-                })
-                .collect();
-            let (mut mag, mut mp) = if items.len() == 1 {
-                items[0].clone()
-            } else if items.is_empty() {
-                ("1".to_string(), M_ATOM)
-            } else {
-                (
-                    items
-                        .iter()
-                        .map(|x| x.0.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" * "),
-                    M_MUL,
-                )
-            };
-            if !den_s.is_empty() {
-                mag = wrap(&mag, mp, M_MUL);
-                let d = if den_s.len() == 1 {
-                    den_s[0].clone()
-                } else {
-                    format!("({})", den_s.join(" * "))
-                };
-                mag = format!("{mag} / {d}");
-                mp = M_MUL;
-            }
-            if coef.is_sign_negative() {
-                let mut out = R::new(format!("-{}", wrap(&mag, mp, M_MUL)), M_ADD);
-                out.neg = Some((mag, mp));
-                out
-            } else {
-                R::new(mag, mp)
-            }
-        }
-        Node::Powi(b, n) => {
-            let x = g(&b);
-            if n < 0 && n != i32::MIN {
-                let k = -n;
-                let d = if k == 1 {
-                    wrap(&x.s, x.p, M_POW)
-                } else {
-                    format!("{}^{k}", wrap(&x.s, x.p, M_ATOM))
-                };
-                R::new(format!("1 / {d}"), M_MUL)
-            } else {
-                R::new(format!("{}^{n}", wrap(&x.s, x.p, M_ATOM)), M_POW)
-            }
-        }
-        Node::Pow(a, b) => {
-            let (x, y) = (g(&a), g(&b));
-            R::new(
-                format!("{}^{}", wrap(&x.s, x.p, M_ATOM), wrap(&y.s, y.p, M_ATOM)),
-                M_POW,
-            )
-        }
-        Node::Func(f, a) => R::new(format!("{}({})", f.name(), g(&a).s), M_ATOM),
-        Node::Func2(f, a, b) => R::new(format!("{}({}, {})", f.name(), g(&a).s, g(&b).s), M_ATOM),
-        Node::Cmp(op, a, b) => {
-            let (x, y) = (g(&a), g(&b));
-            R::new(
-                format!(
-                    "{} {} {}",
-                    wrap(&x.s, x.p, M_ADD),
-                    op.modelica(),
-                    wrap(&y.s, y.p, M_ADD)
-                ),
-                M_REL,
-            )
-        }
-        Node::And(a, b) => R::new(format!("{} and {}", gb(&a, M_NOT), gb(&b, M_NOT)), M_AND),
-        Node::Or(a, b) => R::new(format!("{} or {}", gb(&a, M_AND), gb(&b, M_AND)), M_OR),
-        Node::Not(a) => R::new(format!("not {}", gb(&a, M_REL)), M_NOT),
-        Node::Select(c, a, b) => {
-            let (x, y) = (g(&a), g(&b));
-            R::new(
-                format!(
-                    "if {} then {} else {}",
-                    gb(&c, M_OR),
-                    wrap(&x.s, x.p, M_OR),
-                    wrap(&y.s, y.p, M_OR)
-                ),
-                M_IF,
-            )
-        }
-        Node::Call(f, args) => {
-            let args: Vec<String> = args.iter().map(|a| g(a).s.clone()).collect();
-            R::new(call_text(pool, f, &args.join(", ")), M_ATOM)
-        }
-    }
-}
-
 /// `name(args)` of the call of `f`, with `.output` appended for an output
 /// other than the first (there is no Modelica syntax for it: the text is
 /// for reading).
-fn call_text(pool: &ExprPool, f: Callee, args: &str) -> String {
+pub(crate) fn call_text(pool: &ExprPool, f: Callee, args: &str) -> String {
     let func = pool.function(f.function());
     let mut s = format!("{}({args})", func.name);
     if f.output() > 0

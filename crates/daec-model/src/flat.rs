@@ -22,6 +22,12 @@ impl Names for FlatNames<'_> {
             .get(j as usize)
             .map_or_else(|| format!("z{j}"), Unknown::source_name)
     }
+    fn push_unknown(&self, j: u32, out: &mut String) {
+        match self.0.unknowns.get(j as usize) {
+            Some(u) => u.push_source_name(out),
+            None => out.push_str(&self.unknown(j)),
+        }
+    }
     fn param(&self, p: ParamId) -> String {
         if self.0.initial == Some(p.0) {
             return "initial()".to_string();

@@ -381,14 +381,15 @@ impl Unknown {
     /// The flat name as `.dae` source (`'a b'[2]` for element 2 of the
     /// quoted array `'a b'`), as the printers write it.
     pub fn source_name(&self) -> String {
-        let base = daec_syntax::lexer::ident_source(&self.decl.base);
-        if self.decl.dims.is_empty() {
-            return base.into_owned();
-        }
-        let mut out = String::with_capacity(base.len() + 2 + 8 * self.decl.dims.len());
-        out.push_str(&base);
-        lower::push_subscripts(&mut out, &self.subscripts());
+        let mut out = String::new();
+        self.push_source_name(&mut out);
         out
+    }
+
+    /// Appends [`Unknown::source_name`] to `out`.
+    pub fn push_source_name(&self, out: &mut String) {
+        out.push_str(&daec_syntax::lexer::ident_source(&self.decl.base));
+        lower::push_subscripts(out, &self.subscripts());
     }
 }
 
@@ -834,6 +835,9 @@ mod tests {
             let u = Unknown::new(decl(base, dims, derivative), element);
             assert_eq!(u.source_name(), expected, "{base} {dims:?} {element}");
             assert_eq!(u.source_name(), formatted(base, &u.subscripts()));
+            let mut appended = String::from("der(");
+            u.push_source_name(&mut appended);
+            assert_eq!(appended, format!("der({expected}"));
         }
         // every element of a 3-D array, against the formatted name
         let d = decl("cube", &[3, 4, 5], 0);
