@@ -116,10 +116,25 @@ fn eq_span(dae: &Dae, i: usize) -> Span {
     dae.spans.equations.get(i).copied().unwrap_or_default()
 }
 
-fn list_names(names: impl Iterator<Item = String>, max: usize) -> String {
-    let v: Vec<String> = names.collect();
-    let n = v.len();
-    let mut s = v.into_iter().take(max).collect::<Vec<_>>().join(", ");
+/// The first `max` of `items`, each shown by `show` and separated by
+/// commas, then "and N more" for the rest (which are counted, not shown:
+/// a model of 10⁵ unknowns formats 12 of them, not all).
+fn list_with<T>(
+    items: impl Iterator<Item = T>,
+    max: usize,
+    mut show: impl FnMut(T) -> String,
+) -> String {
+    let mut s = String::new();
+    let mut n = 0usize;
+    for item in items {
+        if n < max {
+            if n > 0 {
+                s.push_str(", ");
+            }
+            s.push_str(&show(item));
+        }
+        n += 1;
+    }
     if n > max {
         let _ = write!(s, " and {} more", n - max);
     }
@@ -141,13 +156,11 @@ fn singular_diagnostic(dae: &Dae, sing: &StructuralSingularity) -> Diagnostic {
     if !dm.over_rows.is_empty() {
         d = d.with_note(format!(
             "over-determined part: equations {} constrain only the unknowns {}",
-            list_names(dm.over_rows.iter().map(|&i| eq_name(i)), 12),
-            list_names(
-                dm.over_cols
-                    .iter()
-                    .map(|&j| format!("`{}`", dae.unknowns[j].name())),
-                12
-            ),
+            list_with(dm.over_rows.iter(), 12, |&i| eq_name(i)),
+            list_with(dm.over_cols.iter(), 12, |&j| format!(
+                "`{}`",
+                dae.unknowns[j].name()
+            )),
         ));
         for &i in dm.over_rows.iter().take(8) {
             d = d.with_primary(eq_span(dae, i), format!("{}: over-determined", eq_name(i)));
@@ -156,13 +169,11 @@ fn singular_diagnostic(dae: &Dae, sing: &StructuralSingularity) -> Diagnostic {
     if !dm.under_cols.is_empty() {
         d = d.with_note(format!(
             "under-determined part: the unknowns {} are not determined by the equations {}",
-            list_names(
-                dm.under_cols
-                    .iter()
-                    .map(|&j| format!("`{}`", dae.unknowns[j].name())),
-                12
-            ),
-            list_names(dm.under_rows.iter().map(|&i| eq_name(i)), 12),
+            list_with(dm.under_cols.iter(), 12, |&j| format!(
+                "`{}`",
+                dae.unknowns[j].name()
+            )),
+            list_with(dm.under_rows.iter(), 12, |&i| eq_name(i)),
         ));
         let mut seen = std::collections::BTreeSet::new();
         for &j in dm.under_cols.iter().take(8) {
@@ -198,7 +209,7 @@ fn singular_jacobian_diagnostic(dae: &Dae, analysis: &Analysis, reg: &Regular) -
         d = d.with_note(format!(
             "the first singular diagonal block of 𝔍 (fine BTF, in solution order) holds {} equations: {}",
             rows.len(),
-            list_names(rows.iter().map(|&i| eq_name(i)), 12)
+            list_with(rows.iter(), 12, |&i| eq_name(i))
         ));
         for &i in rows.iter().take(8) {
             let text = to_modelica(&dae.pool, analysis.residuals[i], &names);
@@ -636,15 +647,12 @@ fn constraints_section(out: &mut String, dae: &Dae, reg: &Regular, expanded: &[E
             );
         }
         if !ca.is_complete() {
-            let rows = ca
-                .unresolved_rows
-                .iter()
-                .map(|&(i, k)| format!("{}^({k})", eq_name(i)))
-                .collect::<Vec<_>>();
+            let rows = list_with(ca.unresolved_rows.iter(), 20, |&(i, k)| {
+                format!("{}^({k})", eq_name(i))
+            });
             let _ = writeln!(
                 out,
-                "  not eliminated symbolically (kept in derivative-array form): {}",
-                list_names(rows.into_iter(), 20)
+                "  not eliminated symbolically (kept in derivative-array form): {rows}"
             );
         }
     }
@@ -678,26 +686,21 @@ fn success_section(out: &mut String, dae: &Dae, reg: &Regular) {
                 p.worst_equation.map_or("-".into(), |w| (w + 1).to_string())
             );
         }
-        let moved: Vec<String> = dae
+        let moved = dae
             .unknowns
             .iter()
             .zip(&p.z)
-            .filter(|(u, z)| (u.start().unwrap_or(0.0) - **z).abs() > 1e-9 * (1.0 + z.abs()))
-            .map(|(u, z)| {
+            .filter(|(u, z)| (u.start().unwrap_or(0.0) - **z).abs() > 1e-9 * (1.0 + z.abs()));
+        if moved.clone().next().is_some() {
+            let shown = list_with(moved, 12, |(u, z)| {
                 format!(
                     "{} {} → {}",
                     u.source_name(),
                     fmt_num(u.start().unwrap_or(0.0)),
                     fmt_num(*z)
                 )
-            })
-            .collect();
-        if !moved.is_empty() {
-            let _ = writeln!(
-                out,
-                "  start values moved: {}",
-                list_names(moved.into_iter(), 12)
-            );
+            });
+            let _ = writeln!(out, "  start values moved: {shown}");
         }
     }
     if let (Some(b), Some(rank)) = (&s.blocks, s.rank) {
@@ -1148,4 +1151,35 @@ fn invariants_json(dae: &Dae, checks: &Result<Vec<InvariantCheck>, String>) -> V
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_shows_its_first_items_and_counts_the_rest() {
+        let mut shown = 0;
+        let text = list_with(1..=15, 12, |k| {
+            shown += 1;
+            format!("F{k}")
+        });
+        assert_eq!(
+            text,
+            "F1, F2, F3, F4, F5, F6, F7, F8, F9, F10, F11, F12 and 3 more"
+        );
+        // the rest is counted, not formatted
+        assert_eq!(shown, 12);
+        assert_eq!(list_with(1..=3, 12, |k| format!("x{k}")), "x1, x2, x3");
+        assert_eq!(
+            list_with(1..=12, 12, |k| k.to_string())
+                .matches(", ")
+                .count(),
+            11
+        );
+        assert_eq!(
+            list_with(std::iter::empty::<u32>(), 12, |k| k.to_string()),
+            ""
+        );
+    }
 }
