@@ -4,7 +4,7 @@
 //! All traversals use an explicit stack: deep expressions cannot overflow the
 //! call stack.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 
 use crate::node::{ExprId, Leaf, Node};
@@ -24,15 +24,16 @@ thread_local! {
 
 /// The scratch of [`ExprPool::topo_order`] and of the walk that finds
 /// the nodes depending on a set of leaves ([`ExprPool::substitute`],
-/// [`ExprPool::linear_in`]), kept per thread: the visited bits, the set
-/// of the nodes found dependent (few: a hash set, not a second bit per
-/// node of the pool), the depth-first stacks and the list of visited
-/// nodes (all empty or clear between traversals), so that a traversal of
-/// a small expression allocates only its result.
+/// [`ExprPool::linear_in`]), kept per thread: the visited bits, the bits
+/// of the nodes found dependent (a bit test per child, where a hash set
+/// of them cost a hash per child; an eighth of a byte per node of the
+/// pool), the depth-first stacks and the list of visited nodes (all
+/// empty or clear between traversals), so that a traversal of a small
+/// expression allocates only its result.
 struct Marks {
     bits: Vec<u64>,
     stack: Vec<ExprId>,
-    dependent: Option<FxHashSet<ExprId>>,
+    dependent: Vec<u64>,
     /// `(node, start of its children in kids, their number)`; the number
     /// is `u32::MAX` on the first visit (the children not yet pushed).
     walk: Vec<(ExprId, u32, u32)>,
@@ -46,7 +47,7 @@ impl Marks {
         Marks {
             bits: Vec::new(),
             stack: Vec::new(),
-            dependent: None,
+            dependent: Vec::new(),
             walk: Vec::new(),
             kids: Vec::new(),
             visited: Vec::new(),
@@ -58,6 +59,14 @@ impl Marks {
         let words = nodes.div_ceil(64);
         if self.bits.len() < words {
             self.bits.resize(words, 0);
+        }
+    }
+
+    /// Grows the dependent bits to cover a pool of `nodes` nodes.
+    fn cover_dependent(&mut self, nodes: usize) {
+        let words = nodes.div_ceil(64);
+        if self.dependent.len() < words {
+            self.dependent.resize(words, 0);
         }
     }
 
@@ -277,6 +286,7 @@ impl ExprPool {
         marks: &mut Marks,
     ) -> Vec<ExprId> {
         marks.cover(self.len());
+        marks.cover_dependent(self.len());
         let Marks {
             bits,
             dependent,
@@ -285,7 +295,7 @@ impl ExprPool {
             visited,
             ..
         } = marks;
-        let dependent = dependent.get_or_insert_with(FxHashSet::default);
+        // `out` lists the nodes whose bit is set in `dependent`
         let mut out = Vec::new();
         walk.push((e, 0, u32::MAX));
         while let Some((id, start, len)) = walk.pop() {
@@ -293,11 +303,11 @@ impl ExprPool {
                 // after the children: dependent if one of them is (none
                 // is while no node has been found dependent)
                 let range = start as usize..(start + len) as usize;
-                if !dependent.is_empty()
-                    && !dependent.contains(&id)
-                    && kids[range].iter().any(|c| dependent.contains(c))
+                if !out.is_empty()
+                    && !bit(dependent, id)
+                    && kids[range].iter().any(|&c| bit(dependent, c))
                 {
-                    dependent.insert(id);
+                    set_bit(dependent, id);
                     out.push(id);
                 }
                 kids.truncate(start as usize);
@@ -310,7 +320,7 @@ impl ExprPool {
             visited.push(id);
             let node = self.node(id);
             if target(id, &node) {
-                dependent.insert(id);
+                set_bit(dependent, id);
                 out.push(id);
             }
             let start = kids.len();
@@ -322,10 +332,8 @@ impl ExprPool {
                 }
             }
         }
-        if dependent.capacity() > 1 << 14 {
-            *dependent = FxHashSet::default();
-        } else {
-            dependent.clear();
+        for &id in &out {
+            dependent[id.index() / 64] = 0;
         }
         release_large(walk);
         release_large(kids);
@@ -435,8 +443,9 @@ impl ExprPool {
     /// with which it occurs (σ_ij of the Σ-matrix, steinbrecher2016 §2),
     /// sorted by unknown.
     pub fn max_orders(&self, e: ExprId) -> Vec<(u32, u32)> {
+        // (the leaves' walk sorts only the leaves, not every node of `e`)
         let mut best: Vec<(u32, u32)> = self
-            .topo_order(&[e])
+            .leaves(e)
             .into_iter()
             .filter_map(|id| match self.node(id) {
                 Node::Leaf(Leaf::Var { unknown, order }) => Some((unknown, order)),

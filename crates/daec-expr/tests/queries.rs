@@ -368,3 +368,25 @@ fn linear_in_builds_only_the_coefficients_and_the_rest() {
             .is_some_and(|(c, r)| p.as_constant(c[0]) == Some(0.0) && r == s)
     );
 }
+
+#[test]
+fn max_orders_keep_the_highest_order_whatever_the_ids_of_the_leaves() {
+    // the second derivative is created first: its id is the smallest
+    let mut p = ExprPool::new();
+    let x2 = p.var(0, 2);
+    let y = p.var(1, 0);
+    let x = p.var(0, 0);
+    let x1 = p.var(0, 1);
+    let t = p.time();
+    let m = p.param(ParamId(0));
+    let s = p.func(Func::Sin, x);
+    let mx2 = p.mul(m, x2);
+    let tx1 = p.mul(t, x1);
+    let e = p.sum(&[mx2, s, y, tx1]);
+    assert_eq!(p.max_orders(e), vec![(0, 2), (1, 0)]);
+    let f = p.add(x1, x);
+    assert_eq!(p.max_orders(f), vec![(0, 1)]);
+    // parameters and time are not unknowns
+    let g = p.mul(m, t);
+    assert!(p.max_orders(g).is_empty());
+}
