@@ -385,7 +385,7 @@ pub fn hidden_constraints(
             if k < 0 {
                 continue;
             }
-            let row = array.rows[i][k as usize];
+            let row = array.row(i)[k as usize];
             let mut leaves = pool.leaves(row);
             let mut expr = row;
             if leaves.iter().any(|&l| by_leaf.get(l).is_some()) {

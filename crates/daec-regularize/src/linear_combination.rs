@@ -144,7 +144,7 @@ pub fn convert(pool: &mut ExprPool, analysis: &Analysis, params: &[f64]) -> Opti
     for &i in &set {
         let ui = snap(u[i] / u[l]);
         let k = c[i] - theta;
-        let mut row = da.rows[i][k as usize];
+        let mut row = da.row(i)[k as usize];
         if varying {
             row = expand(pool, row, EXPAND_TERMS);
         }

@@ -66,41 +66,93 @@ pub fn sigma_jacobian(
     out
 }
 
-/// Step 5: the reduced derivative array, `rows[i][k] = d^k/dt^k F_i` for
-/// `k = 0..=c_i` (eq. (4)).
+/// Step 5: the reduced derivative array, `d^k/dt^k F_i` for
+/// `k = 0..=c_i` (eq. (4)): [`row(i)`](Self::row) holds
+/// `F_i, Ḟ_i, …, F_i^(c_i)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DerivativeArray {
-    /// `rows[i][k]`.
-    pub rows: Vec<Vec<ExprId>>,
+    /// The rows of every equation, equation after equation (one array,
+    /// not a vector per equation: 4 bytes a row where a vector costs its
+    /// header and an allocation).
+    exprs: Vec<ExprId>,
+    /// Where the rows of equation `i` start in `exprs` (one bound more
+    /// than equations).
+    start: Vec<usize>,
 }
 
 impl DerivativeArray {
     /// Differentiates each residual `c_i` times.
     pub fn new(pool: &mut ExprPool, residuals: &[ExprId], c: &[u32]) -> DerivativeArray {
-        let rows = residuals
+        let total: usize = residuals
             .iter()
             .zip(c)
-            .map(|(&r, &ci)| {
-                let mut v = Vec::with_capacity(ci as usize + 1);
-                v.push(r);
-                for _ in 0..ci {
-                    let last = *v.last().unwrap_or(&r);
-                    let next = pool.dt(last);
-                    v.push(next);
-                }
-                v
-            })
-            .collect();
-        DerivativeArray { rows }
+            .map(|(_, &ci)| ci as usize + 1)
+            .sum();
+        let mut exprs = Vec::with_capacity(total);
+        let mut start = Vec::with_capacity(residuals.len() + 1);
+        start.push(0);
+        for (&r, &ci) in residuals.iter().zip(c) {
+            exprs.push(r);
+            let mut last = r;
+            for _ in 0..ci {
+                last = pool.dt(last);
+                exprs.push(last);
+            }
+            start.push(exprs.len());
+        }
+        DerivativeArray { exprs, start }
+    }
+
+    /// The rows `F_i, Ḟ_i, …, F_i^(c_i)` of equation `i` (empty beyond
+    /// the last equation).
+    pub fn row(&self, i: usize) -> &[ExprId] {
+        match (self.start.get(i), self.start.get(i + 1)) {
+            (Some(&lo), Some(&hi)) => &self.exprs[lo..hi],
+            _ => &[],
+        }
+    }
+
+    /// The rows of every equation, in order (see [`row`](Self::row)).
+    pub fn rows(&self) -> impl Iterator<Item = &[ExprId]> + '_ {
+        self.start.windows(2).map(|w| &self.exprs[w[0]..w[1]])
     }
 
     /// Number of equations, `n + Σc`.
     pub fn len(&self) -> usize {
-        self.rows.iter().map(Vec::len).sum()
+        self.exprs.len()
     }
 
     /// Whether the array is empty.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.exprs.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rows_of_each_equation_are_its_derivatives_in_order() {
+        let mut pool = ExprPool::new();
+        let x = pool.var(0, 0);
+        let y = pool.var(1, 0);
+        let xy = pool.mul(x, y);
+        let s = pool.func(daec_expr::Func::Sin, y);
+        let residuals = [xy, s, x];
+        let da = DerivativeArray::new(&mut pool, &residuals, &[2, 0, 1]);
+        let xy1 = pool.dt(xy);
+        let xy2 = pool.dt(xy1);
+        let x1 = pool.dt(x);
+        assert_eq!(da.row(0), &[xy, xy1, xy2]);
+        assert_eq!(da.row(1), &[s]);
+        assert_eq!(da.row(2), &[x, x1]);
+        assert!(da.row(3).is_empty());
+        let rows: Vec<&[ExprId]> = da.rows().collect();
+        assert_eq!(rows, vec![da.row(0), da.row(1), da.row(2)]);
+        // n + Σc rows
+        assert_eq!(da.len(), 6);
+        assert!(!da.is_empty());
+        assert!(DerivativeArray::new(&mut pool, &[], &[]).is_empty());
     }
 }

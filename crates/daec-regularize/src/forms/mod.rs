@@ -430,7 +430,7 @@ pub(crate) fn replaced_array(
         return Vec::new();
     };
     let mut out = Vec::with_capacity(da.len());
-    for (i, row) in da.rows.iter().enumerate() {
+    for (i, row) in da.rows().enumerate() {
         for (k, &e) in row.iter().enumerate() {
             let r = replace(&mut dae.pool, e, map);
             out.push(FormEquation {
