@@ -168,6 +168,10 @@ impl<T> LeafMap<T> {
     fn len(&self) -> usize {
         self.values.len()
     }
+
+    fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
 }
 
 /// A pivot: `(row, derivative leaf, coefficient, rest)` with
@@ -238,6 +242,17 @@ fn magnitude_rank(pool: &ExprPool, coef: ExprId, reference: &ReferencePoint<'_>)
 /// Whether `coef` holds an unknown or `time` (a coefficient of constants
 /// and parameters only is constant along the solution).
 fn depends_on_state(pool: &ExprPool, coef: ExprId) -> bool {
+    // (a constant or a leaf answers without a walk: most pivots of a
+    // large model are one of them)
+    match pool.node(coef) {
+        Node::Const(_) => false,
+        Node::Leaf(l) => !matches!(l, Leaf::Param(_)),
+        _ => depends_on_state_walk(pool, coef),
+    }
+}
+
+/// [`depends_on_state`] by a walk over the leaves of `coef`.
+fn depends_on_state_walk(pool: &ExprPool, coef: ExprId) -> bool {
     pool.leaves(coef)
         .into_iter()
         .any(|l| !matches!(pool.as_leaf(l), Some(Leaf::Param(_)) | None))
@@ -280,10 +295,26 @@ fn pivot_magnitude(pool: &ExprPool, coef: ExprId, reference: &ReferencePoint<'_>
 /// (a singleton row's after the other singletons, in Gaussian elimination
 /// after the rows whose best coefficient vanishes in no branch).
 fn vanishes_in_some_branch(pool: &ExprPool, coef: ExprId) -> bool {
+    // (a constant or a leaf answers without a walk)
+    match pool.node(coef) {
+        Node::Const(c) => c == 0.0,
+        Node::Leaf(_) => false,
+        _ => vanishes_walk(pool, coef),
+    }
+}
+
+/// [`vanishes_in_some_branch`] by a walk over the nodes of `coef`.
+fn vanishes_walk(pool: &ExprPool, coef: ExprId) -> bool {
+    // `vanishes[k]` for `order[k]`; the order is sorted by id, so a
+    // child's place is found by binary search (no hashing)
     let order = pool.topo_order(&[coef]);
-    let mut vanishes: FxHashMap<ExprId, bool> = FxHashMap::default();
+    let mut vanishes: Vec<bool> = Vec::with_capacity(order.len());
     for &id in &order {
-        let get = |c: &ExprId| vanishes.get(c).copied().unwrap_or(false);
+        let get = |c: &ExprId| {
+            order
+                .binary_search(c)
+                .is_ok_and(|k| vanishes.get(k).copied().unwrap_or(false))
+        };
         let v = match pool.node(id) {
             Node::Const(c) => c == 0.0,
             Node::Select(_, a, b) => get(&a) || get(&b),
@@ -292,9 +323,9 @@ fn vanishes_in_some_branch(pool: &ExprPool, coef: ExprId) -> bool {
             Node::Powi(a, n) => n > 0 && get(&a),
             _ => false,
         };
-        vanishes.insert(id, v);
+        vanishes.push(v);
     }
-    vanishes.get(&coef).copied().unwrap_or(false)
+    vanishes.last().copied().unwrap_or(false)
 }
 
 /// The best pivot among rows with several pending derivatives: the row
@@ -386,7 +417,15 @@ pub fn hidden_constraints(
                 continue;
             }
             let row = array.row(i)[k as usize];
-            let mut leaves = pool.leaves(row);
+            // (a stage with no derivative to eliminate after stages that
+            // solved none — the first stage of an index-3 mechanical
+            // model, its position constraints — keeps its rows as they
+            // are: no walk over their leaves)
+            let mut leaves = if stage_leaf.is_empty() && by_leaf.is_empty() {
+                Vec::new()
+            } else {
+                pool.leaves(row)
+            };
             let mut expr = row;
             if leaves.iter().any(|&l| by_leaf.get(l).is_some()) {
                 expr = pool.substitute(row, &|l| by_leaf.get(l).copied());
@@ -433,7 +472,8 @@ pub fn hidden_constraints(
         // The solved derivatives in the order solved, each with the other
         // pending leaves of its row (the only stage leaves its value holds).
         let mut solved_order: Vec<(ExprId, Vec<ExprId>)> = Vec::new();
-        let mut stage_values: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+        // the value of each solved stage leaf, by its place in `stage_leaf`
+        let mut stage_values: Vec<Option<ExprId>> = vec![None; stage_leaf.len()];
         loop {
             let pivot = match heap.pop() {
                 Some(Reverse((tier, k, rank, eq, idx))) => {
@@ -492,7 +532,9 @@ pub fn hidden_constraints(
             // δ = −rest / coef (rest may hold other pending leaves).
             let num = pool.neg(rest);
             let value = pool.div(num, coef);
-            stage_values.insert(delta, value);
+            if let Some(p) = stage_leaf.place(delta) {
+                stage_values[p] = Some(value);
+            }
             rows[idx].active = false;
             let level = rows[idx].level;
             let brought: Vec<ExprId> = rows[idx]
@@ -528,18 +570,29 @@ pub fn hidden_constraints(
             solved_order.push((delta, brought));
         }
         // Back substitution: earlier pivots may refer to later ones.
-        let mut final_values: FxHashMap<ExprId, ExprId> = FxHashMap::default();
+        // (by place in `stage_leaf`, as `stage_values`)
+        let mut final_values: Vec<Option<ExprId>> = vec![None; stage_leaf.len()];
+        let final_of = |final_values: &[Option<ExprId>], l: ExprId| {
+            stage_leaf.place(l).and_then(|p| final_values[p])
+        };
         for (delta, brought) in solved_order.into_iter().rev() {
-            let v = stage_values[&delta];
+            let Some(v) = stage_leaf.place(delta).and_then(|p| stage_values[p]) else {
+                continue;
+            };
             // A row's pending list holds every stage leaf of its expression,
             // so the value holds no solved leaf but those of `brought`:
             // without one, the substitution would leave it as it is.
-            let v = if brought.iter().any(|l| final_values.contains_key(l)) {
-                pool.substitute(v, &|l| final_values.get(&l).copied())
+            let v = if brought
+                .iter()
+                .any(|&l| final_of(&final_values, l).is_some())
+            {
+                pool.substitute(v, &|l| final_of(&final_values, l))
             } else {
                 v
             };
-            final_values.insert(delta, v);
+            if let Some(p) = stage_leaf.place(delta) {
+                final_values[p] = Some(v);
+            }
             if let Some(&key) = stage_leaf.get(delta) {
                 out.derivatives.insert(key, v);
             }
@@ -578,4 +631,45 @@ pub fn hidden_constraints(
     out.constraints
         .sort_by_key(|c| (c.level, c.source.0, c.source.1));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use daec_expr::CmpOp;
+
+    #[test]
+    fn constants_and_leaves_answer_as_the_walks_do() {
+        let mut pool = ExprPool::new();
+        let zero = pool.constant(0.0);
+        let three = pool.constant(3.0);
+        let m = pool.param(ParamId(0));
+        let x = pool.var(0, 0);
+        let xd = pool.var(0, 1);
+        let t = pool.time();
+        let c = pool.cmp(CmpOp::Lt, x, three);
+        let branch = pool.select(c, zero, m);
+        let scaled = pool.mul(branch, x);
+        let sum = pool.add(branch, zero);
+        let mm = pool.mul(m, three);
+        let cases = [zero, three, m, x, xd, t, branch, scaled, sum, mm];
+        let vanishes: Vec<bool> = cases
+            .iter()
+            .map(|&e| vanishes_in_some_branch(&pool, e))
+            .collect();
+        let depends: Vec<bool> = cases.iter().map(|&e| depends_on_state(&pool, e)).collect();
+        for (k, &e) in cases.iter().enumerate() {
+            assert_eq!(vanishes[k], vanishes_walk(&pool, e), "case {k}");
+            assert_eq!(depends[k], depends_on_state_walk(&pool, e), "case {k}");
+        }
+        // (the answers themselves)
+        let expected_vanishes = [
+            true, false, false, false, false, false, true, true, true, false,
+        ];
+        let expected_depends = [
+            false, false, false, true, true, true, true, true, true, false,
+        ];
+        assert_eq!(vanishes, expected_vanishes);
+        assert_eq!(depends, expected_depends);
+    }
 }
