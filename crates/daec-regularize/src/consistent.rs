@@ -129,9 +129,17 @@ pub fn consistent_point(
         })
     };
     let mut z = start.to_vec();
-    let mut r = eval_all(&z, None);
-    let initial_residual = max_norm(&r);
     let m = equations.len();
+    let mut jv: Vec<(usize, usize, f64)> = Vec::new();
+    // Whether `jv` holds the Jacobian at `z` (the residuals after a step
+    // are evaluated with it: the forward pass that gives them is the one
+    // the gradients need, so each iterate's equations are evaluated once).
+    // Where the iteration can run at all, the start is evaluated with the
+    // Jacobian too (one forward pass, not a second one in the first
+    // iteration; a start that is already consistent pays a backward pass).
+    let mut jacobian_at_z = m > 0 && !free.is_empty();
+    let mut r = eval_all(&z, jacobian_at_z.then_some(&mut jv));
+    let initial_residual = max_norm(&r);
     let w2inv: Vec<f64> = free
         .iter()
         .map(|&j| {
@@ -140,15 +148,10 @@ pub fn consistent_point(
         })
         .collect();
     let mut iterations = 0;
-    let mut jv: Vec<(usize, usize, f64)> = Vec::new();
     let mut system: Option<StepSystem> = None;
     // The tolerance scales with the size of the values (round-off in
     // constraints of large values is larger).
     let tol_at = |x: &[f64]| options.tol * (1.0 + x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
-    // Whether `jv` holds the Jacobian at `z` (the residuals after a step
-    // are evaluated with it: the forward pass that gives them is the one
-    // the gradients need, so each iterate's equations are evaluated once).
-    let mut jacobian_at_z = false;
     while max_norm(&r) > tol_at(&z) && iterations < options.max_iter && m > 0 && !free.is_empty() {
         iterations += 1;
         if !jacobian_at_z {
