@@ -4,6 +4,7 @@
 //! (Solving ODEs II, IV.8, (8.10)–(8.17)).
 
 use super::jacobian::NewtonMatrices;
+use super::options::NewtonScaling;
 use super::tableau::{C1, C2};
 use super::workspace::Workspace;
 use super::{MIDPOINT_FAILURES, Radau5, Settings, StepState, reduce};
@@ -52,9 +53,15 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         // or as `Options::newton_scaling` says (all indices 1 unless the
         // error control is `Index`; the error test scales by the rest of
         // h^{index−1} itself, `err_scale`).
+        let factors = newton_factors(self.opts.newton_scaling, st.h);
         let scaling = self.opts.newton_scaling;
-        for i in 0..n {
-            ws.scal_inv[i] = scaling.factor(st.h, self.index[i]) / ws.base_scal[i];
+        let (scal_inv, base_scal) = (&mut ws.scal_inv[..n], &ws.base_scal[..n]);
+        for ((s, &b), &k) in scal_inv.iter_mut().zip(base_scal).zip(&self.index[..n]) {
+            let f = match factors.get(usize::from(k)) {
+                Some(&f) => f,
+                None => scaling.factor(st.h, k),
+            };
+            *s = f / b;
         }
         // Starting values for Newton: extrapolated collocation polynomial.
         if st.first {
@@ -102,15 +109,10 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             self.stats.newton_iterations += 1;
             st.newt += 1;
             let newt = st.newt;
-            let mut dyno = 0.0;
-            {
-                let (d0, d1, d2) = (&ws.dw[0][..n], &ws.dw[1][..n], &ws.dw[2][..n]);
-                let sc = &ws.scal_inv[..n];
-                for i in 0..n {
-                    let d = sc[i];
-                    dyno += (d0[i] * d).powi(2) + (d1[i] * d).powi(2) + (d2[i] * d).powi(2);
-                }
-            }
+            // the weighted norm of the corrections and `Z += (T ⊗ I) ΔW` in
+            // one pass (a failed or slow iteration leaves `Z` to the next
+            // attempt's starting values, which overwrite it)
+            let mut dyno = self.newton_update(ws);
             dyno = (dyno / (3 * n) as f64).sqrt();
             if !dyno.is_finite() {
                 return NewtonOutcome::Failed;
@@ -139,7 +141,6 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
                 }
             }
             dynold = dyno.max(set.uround);
-            self.newton_update(ws);
             if st.faccon * dyno <= set.fnewt {
                 return NewtonOutcome::Converged;
             }
@@ -229,19 +230,27 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
     }
 
     /// `Z += (T ⊗ I) ΔW`: the transformed corrections back to the stage
-    /// increments.
-    fn newton_update(&self, ws: &mut Workspace<'_>) {
+    /// increments. Returns `Σ_i Σ_k (ΔW_k,i / scal_i)²`, the sum of the
+    /// squares of the Newton test's norm (Solving ODEs II, IV.8, (8.13)),
+    /// taken in the same pass over `ΔW` (the same sum, in the same order,
+    /// as a pass of its own).
+    fn newton_update(&self, ws: &mut Workspace<'_>) -> f64 {
         let n = self.n;
         let tm = self.tr.t;
         let (d0, d1, d2) = (&ws.dw[0][..n], &ws.dw[1][..n], &ws.dw[2][..n]);
+        let sc = &ws.scal_inv[..n];
         let [z0, z1, z2] = &mut ws.z;
         let (z0, z1, z2) = (&mut z0[..n], &mut z1[..n], &mut z2[..n]);
+        let mut sum = 0.0;
         for i in 0..n {
             let (w0, w1, w2) = (d0[i], d1[i], d2[i]);
+            let d = sc[i];
+            sum += (w0 * d).powi(2) + (w1 * d).powi(2) + (w2 * d).powi(2);
             z0[i] += tm[0][0] * w0 + tm[0][1] * w1 + tm[0][2] * w2;
             z1[i] += tm[1][0] * w0 + tm[1][1] * w1 + tm[1][2] * w2;
             z2[i] += tm[2][0] * w0 + tm[2][1] * w1 + tm[2][2] * w2;
         }
+        sum
     }
 
     /// After a failed Newton iteration: counts it (stops at
@@ -275,4 +284,12 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         st.need_lu = true;
         Ok(())
     }
+}
+
+/// The factors of the Newton test's weights for the variables of index 0
+/// (as 1), 1, 2 and 3 at step size `h` ([`NewtonScaling::factor`]): the
+/// weights of a step attempt take them from here instead of one `powi`
+/// per unknown.
+fn newton_factors(scaling: NewtonScaling, h: f64) -> [f64; 4] {
+    [0, 1, 2, 3].map(|k| scaling.factor(h, k))
 }
