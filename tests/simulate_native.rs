@@ -544,3 +544,55 @@ fn native_code_is_loaded_only_from_a_private_cache() {
     );
     let _ = std::fs::remove_dir_all(&cache);
 }
+
+#[test]
+fn the_native_residual_is_its_two_parts_to_the_bit() {
+    // The transistor amplifier's constraints repeat the two `exp` of its
+    // differential rows. `daec_residual` calls the functions of the
+    // differential rows and of the constraints on local copies of z, ż
+    // and p (which `out` cannot alias, so rustc evaluates the shared
+    // terms once): its values are the two functions' to the last bit, at
+    // points on and off the solution.
+    use daec_solve::QuasiLinearDae;
+    use std::sync::Arc;
+    let text = std::fs::read_to_string("models/testset/transistor_amplifier.dae").unwrap();
+    let mut map = daec_diag::SourceMap::new();
+    let file = map.add("transistor_amplifier.dae", text);
+    let parsed = daec_syntax::parse(file, map.source(file));
+    let lower = daec_model::LowerOptions::default();
+    let (dae, _) = daec_model::lower(&parsed.model.unwrap(), &lower);
+    let mut dae = dae.unwrap();
+    daec_sim::reduce_to_first_order(&mut dae);
+    let analysis = daec_regularize::analyze(&mut dae, &daec_regularize::AnalyzeOptions::default());
+    let form = daec_sim::default_form(daec_sim::Method::default());
+    let mut prepared = daec_sim::prepare_form(&mut dae, &analysis, form).unwrap();
+    let cache = fresh_cache("residual-parts");
+    let compiler = Arc::new(daec_cli::native::RustcCompiler::new(None, Some(cache)));
+    prepared.compile_native(&dae, compiler).unwrap();
+    let problem = &prepared.problem;
+    let (n, n_d, n_g) = (problem.n_vars(), problem.n_diff(), problem.n_constraints());
+    assert_eq!((n, n_d, n_g), (8, 5, 3));
+    let z0 = prepared.init.z0.clone();
+    for k in 0..20 {
+        let s = k as f64;
+        let t = 1e-3 * s;
+        let z: Vec<f64> = (0..n)
+            .map(|i| z0[i] + 0.05 * (s + i as f64).sin())
+            .collect();
+        let zdot: Vec<f64> = (0..n).map(|i| 10.0 * (0.7 * s - i as f64).cos()).collect();
+        let mut whole = vec![0.0; n_d + n_g];
+        problem.residual(t, &z, &zdot, &mut whole);
+        let mut diff = vec![0.0; n_d];
+        problem.diff_residual(t, &z, &zdot, &mut diff);
+        let mut g = vec![0.0; n_g];
+        problem.constraints(t, &z, &mut g);
+        let parts: Vec<u64> = diff.iter().chain(&g).map(|v| v.to_bits()).collect();
+        let bits: Vec<u64> = whole.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(bits, parts, "t = {t}, z = {z:?}");
+        assert!(whole.iter().all(|v| v.is_finite()), "{whole:?}");
+        assert!(
+            whole.iter().filter(|v| **v != 0.0).count() >= n_d,
+            "{whole:?}"
+        );
+    }
+}

@@ -131,7 +131,7 @@ pub struct NativeSource<'a> {
 
 /// Revision of the generator: part of [`NativeSource::fingerprint`], raised
 /// whenever the text generated from the same expressions changes.
-const GENERATOR: u32 = 6;
+const GENERATOR: u32 = 7;
 
 impl NativeSource<'_> {
     /// Everything the text is generated from, as bytes: the generator's
@@ -348,14 +348,21 @@ impl NativeRoots {
 /// Appends `daec_residual` as calls of `daec_diff_residual` and
 /// `daec_constraints` (writing after the differential rows): the same
 /// expressions as its own body, without compiling every row twice (the
-/// residual was a third of the source). Equal up to round-off: a sum
-/// prints a term bound to a `let` in another place than the same term
-/// written out, and the two functions bind fewer terms than their union.
+/// residual was a third of the source). The two functions get copies of
+/// `z`, `ż` and `p` in locals: `out` cannot alias a local, so once rustc
+/// inlines the two calls it computes their common terms once (the
+/// transistor amplifier's constraints repeat the two `exp` of its
+/// differential rows, which the caller's arrays, possibly aliased by
+/// `out`, made it evaluate twice per residual); the values are the same
+/// bits as the two calls on the caller's arrays. Equal to the residual's
+/// own body up to round-off: a sum prints a term bound to a `let` in
+/// another place than the same term written out, and the two functions
+/// bind fewer terms than their union.
 fn residual_function(out: &mut String, layout: NativeLayout) {
     let [diff, constraints, residual] = [0, 1, RESIDUAL].map(|k| NATIVE_SYMBOLS[k]);
     let _ = writeln!(
         out,
-        "/// # Safety\n/// `z` and `zdot` hold `N` values, `p` `NP`, `out` {}.\n#[no_mangle]\npub unsafe extern \"C\" fn {residual}(t: f64, z: *const f64, zdot: *const f64, p: *const f64, out: *mut f64) {{\n    unsafe {{\n        {diff}(t, z, zdot, p, out);\n        {constraints}(t, z, zdot, p, out.add({}));\n    }}\n}}\n",
+        "/// # Safety\n/// `z` and `zdot` hold `N` values, `p` `NP`, `out` {}.\n#[no_mangle]\npub unsafe extern \"C\" fn {residual}(t: f64, z: *const f64, zdot: *const f64, p: *const f64, out: *mut f64) {{\n    unsafe {{\n        let z: [f64; N] = *(z as *const [f64; N]);\n        let zdot: [f64; N] = *(zdot as *const [f64; N]);\n        let p: [f64; NP] = *(p as *const [f64; NP]);\n        {diff}(t, z.as_ptr(), zdot.as_ptr(), p.as_ptr(), out);\n        {constraints}(t, z.as_ptr(), zdot.as_ptr(), p.as_ptr(), out.add({}));\n    }}\n}}\n",
         layout.n_diff + layout.n_constraints,
         layout.n_diff
     );

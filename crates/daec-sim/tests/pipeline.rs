@@ -827,7 +827,8 @@ fn fekete_native_source_prints_its_particle_pairs_as_loops() {
     // squared distances and their reciprocals (20·19 = 380 rows), … The
     // source, tables included, is below 0.7 MB (the straight-line code's
     // was 1.1 MB), no function is longer than a chunk, and the residual is the
-    // differential rows' and the constraints' functions called in turn.
+    // differential rows' and the constraints' functions called in turn on
+    // copies of the arrays.
     use daec_sim::native::{CHUNK_BYTES, LOOP_ROWS};
     let mut dae = load("models/testset/fekete.dae");
     let analysis = analyze(&mut dae, &AnalyzeOptions::default());
@@ -891,8 +892,11 @@ fn fekete_native_source_prints_its_particle_pairs_as_loops() {
         residual,
         [
             "unsafe {",
-            "daec_diff_residual(t, z, zdot, p, out);",
-            "daec_constraints(t, z, zdot, p, out.add(120));",
+            "let z: [f64; N] = *(z as *const [f64; N]);",
+            "let zdot: [f64; N] = *(zdot as *const [f64; N]);",
+            "let p: [f64; NP] = *(p as *const [f64; NP]);",
+            "daec_diff_residual(t, z.as_ptr(), zdot.as_ptr(), p.as_ptr(), out);",
+            "daec_constraints(t, z.as_ptr(), zdot.as_ptr(), p.as_ptr(), out.add(120));",
             "}"
         ]
     );
