@@ -67,7 +67,10 @@ const RANK_TOL: f64 = 1e-10;
 /// accelerations, and Newton stalled at every step size below 10⁻⁷.
 const PREFER_FLOOR: f64 = 1e-14;
 
+mod dense;
 mod matched;
+
+pub(crate) use dense::DenseSelectionScratch;
 
 use crate::linalg::RealLu;
 
@@ -224,27 +227,6 @@ impl PivotPreference {
             diff,
         })
     }
-
-    /// The row groups of the restricted passes, constraints (by ascending
-    /// level) first, then the differential rows: `(rows of the work
-    /// matrix, preferred columns of each)`, rows numbered as in the work
-    /// matrix (constraints `0..n_g`, then differential rows).
-    fn passes(&self) -> Vec<Vec<(usize, &[usize])>> {
-        let n_g = self.constraint.len();
-        let mut passes: Vec<Vec<(usize, &[usize])>> = self
-            .groups
-            .iter()
-            .map(|rows| rows.iter().map(|&r| (r, &self.constraint[r][..])).collect())
-            .collect();
-        passes.push(
-            self.diff
-                .iter()
-                .enumerate()
-                .map(|(r, cols)| (n_g + r, &cols[..]))
-                .collect(),
-        );
-        passes
-    }
 }
 
 /// The derivative class of every unknown: `u32::MAX` for an unknown
@@ -305,118 +287,22 @@ pub fn select_equations_preferring(
     n_g: usize,
     prefer: Option<&PivotPreference>,
 ) -> Result<EquationSelection, usize> {
-    // Work matrix: constraint rows first, then differential rows; each row
-    // normalised by its infinity norm so that the threshold is scale-free.
-    let rows = n_g + n_d;
-    let mut w = Vec::with_capacity(rows * n);
-    w.extend_from_slice(g);
-    w.extend_from_slice(e);
-    for r in 0..rows {
-        let row = &mut w[r * n..(r + 1) * n];
-        let m = row.iter().fold(0.0f64, |a, &x| a.max(x.abs()));
-        if m > 0.0 && m.is_finite() {
-            row.iter_mut().for_each(|x| *x /= m);
-        }
-    }
-    let mut row_used = vec![false; rows];
-    let mut sel = EquationSelection {
-        diff_rows: Vec::new(),
-        constraint_rows: Vec::new(),
-    };
-    let mut rank = 0;
-    // A pass: candidate rows, each with its columns (None: all) and the
-    // scale its entries are measured against.
-    type Pass<'a> = Vec<(usize, Option<&'a [usize]>, f64)>;
-    let all =
-        |range: std::ops::Range<usize>| -> Pass<'_> { range.map(|r| (r, None, 1.0)).collect() };
-    let mut passes: Vec<Pass<'_>> = Vec::new();
-    match prefer.filter(|p| p.constraint.len() == n_g && p.diff.len() == n_d) {
-        Some(p) => {
-            for group in p.passes() {
-                let restricted: Pass<'_> = group
-                    .iter()
-                    .map(|&(r, cols)| {
-                        let s = cols.iter().fold(0.0f64, |a, &c| a.max(w[r * n + c].abs()));
-                        (r, Some(cols), s)
-                    })
-                    .filter(|&(_, _, s)| s >= PREFER_FLOOR && s.is_finite())
-                    .collect();
-                passes.push(restricted);
-                passes.push(group.iter().map(|&(r, _)| (r, None, 1.0)).collect());
-            }
-        }
-        None => {
-            passes.push(all(0..n_g));
-            passes.push(all(n_g..rows));
-        }
-    }
-    let mut pivot_row = vec![0.0; n];
-    for pass in &passes {
-        while rank < n {
-            // complete pivoting within the pass's rows and columns
-            let mut best = 0.0;
-            let mut piv = None;
-            for &(r, cols, scale) in pass {
-                if row_used[r] {
-                    continue;
-                }
-                // (a used column holds zero in every free row: no test
-                // of the column in this innermost loop)
-                let row = &w[r * n..(r + 1) * n];
-                let mut consider = |c: usize| {
-                    let v = row[c].abs() / scale;
-                    if v > best {
-                        best = v;
-                        piv = Some((r, c));
-                    }
-                };
-                match cols {
-                    Some(cols) => cols.iter().for_each(|&c| consider(c)),
-                    None => (0..n).for_each(consider),
-                }
-            }
-            let Some((pr, pc)) = piv else { break };
-            if best <= RANK_TOL || !best.is_finite() {
-                break;
-            }
-            row_used[pr] = true;
-            rank += 1;
-            if pr < n_g {
-                sel.constraint_rows.push(pr);
-            } else {
-                sel.diff_rows.push(pr - n_g);
-            }
-            let p = w[pr * n + pc];
-            // The update runs over whole rows, contiguous (the compiler
-            // vectorises it), and the free columns get the same operations
-            // as by an update restricted to them. The pivot's column is
-            // set to zero in the free rows, so every used column holds
-            // zero there (the pivot row's used entries are zero, so the
-            // update keeps them; a non-finite factor makes them NaN): a
-            // search never picks one (`v > best ≥ 0` fails for 0 and NaN)
-            // and needs no test of the column — the same pivots as a
-            // search over the free columns.
-            pivot_row.copy_from_slice(&w[pr * n..(pr + 1) * n]);
-            for (row, &used) in w.chunks_exact_mut(n).zip(&row_used) {
-                if used {
-                    continue;
-                }
-                let f = row[pc] / p;
-                if f != 0.0 {
-                    for (x, &u) in row.iter_mut().zip(&pivot_row) {
-                        *x -= f * u;
-                    }
-                }
-                row[pc] = 0.0;
-            }
-        }
-    }
-    if rank < n {
-        return Err(rank);
-    }
-    sel.diff_rows.sort_unstable();
-    sel.constraint_rows.sort_unstable();
-    Ok(sel)
+    let mut scratch = DenseSelectionScratch::default();
+    dense::select_preferring_in(&mut scratch, n, e, n_d, g, n_g, prefer)
+}
+
+/// [`select_equations_preferring`] in storage kept from one selection to
+/// the next (the integrator selects at every Jacobian).
+pub(crate) fn select_equations_preferring_in(
+    scratch: &mut DenseSelectionScratch,
+    n: usize,
+    e: &[f64],
+    n_d: usize,
+    g: &[f64],
+    n_g: usize,
+    prefer: Option<&PivotPreference>,
+) -> Result<EquationSelection, usize> {
+    dense::select_preferring_in(scratch, n, e, n_d, g, n_g, prefer)
 }
 
 /// How far the square system of the rows `sel` selects from `[G; E]`

@@ -10,14 +10,14 @@ use crate::error::SolveError;
 use crate::linalg::{ComplexLu, RealLu, SparseNewtonSystem};
 use crate::problem::QuasiLinearDae;
 use crate::selection::{
-    EquationSelection, select_equations_ordered, select_equations_preferring,
-    select_equations_sparse, selected_min_pivot,
+    DenseSelectionScratch, EquationSelection, select_equations_ordered,
+    select_equations_preferring_in, select_equations_sparse, selected_min_pivot,
 };
 use crate::step::collocation_increment;
 
 /// The sparse path selects the rows of an overdetermined system of at
 /// most this many unknowns as the dense path does — complete pivoting
-/// with the dummy-derivative preference ([`select_equations_preferring`])
+/// with the dummy-derivative preference ([`crate::selection::select_equations_preferring`])
 /// on dense copies of `E` and `∂g/∂z` — and larger ones by the
 /// fill-limited ordered elimination ([`select_equations_ordered`]). The
 /// ordered selection keeps a differential row iff it is independent of
@@ -58,6 +58,8 @@ pub(super) struct NewtonMatrices {
     sel_pivot: f64,
     /// Scratch factorisation of [`selected_min_pivot`].
     pivot_work: RealLu,
+    /// The storage of the dense selection, kept between selections.
+    sel_scratch: DenseSelectionScratch,
 }
 
 impl NewtonMatrices {
@@ -72,6 +74,7 @@ impl NewtonMatrices {
             sel: EquationSelection::all(n_d, n_g),
             sel_pivot: 0.0,
             pivot_work: RealLu::new(dn),
+            sel_scratch: DenseSelectionScratch::default(),
         }
     }
 
@@ -300,7 +303,8 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             let (mut e, mut g) = (vec![0.0; n_d * n], vec![0.0; n_g * n]);
             self.mass.scatter(&mut e, n);
             self.jg.scatter(&mut g, n);
-            select_equations_preferring(n, &e, n_d, &g, n_g, set.prefer.as_ref())
+            let scratch = &mut lin.sel_scratch;
+            select_equations_preferring_in(scratch, n, &e, n_d, &g, n_g, set.prefer.as_ref())
         } else if self.sparse {
             // the fill-limited ordered selection; complete
             // pivoting if it finds the system rank deficient
@@ -309,7 +313,8 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             select_equations_ordered(n, me, mv, n_d, ge, gv, n_g)
                 .or_else(|_| select_equations_sparse(n, me, mv, n_d, ge, gv, n_g))
         } else {
-            select_equations_preferring(n, ws.e_full, n_d, ws.g_full, n_g, set.prefer.as_ref())
+            let (e, g, prefer) = (&ws.e_full[..], &ws.g_full[..], set.prefer.as_ref());
+            select_equations_preferring_in(&mut lin.sel_scratch, n, e, n_d, g, n_g, prefer)
         };
         match selected {
             Ok(s) => {
