@@ -60,6 +60,9 @@ pub(super) struct NewtonMatrices {
     pivot_work: RealLu,
     /// The storage of the dense selection, kept between selections.
     sel_scratch: DenseSelectionScratch,
+    /// Position of each differential row in the reduced dense system,
+    /// `usize::MAX` if not selected (dense path, set by `reduce_dense`).
+    diff_pos: Vec<usize>,
 }
 
 impl NewtonMatrices {
@@ -75,6 +78,7 @@ impl NewtonMatrices {
             sel_pivot: 0.0,
             pivot_work: RealLu::new(dn),
             sel_scratch: DenseSelectionScratch::default(),
+            diff_pos: vec![usize::MAX; n_d],
         }
     }
 
@@ -153,7 +157,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         }
         // Reduced M and J (J = −∂(Eż−k)/∂z on differential rows, ∂g/∂z on constraint rows).
         if !self.sparse && set.overdetermined {
-            reduce_dense(self.n, ws, &lin.sel);
+            reduce_dense(self.n, ws, &lin.sel, &self.jd, &mut lin.diff_pos);
         }
         st.caljac = true;
         st.need_jac = false;
@@ -253,7 +257,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             if scatter_mass {
                 self.mass.scatter(ws.e_full, n);
             }
-            self.jd.scatter(ws.jd_full, n);
+            // (∂(Eż−k)/∂z goes to the selected rows only: reduce_dense)
             self.jg.scatter(ws.g_full, n);
         } else if !self.sparse {
             // Square: the selection is the identity, so the reduced
@@ -427,15 +431,32 @@ fn halve_step(st: &mut StepState) {
     st.need_lu = true;
 }
 
-/// The reduced dense `M` and `J` of an overdetermined system from the full
-/// ones: the selected rows, `J = −∂(Eż−k)/∂z` on differential rows,
-/// `∂g/∂z` on constraint rows.
-fn reduce_dense(n: usize, ws: &mut Workspace<'_>, sel: &EquationSelection) {
+/// The reduced dense `M` and `J` of an overdetermined system: the
+/// selected rows of the full `E` and `∂g/∂z`, `J = −∂(Eż−k)/∂z` on
+/// differential rows (scattered from the pattern `jd` into the selected
+/// rows only, summed in the pattern's order: the values a scatter into a
+/// full matrix and its negated rows give, but for a zero without an entry,
+/// `+0` for `−0`, which `γ/h·M − J` does not tell apart), `∂g/∂z` on
+/// constraint rows. `diff_pos` (`n_d` entries) receives the position of
+/// each differential row.
+fn reduce_dense(
+    n: usize,
+    ws: &mut Workspace<'_>,
+    sel: &EquationSelection,
+    jd: &Pattern,
+    diff_pos: &mut [usize],
+) {
     let nd = sel.diff_rows.len();
+    diff_pos.fill(usize::MAX);
     for (k, &r) in sel.diff_rows.iter().enumerate() {
-        for c in 0..n {
-            ws.mred[k * n + c] = ws.e_full[r * n + c];
-            ws.jred[k * n + c] = -ws.jd_full[r * n + c];
+        diff_pos[r] = k;
+        ws.mred[k * n..(k + 1) * n].copy_from_slice(&ws.e_full[r * n..(r + 1) * n]);
+        ws.jred[k * n..(k + 1) * n].fill(0.0);
+    }
+    for (&(r, c), &v) in jd.entries.iter().zip(&jd.values) {
+        let k = diff_pos[r];
+        if k != usize::MAX {
+            ws.jred[k * n + c] -= v;
         }
     }
     for (k, &r) in sel.constraint_rows.iter().enumerate() {

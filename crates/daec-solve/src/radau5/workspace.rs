@@ -87,7 +87,7 @@ impl Layout {
     pub(super) fn storage_len(&self) -> usize {
         let (n, n_d, n_g) = (self.n, self.n_d, self.n_g);
         let (dn, dfull, m) = (self.dn(), self.dfull(), n_d + n_g);
-        5 * m + n_g + n_d * dn + (2 * n_d + n_g) * dfull + 2 * dn * dn + self.n_mass + 28 * n
+        5 * m + n_g + n_d * dn + (n_d + n_g) * dfull + 2 * dn * dn + self.n_mass + 28 * n
     }
 }
 
@@ -112,8 +112,6 @@ pub(super) struct Workspace<'a> {
     pub(super) e_full: &'a mut [f64],
     /// `E(t_n, z_n)` row-major for the error estimate (dense path).
     pub(super) e_cur: &'a mut [f64],
-    /// Full dense `∂(Eż−k)/∂z` (overdetermined dense systems).
-    pub(super) jd_full: &'a mut [f64],
     /// Full dense `∂g/∂z` (overdetermined dense systems).
     pub(super) g_full: &'a mut [f64],
     /// The reduced `M` (dense path).
@@ -173,7 +171,6 @@ impl<'a> Workspace<'a> {
         let y0 = arena.take(m);
         let e_full = arena.take(n_d * dfull);
         let e_cur = arena.take(n_d * dn);
-        let jd_full = arena.take(n_d * dfull);
         let g_full = arena.take(n_g * dfull);
         let mred = arena.take(dn * dn);
         let jred = arena.take(dn * dn);
@@ -200,7 +197,6 @@ impl<'a> Workspace<'a> {
             y0,
             e_full,
             e_cur,
-            jd_full,
             g_full,
             mred,
             jred,
