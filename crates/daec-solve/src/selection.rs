@@ -70,7 +70,9 @@ const PREFER_FLOOR: f64 = 1e-14;
 mod dense;
 mod matched;
 
-pub(crate) use dense::DenseSelectionScratch;
+pub(crate) use dense::{
+    DenseSelectionScratch, select_preferring_in as select_equations_preferring_in,
+};
 
 use crate::linalg::RealLu;
 
@@ -289,20 +291,6 @@ pub fn select_equations_preferring(
 ) -> Result<EquationSelection, usize> {
     let mut scratch = DenseSelectionScratch::default();
     dense::select_preferring_in(&mut scratch, n, e, n_d, g, n_g, prefer)
-}
-
-/// [`select_equations_preferring`] in storage kept from one selection to
-/// the next (the integrator selects at every Jacobian).
-pub(crate) fn select_equations_preferring_in(
-    scratch: &mut DenseSelectionScratch,
-    n: usize,
-    e: &[f64],
-    n_d: usize,
-    g: &[f64],
-    n_g: usize,
-    prefer: Option<&PivotPreference>,
-) -> Result<EquationSelection, usize> {
-    dense::select_preferring_in(scratch, n, e, n_d, g, n_g, prefer)
 }
 
 /// How far the square system of the rows `sel` selects from `[G; E]`

@@ -223,8 +223,10 @@ impl DenseSelectionScratch {
     }
 }
 
-/// [`super::select_equations_preferring`] in the storage of `scratch`.
-pub(super) fn select_preferring_in(
+/// [`super::select_equations_preferring`] in the storage of `scratch`,
+/// kept from one selection to the next (the integrator selects at every
+/// Jacobian).
+pub(crate) fn select_preferring_in(
     scratch: &mut DenseSelectionScratch,
     n: usize,
     e: &[f64],
