@@ -388,8 +388,7 @@ impl Unknown {
 
     /// Appends [`Unknown::source_name`] to `out`.
     pub fn push_source_name(&self, out: &mut String) {
-        out.push_str(&daec_syntax::lexer::ident_source(&self.decl.base));
-        lower::push_subscripts(out, &self.subscripts());
+        push_source_name(out, &self.decl.base, &self.subscripts());
     }
 }
 
@@ -625,13 +624,19 @@ fn subscripts_are(mut text: &str, subs: &[usize]) -> bool {
 /// is not a plain one) followed by the `subscripts`; `name` itself (quoted
 /// as needed) when there are none.
 fn source_name(name: &str, base: &str, subscripts: &[usize]) -> String {
-    use daec_syntax::lexer::ident_source;
     if subscripts.is_empty() {
-        return ident_source(name).into_owned();
+        return daec_syntax::lexer::ident_source(name).into_owned();
     }
-    let mut out = ident_source(base).into_owned();
-    lower::push_subscripts(&mut out, subscripts);
+    let mut out = String::new();
+    push_source_name(&mut out, base, subscripts);
     out
+}
+
+/// Appends `base` as an identifier (quoted when it is not a plain one)
+/// followed by the `subscripts` to `out`.
+fn push_source_name(out: &mut String, base: &str, subscripts: &[usize]) {
+    out.push_str(&daec_syntax::lexer::ident_source(base));
+    lower::push_subscripts(out, subscripts);
 }
 
 impl Parameter {

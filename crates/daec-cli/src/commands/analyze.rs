@@ -691,15 +691,16 @@ fn success_section(out: &mut String, dae: &Dae, reg: &Regular) {
             .iter()
             .zip(&p.z)
             .filter(|(u, z)| (u.start().unwrap_or(0.0) - **z).abs() > 1e-9 * (1.0 + z.abs()));
-        if moved.clone().next().is_some() {
-            let shown = list_with(moved, 12, |(u, z)| {
-                format!(
-                    "{} {} → {}",
-                    u.source_name(),
-                    fmt_num(u.start().unwrap_or(0.0)),
-                    fmt_num(*z)
-                )
-            });
+        // (an item's text is never empty: an empty list is no line)
+        let shown = list_with(moved, 12, |(u, z)| {
+            format!(
+                "{} {} → {}",
+                u.source_name(),
+                fmt_num(u.start().unwrap_or(0.0)),
+                fmt_num(*z)
+            )
+        });
+        if !shown.is_empty() {
             let _ = writeln!(out, "  start values moved: {shown}");
         }
     }
