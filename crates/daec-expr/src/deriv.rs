@@ -182,51 +182,71 @@ impl ExprPool {
         self.widen_parents();
         let order = self.topo_order(&[e]);
         let zero = self.constant(0.0);
-        let pos = |c: ExprId| order.binary_search(&c).ok();
-        let mut has = vec![false; order.len()];
+        // The positions in `order` of each node's children, in operand
+        // order (`kids[kid_start[k]..kid_start[k + 1]]`), found once for
+        // every derivative: every child of a node of `order` is in `order`.
+        let pos = |c: ExprId| order.binary_search(&c).unwrap_or(0) as u32;
+        let mut kid_start: Vec<u32> = Vec::with_capacity(order.len() + 1);
+        let mut kids: Vec<u32> = Vec::with_capacity(order.len() * 2);
+        kid_start.push(0);
+        for &id in &order {
+            kids.extend(self.node(id).children().map(pos));
+            kid_start.push(kids.len() as u32);
+        }
+        let kids_of = |k: usize| &kids[kid_start[k] as usize..kid_start[k + 1] as usize];
+        let root = order.len() - 1; // `e` is the largest id it depends on
+        // Which nodes contain which of (up to 64 of) the leaves `wrt`, one
+        // bit per leaf, in one pass over `order` per 64 leaves.
+        let mut has: Vec<u64> = vec![0; order.len()];
         let mut done: Vec<Option<ExprId>> = vec![None; order.len()];
         let mut stack: Vec<(usize, bool)> = Vec::new();
         let mut out = Vec::with_capacity(wrt.len());
-        for &v in wrt {
+        for chunk in wrt.chunks(64) {
             for (k, &id) in order.iter().enumerate() {
-                has[k] = id == v
-                    || self
-                        .node(id)
-                        .children()
-                        .any(|c| pos(c).is_some_and(|p| has[p]));
+                let own = chunk
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &v)| v == id)
+                    .fold(0u64, |m, (b, _)| m | (1 << b));
+                has[k] = kids_of(k).iter().fold(own, |m, &p| m | has[p as usize]);
             }
-            done.fill(None);
-            let Some(root) = pos(e).filter(|&r| has[r]) else {
-                out.push(zero);
-                continue;
-            };
-            let pending = |done: &[Option<ExprId>], c: ExprId| {
-                pos(c).filter(|&p| has[p] && done[p].is_none())
-            };
-            stack.push((root, false));
-            while let Some((k, expanded)) = stack.pop() {
-                if done[k].is_some() {
+            for (b, &v) in chunk.iter().enumerate() {
+                let bit = 1u64 << b;
+                if has[root] & bit == 0 {
+                    out.push(zero);
                     continue;
                 }
-                if !expanded {
-                    stack.push((k, true));
-                    for c in self.node(order[k]).children() {
-                        if let Some(p) = pending(&done, c) {
-                            stack.push((p, false));
-                        }
+                done.fill(None);
+                stack.push((root, false));
+                while let Some((k, expanded)) = stack.pop() {
+                    if done[k].is_some() {
+                        continue;
                     }
-                    continue;
-                }
-                let d = {
-                    let lookup = |_: &Self, c: ExprId| match pos(c) {
-                        Some(p) if has[p] => done[p].unwrap_or(c),
-                        _ => zero,
+                    if !expanded {
+                        stack.push((k, true));
+                        for &p in kids_of(k) {
+                            let p = p as usize;
+                            if has[p] & bit != 0 && done[p].is_none() {
+                                stack.push((p, false));
+                            }
+                        }
+                        continue;
+                    }
+                    let d = {
+                        let lookup = |_: &Self, c: ExprId| match kids_of(k)
+                            .iter()
+                            .map(|&p| p as usize)
+                            .find(|&p| order[p] == c)
+                        {
+                            Some(p) if has[p] & bit != 0 => done[p].unwrap_or(c),
+                            _ => zero,
+                        };
+                        self.derive_node(order[k], Wrt::Partial(v), &lookup)
                     };
-                    self.derive_node(order[k], Wrt::Partial(v), &lookup)
-                };
-                done[k] = Some(d);
+                    done[k] = Some(d);
+                }
+                out.push(done[root].unwrap_or(zero));
             }
-            out.push(done[root].unwrap_or(zero));
         }
         out
     }
@@ -268,19 +288,25 @@ impl ExprPool {
                 },
             },
             _ if matches!(wrt, Wrt::Partial(v) if v == id) => self.constant(1.0),
+            // (the lists below are the pool's spare buffers: no allocation
+            // per node)
             Node::Add(ts) => {
-                let ds: Vec<ExprId> = ts.iter().map(|&t| d(self, t)).collect();
-                self.sum(&ds)
+                let mut ds = self.take_ids();
+                ds.extend(ts.iter().map(|&t| d(self, t)));
+                let r = self.sum(&ds);
+                self.give_ids(ds);
+                r
             }
             Node::Mul(fs) => {
                 // Product rule: Σ_i (Π_{j≠i} f_j) · f_i'.
-                let mut terms = Vec::new();
+                let mut terms = self.take_ids();
+                let mut factors = self.take_ids();
                 for (i, &f) in fs.iter().enumerate() {
                     let df = d(self, f);
                     if self.is_zero(df) {
                         continue;
                     }
-                    let mut factors: Vec<ExprId> = Vec::with_capacity(fs.len());
+                    factors.clear();
                     factors.extend(
                         fs.iter()
                             .enumerate()
@@ -290,7 +316,10 @@ impl ExprPool {
                     factors.push(df);
                     terms.push(self.product(&factors));
                 }
-                self.sum(&terms)
+                let r = self.sum(&terms);
+                self.give_ids(factors);
+                self.give_ids(terms);
+                r
             }
             Node::Powi(a, n) => {
                 let da = d(self, a);

@@ -626,12 +626,17 @@ impl ExprPool {
     /// Rebuilds the interning table with `slots` slots and the id bits for
     /// the pool's size, re-placing its entries by their nodes' hashes.
     fn rebuild_table(&mut self, slots: usize) {
-        let old = std::mem::replace(
-            &mut self.table,
-            InternTable::with_slots(slots, id_bits_for(self.nodes.len())),
-        );
-        self.table.len = old.len;
-        for id in old.ids() {
+        // The ids in increasing order, so the nodes are read sequentially
+        // rather than in the old table's (hash) order; each id is in the
+        // table once, so the order of placement changes no lookup. The
+        // old table is freed before the new one is allocated.
+        let mut ids: Vec<u32> = self.table.ids().collect();
+        ids.sort_unstable();
+        let len = self.table.len;
+        self.table = InternTable::default();
+        self.table = InternTable::with_slots(slots, id_bits_for(self.nodes.len()));
+        self.table.len = len;
+        for id in ids {
             self.place_in_table(id);
         }
     }

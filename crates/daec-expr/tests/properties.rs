@@ -498,3 +498,44 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn diff_many_by_more_than_64_leaves_repeated_and_absent_ones_gives_the_ids_of_diff() {
+    // Σ_k x_k·y_k + sin(x_0·y_0) over 40 pairs: 80 leaves, more than one
+    // word of the walk's leaf bits; the list repeats x_0, names a leaf the
+    // expression lacks and the non-leaf node x_1·y_1
+    let build = |p: &mut ExprPool| {
+        let mut terms = Vec::new();
+        for k in 0..40 {
+            let (x, y) = (p.var(k, 0), p.var(40 + k, 0));
+            terms.push(p.mul(x, y));
+        }
+        let s = p.func(Func::Sin, terms[0]);
+        terms.push(s);
+        (p.sum(&terms), terms[1])
+    };
+    let (mut p, mut q) = (ExprPool::new(), ExprPool::new());
+    let ((e, pair), (f, _)) = (build(&mut p), build(&mut q));
+    let mut wrt: Vec<ExprId> = (0..80).rev().map(|k| p.var(k, 0)).collect();
+    for k in 0..80 {
+        q.var(k, 0);
+    }
+    let absent = p.var(99, 1);
+    q.var(99, 1);
+    wrt.insert(70, wrt[79]);
+    wrt.push(absent);
+    wrt.push(pair);
+    assert_eq!(wrt.len(), 83);
+    let one: Vec<ExprId> = wrt.iter().map(|&l| p.diff(e, l)).collect();
+    let many = q.diff_many(f, &wrt);
+    assert_eq!(one, many);
+    assert_eq!(p.len(), q.len());
+    assert_eq!(p.encode(&one), q.encode(&many));
+    // ∂/∂x_0 = y_0 + cos(x_0·y_0)·y_0, not zero; the absent leaf's is 0
+    // (x_0 is at 70 and 80)
+    assert!(p.as_constant(one[80]).is_none());
+    assert_eq!(one[80], one[70]);
+    assert_ne!(one[80], one[79]);
+    assert_eq!(p.as_constant(one[81]), Some(0.0));
+    assert_eq!(p.as_constant(one[82]), Some(1.0));
+}
