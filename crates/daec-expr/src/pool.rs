@@ -804,13 +804,60 @@ impl ExprPool {
     /// `-a`, stored as `(-1)·a`.
     pub fn neg(&mut self, a: ExprId) -> ExprId {
         let m1 = self.constant(-1.0);
-        self.product(&[m1, a])
+        match self.negated_product(a) {
+            Some(r) => r,
+            None => self.product(&[m1, a]),
+        }
     }
 
     /// `c · a` for a numeric coefficient `c`.
     pub fn scale(&mut self, c: f64, a: ExprId) -> ExprId {
         let k = self.constant(c);
+        if c == -1.0
+            && let Some(r) = self.negated_product(a)
+        {
+            return r;
+        }
         self.product(&[k, a])
+    }
+
+    /// `(-1)·a` for a product `a` (`None` for any other node), built from
+    /// `a`'s canonical factors without [`ExprPool::product`]'s flattening,
+    /// sorting and collection: the node `product(&[-1, a])` gives, since
+    /// that collection of `a`'s factors gives `a`'s factors again and the
+    /// negation only flips the sign of the coefficient `k` (1 when `a` has
+    /// no constant factor). `-k` is exact, it is never 0 (`a` would be 0),
+    /// and the test that cancels a constant's reciprocal against the
+    /// coefficient (`k / r` exact) holds for `-k` exactly when for `k`. So
+    /// the factors are `-k` and the others, or the others alone when
+    /// `-k = 1` (the one other itself if it is alone). The caller has
+    /// interned the constant `-1`, as `product`'s callers do.
+    fn negated_product(&mut self, a: ExprId) -> Option<ExprId> {
+        if !matches!(self.node(a), Node::Mul(_)) {
+            return None;
+        }
+        let mut ops = self.take_ids();
+        if let Node::Mul(fs) = self.node(a) {
+            ops.extend_from_slice(&fs);
+        }
+        let k = match self.node(ops[0]) {
+            Node::Const(k) => {
+                ops.remove(0);
+                k
+            }
+            _ => 1.0,
+        };
+        let r = if -k == 1.0 && ops.len() == 1 {
+            ops[0]
+        } else {
+            if -k != 1.0 {
+                let c = self.constant(-k);
+                ops.insert(0, c);
+            }
+            self.intern_nary(true, &ops)
+        };
+        self.give_ids(ops);
+        Some(r)
     }
 
     /// `a ^ b` with a real exponent; integer constant exponents become

@@ -375,6 +375,32 @@ proptest! {
     }
 
     #[test]
+    fn neg_and_scale_by_minus_one_build_the_node_of_the_product_by_minus_one(
+        r in recipe(),
+        k in prop::sample::select(vec![-1.0, 1.0, 2.0, -3.0, 0.5]),
+    ) {
+        // the same expression, times k, in three pools: negated by `neg`,
+        // by `scale(-1, ·)` and by the product with the constant -1; the
+        // ids and the pools' nodes are the same
+        let mut pools = [ExprPool::new(), ExprPool::new(), ExprPool::new()];
+        let mut negated = Vec::new();
+        for (i, p) in pools.iter_mut().enumerate() {
+            let e = build(p, &r);
+            let e = p.scale(k, e);
+            let m1 = p.constant(-1.0);
+            negated.push(match i {
+                0 => p.neg(e),
+                1 => p.scale(-1.0, e),
+                _ => p.product(&[m1, e]),
+            });
+        }
+        prop_assert_eq!(negated[0], negated[2]);
+        prop_assert_eq!(negated[1], negated[2]);
+        prop_assert!(pools[0].same_nodes(&pools[2]));
+        prop_assert!(pools[1].same_nodes(&pools[2]));
+    }
+
+    #[test]
     fn dt_equals_the_chain_rule(r in recipe(), env in point()) {
         let mut p = ExprPool::new();
         let e = build(&mut p, &r);
@@ -538,4 +564,53 @@ fn diff_many_by_more_than_64_leaves_repeated_and_absent_ones_gives_the_ids_of_di
     assert_ne!(one[80], one[79]);
     assert_eq!(p.as_constant(one[81]), Some(0.0));
     assert_eq!(p.as_constant(one[82]), Some(1.0));
+}
+
+#[test]
+fn neg_of_products_builds_the_product_by_minus_one() {
+    // products with and without a coefficient, a coefficient -1 (whose
+    // negation drops it), one whose reciprocal of a constant stays, and a
+    // power; each negated by `neg` and by the product with -1 in two
+    // pools
+    let cases: [fn(&mut ExprPool) -> ExprId; 6] = [
+        |p| {
+            let (x, y) = (p.var(0, 0), p.var(1, 0));
+            p.mul(x, y)
+        },
+        |p| {
+            let (x, y) = (p.var(0, 0), p.var(1, 0));
+            let xy = p.mul(x, y);
+            p.neg(xy)
+        },
+        |p| {
+            let x = p.var(0, 0);
+            p.neg(x)
+        },
+        |p| {
+            let (x, three) = (p.var(0, 0), p.constant(3.0));
+            let x3 = p.div(x, three);
+            p.scale(2.0, x3)
+        },
+        |p| {
+            let (x, y) = (p.var(0, 0), p.var(1, 1));
+            let x2 = p.powi(x, 2);
+            let t = p.mul(x2, y);
+            p.scale(-2.5, t)
+        },
+        |p| {
+            let (l, d) = (p.var(6, 0), p.var(4, 0));
+            let m2 = p.constant(-2.0);
+            p.product(&[m2, l, d])
+        },
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let (mut p, mut q) = (ExprPool::new(), ExprPool::new());
+        let (e, f) = (case(&mut p), case(&mut q));
+        let m1 = q.constant(-1.0);
+        let (a, b) = (p.neg(e), q.product(&[m1, f]));
+        assert_eq!(a, b, "case {i}");
+        assert!(p.same_nodes(&q), "case {i}");
+        // and negating twice gives the expression back
+        assert_eq!(p.neg(a), e, "case {i}");
+    }
 }
