@@ -116,14 +116,6 @@ fn rows_mut<const N: usize>(a: &mut [f64]) -> Option<&mut [[f64; N]; N]> {
     rows.try_into().ok()
 }
 
-fn rows<const N: usize>(a: &[f64]) -> Option<&[[f64; N]; N]> {
-    let (rows, rest) = a.as_chunks::<N>();
-    if !rest.is_empty() {
-        return None;
-    }
-    rows.try_into().ok()
-}
-
 /// Partial pivoting in column `k` of an order-`n` matrix: the row
 /// `p ≥ k` of the largest `magnitude(p)` (the first of equals);
 /// `Singular(k)` when that is zero or not finite.
@@ -141,6 +133,125 @@ fn pivot_row(k: usize, n: usize, magnitude: impl Fn(usize) -> f64) -> Result<usi
         return Err(Singular(k));
     }
     Ok(p)
+}
+
+/// `y_i −= a_i·x` for every `i` of `y` and `a`: one column of a
+/// substitution, one row of an elimination step. Contiguous slices that
+/// do not alias: the compiler vectorises the loop without run-time
+/// overlap checks.
+#[inline(always)]
+fn sub_scaled(y: &mut [f64], a: &[f64], x: f64) {
+    for (y, &a) in y.iter_mut().zip(a) {
+        *y -= a * x;
+    }
+}
+
+/// The complex [`sub_scaled`], the parts apart: `y_i −= a_i·x` for
+/// `y = yr + i·yi`, `a = ar + i·ai`, `x = xr + i·xi`, as
+/// `yr −= xr·ar − xi·ai` and `yi −= xr·ai + xi·ar` (products and sums
+/// commute exactly, so the elimination's `f·u` and the substitution's
+/// `l·x` both come out as their plain loops wrote them).
+#[inline(always)]
+fn sub_scaled_complex(yr: &mut [f64], yi: &mut [f64], ar: &[f64], ai: &[f64], x: (f64, f64)) {
+    let (xr, xi) = x;
+    let y = yr.iter_mut().zip(yi.iter_mut());
+    for ((yr, yi), (&ar, &ai)) in y.zip(ar.iter().zip(ai)) {
+        *yr -= xr * ar - xi * ai;
+        *yi -= xr * ai + xi * ar;
+    }
+}
+
+/// `t` = the transpose of the order-`n` row-major `a` (`n ≥ 1`): the
+/// factors column by column, as the substitutions read them.
+#[inline(always)]
+fn transpose(n: usize, a: &[f64], t: &mut [f64]) {
+    for (j, col) in t.chunks_exact_mut(n).enumerate() {
+        for (c, row) in col.iter_mut().zip(a.chunks_exact(n)) {
+            *c = row[j];
+        }
+    }
+}
+
+/// [`transpose`] for order `N`.
+fn transpose_fixed<const N: usize>(a: &[f64], t: &mut [f64]) {
+    transpose(N, a, t);
+}
+
+/// Solves `A x = b` in place with the factors of `A` column by column
+/// (`cols`: column `j` of `L` below the diagonal, column `k` of `U` above
+/// it, the diagonal of `U` inverted; order `n ≥ 1`) and the row
+/// interchanges `piv`. The substitutions are column-oriented: once `x_j`
+/// is known it is subtracted from every later row at once, so the chain
+/// of dependent operations is one multiply-subtract per unknown, and the
+/// columns are contiguous (vectorised). Every `b_i` receives its updates
+/// in the order of the plain substitutions (`j` ascending, then `k`
+/// descending): the same result bit for bit.
+#[inline(always)]
+fn real_solve_cols(n: usize, cols: &[f64], piv: &[usize], b: &mut [f64]) {
+    let (cols, piv, b) = (&cols[..n * n], &piv[..n], &mut b[..n]);
+    for (k, &p) in piv.iter().enumerate() {
+        b.swap(k, p.min(n - 1));
+    }
+    for (j, col) in cols.chunks_exact(n).enumerate() {
+        let (head, tail) = b.split_at_mut(j + 1);
+        sub_scaled(tail, &col[j + 1..], head[j]);
+    }
+    for (k, col) in cols.chunks_exact(n).enumerate().rev() {
+        let (head, tail) = b.split_at_mut(k);
+        let x = tail[0] * col[k];
+        tail[0] = x;
+        sub_scaled(head, &col[..k], x);
+    }
+}
+
+/// [`real_solve_cols`] for the complex factors `cr + i·ci` and
+/// `b = br + i·bi`.
+#[inline(always)]
+fn complex_solve_cols(
+    n: usize,
+    (cr, ci): (&[f64], &[f64]),
+    piv: &[usize],
+    br: &mut [f64],
+    bi: &mut [f64],
+) {
+    let (cr, ci, piv) = (&cr[..n * n], &ci[..n * n], &piv[..n]);
+    let (br, bi) = (&mut br[..n], &mut bi[..n]);
+    for (k, &p) in piv.iter().enumerate() {
+        let p = p.min(n - 1);
+        br.swap(k, p);
+        bi.swap(k, p);
+    }
+    for (j, (lr, li)) in cr.chunks_exact(n).zip(ci.chunks_exact(n)).enumerate() {
+        let (hr, tr) = br.split_at_mut(j + 1);
+        let (hi, ti) = bi.split_at_mut(j + 1);
+        sub_scaled_complex(tr, ti, &lr[j + 1..], &li[j + 1..], (hr[j], hi[j]));
+    }
+    let columns = cr.chunks_exact(n).zip(ci.chunks_exact(n)).enumerate();
+    for (k, (ur, ui)) in columns.rev() {
+        let (hr, tr) = br.split_at_mut(k);
+        let (hi, ti) = bi.split_at_mut(k);
+        let (sr, si) = (tr[0], ti[0]);
+        let (ir, ii) = (ur[k], ui[k]);
+        let x = (sr * ir - si * ii, sr * ii + si * ir);
+        (tr[0], ti[0]) = x;
+        sub_scaled_complex(hr, hi, &ur[..k], &ui[..k], x);
+    }
+}
+
+/// [`real_solve_cols`] for order `N`.
+fn real_solve_fixed<const N: usize>(cols: &[f64], piv: &[usize], b: &mut [f64]) {
+    real_solve_cols(N, cols, piv, b);
+}
+
+/// [`complex_solve_cols`] for order `N`.
+fn complex_solve_fixed<const N: usize>(
+    cr: &[f64],
+    ci: &[f64],
+    piv: &[usize],
+    br: &mut [f64],
+    bi: &mut [f64],
+) {
+    complex_solve_cols(N, (cr, ci), piv, br, bi);
 }
 
 /// [`RealLu::factor`] for order `N` (`lu` holds the matrix on entry).
@@ -178,38 +289,6 @@ fn real_factor_fixed<const N: usize>(lu: &mut [f64], piv: &mut [usize]) -> Resul
     }
     for_each_step!(N, |k| step(a, piv, k));
     Ok(())
-}
-
-/// [`RealLu::solve`] for order `N`. The substitutions are column-oriented:
-/// once `x_j` is known it is subtracted from every later row at once, so
-/// the chain of dependent operations is one multiply-subtract per unknown
-/// (the rows' updates are independent and overlap); the row-oriented
-/// inner products waited for a sum of up to `N − 1` products per unknown
-/// (Akzo Nobel 5 % less time per solve over a run).
-fn real_solve_fixed<const N: usize>(lu: &[f64], piv: &[usize], b: &mut [f64]) {
-    let (Some(a), Some(piv), Some(b)) = (
-        rows::<N>(lu),
-        piv.first_chunk::<N>(),
-        b.first_chunk_mut::<N>(),
-    ) else {
-        return;
-    };
-    for (k, &p) in piv.iter().enumerate() {
-        b.swap(k, p.min(N - 1));
-    }
-    for j in 0..N {
-        let x = b[j];
-        for i in j + 1..N {
-            b[i] -= a[i][j] * x;
-        }
-    }
-    for k in (0..N).rev() {
-        let x = b[k] * a[k][k];
-        b[k] = x;
-        for i in 0..k {
-            b[i] -= a[i][k] * x;
-        }
-    }
 }
 
 /// [`ComplexLu::factor`] for order `N` (`re`, `im` hold the matrix on entry).
@@ -263,58 +342,20 @@ fn complex_factor_fixed<const N: usize>(
     Ok(())
 }
 
-/// [`ComplexLu::solve`] for order `N` (column-oriented, as
-/// [`real_solve_fixed`]).
-fn complex_solve_fixed<const N: usize>(
-    re: &[f64],
-    im: &[f64],
-    piv: &[usize],
-    br: &mut [f64],
-    bi: &mut [f64],
-) {
-    let (Some(ar), Some(ai), Some(piv), Some(br), Some(bi)) = (
-        rows::<N>(re),
-        rows::<N>(im),
-        piv.first_chunk::<N>(),
-        br.first_chunk_mut::<N>(),
-        bi.first_chunk_mut::<N>(),
-    ) else {
-        return;
-    };
-    for (k, &p) in piv.iter().enumerate() {
-        let p = p.min(N - 1);
-        br.swap(k, p);
-        bi.swap(k, p);
-    }
-    for j in 0..N {
-        let (xr, xi) = (br[j], bi[j]);
-        for i in j + 1..N {
-            let (a, b) = (ar[i][j], ai[i][j]);
-            br[i] -= a * xr - b * xi;
-            bi[i] -= a * xi + b * xr;
-        }
-    }
-    for k in (0..N).rev() {
-        let (sr, si) = (br[k], bi[k]);
-        let (ir, ii) = (ar[k][k], ai[k][k]);
-        let (xr, xi) = (sr * ir - si * ii, sr * ii + si * ir);
-        br[k] = xr;
-        bi[k] = xi;
-        for i in 0..k {
-            let (a, b) = (ar[i][k], ai[i][k]);
-            br[i] -= a * xr - b * xi;
-            bi[i] -= a * xi + b * xr;
-        }
-    }
-}
-
 /// LU factorisation of a real `n × n` matrix. The diagonal of `U` is kept
 /// as its reciprocals, so the back substitution multiplies: a chain of
-/// dependent divisions is what bounds the solves of small systems.
+/// dependent divisions is what bounds the solves of small systems. The
+/// elimination works on rows (its updates run along contiguous rows and
+/// skip a row whose multiplier is zero); the solves read the factors
+/// column by column, from a transposed copy made after each
+/// factorisation (`n²` moves against the `n³/3` multiply-adds of the
+/// elimination, and every solve's inner loops contiguous).
 #[derive(Debug, Clone)]
 pub struct RealLu {
     n: usize,
     lu: Vec<f64>,
+    /// The factors in `lu` column by column (its transpose).
+    cols: Vec<f64>,
     piv: Vec<usize>,
     faer: Option<PartialPivLu<f64>>,
 }
@@ -325,6 +366,7 @@ impl RealLu {
         Self {
             n,
             lu: vec![0.0; n * n],
+            cols: vec![0.0; n * n],
             piv: vec![0; n],
             faer: None,
         }
@@ -362,7 +404,11 @@ impl RealLu {
             return Ok(());
         }
         match with_fixed_order!(n, real_factor_fixed(&mut self.lu, &mut self.piv)) {
-            Some(r) => r,
+            Some(r) => {
+                r?;
+                with_fixed_order!(n, transpose_fixed(&self.lu, &mut self.cols));
+                Ok(())
+            }
             None => self.factor_general(),
         }
     }
@@ -389,11 +435,12 @@ impl RealLu {
                 let f = row[k] * inv;
                 row[k] = f;
                 if f != 0.0 {
-                    for (x, &u) in row[k + 1..].iter_mut().zip(urow) {
-                        *x -= f * u;
-                    }
+                    sub_scaled(&mut row[k + 1..], urow, f);
                 }
             }
+        }
+        if n > 0 {
+            transpose(n, &self.lu, &mut self.cols);
         }
         Ok(())
     }
@@ -423,35 +470,16 @@ impl RealLu {
             }
             return;
         }
-        if with_fixed_order!(n, real_solve_fixed(&self.lu, &self.piv, b)).is_none() {
+        if with_fixed_order!(n, real_solve_fixed(&self.cols, &self.piv, b)).is_none() {
             self.solve_general(b);
         }
     }
 
-    /// The general loops of [`RealLu::solve`].
+    /// The general loops of [`RealLu::solve`] (rows were swapped in full,
+    /// `L` included, so `P` comes first).
     fn solve_general(&self, b: &mut [f64]) {
-        let (n, lu) = (self.n, &self.lu);
-        // rows were swapped in full (L included), so apply P first
-        for k in 0..n {
-            let p = self.piv[k];
-            if p != k {
-                b.swap(k, p);
-            }
-        }
-        // column-oriented substitutions, as the fixed orders (see
-        // `real_solve_fixed`)
-        for j in 0..n {
-            let x = b[j];
-            for i in j + 1..n {
-                b[i] -= lu[i * n + j] * x;
-            }
-        }
-        for k in (0..n).rev() {
-            let x = b[k] * lu[k * n + k];
-            b[k] = x;
-            for i in 0..k {
-                b[i] -= lu[i * n + k] * x;
-            }
+        if self.n > 0 {
+            real_solve_cols(self.n, &self.cols, &self.piv, b);
         }
     }
 }
@@ -464,6 +492,10 @@ pub struct ComplexLu {
     n: usize,
     re: Vec<f64>,
     im: Vec<f64>,
+    /// The factors in `re` and `im` column by column (their transposes),
+    /// as in [`RealLu`].
+    cols_re: Vec<f64>,
+    cols_im: Vec<f64>,
     piv: Vec<usize>,
     faer: Option<PartialPivLu<c64>>,
 }
@@ -475,6 +507,8 @@ impl ComplexLu {
             n,
             re: vec![0.0; n * n],
             im: vec![0.0; n * n],
+            cols_re: vec![0.0; n * n],
+            cols_im: vec![0.0; n * n],
             piv: vec![0; n],
             faer: None,
         }
@@ -517,7 +551,12 @@ impl ComplexLu {
         }
         let (ar, ai) = (&mut self.re, &mut self.im);
         match with_fixed_order!(n, complex_factor_fixed(ar, ai, &mut self.piv)) {
-            Some(r) => r,
+            Some(r) => {
+                r?;
+                with_fixed_order!(n, transpose_fixed(&self.re, &mut self.cols_re));
+                with_fixed_order!(n, transpose_fixed(&self.im, &mut self.cols_im));
+                Ok(())
+            }
             None => self.factor_general(),
         }
     }
@@ -550,13 +589,14 @@ impl ComplexLu {
                 row_r[k] = fr;
                 row_i[k] = fi;
                 if fr != 0.0 || fi != 0.0 {
-                    let targets = row_r[k + 1..].iter_mut().zip(row_i[k + 1..].iter_mut());
-                    for ((a, b), (&ur, &ui)) in targets.zip(u_r.iter().zip(u_i)) {
-                        *a -= fr * ur - fi * ui;
-                        *b -= fr * ui + fi * ur;
-                    }
+                    let (yr, yi) = (&mut row_r[k + 1..], &mut row_i[k + 1..]);
+                    sub_scaled_complex(yr, yi, u_r, u_i, (fr, fi));
                 }
             }
+        }
+        if n > 0 {
+            transpose(n, &self.re, &mut self.cols_re);
+            transpose(n, &self.im, &mut self.cols_im);
         }
         Ok(())
     }
@@ -573,43 +613,17 @@ impl ComplexLu {
             }
             return;
         }
-        let (ar, ai) = (&self.re, &self.im);
-        if with_fixed_order!(n, complex_solve_fixed(ar, ai, &self.piv, br, bi)).is_none() {
+        let (cr, ci) = (&self.cols_re, &self.cols_im);
+        if with_fixed_order!(n, complex_solve_fixed(cr, ci, &self.piv, br, bi)).is_none() {
             self.solve_general(br, bi);
         }
     }
 
     /// The general loops of [`ComplexLu::solve`].
     fn solve_general(&self, br: &mut [f64], bi: &mut [f64]) {
-        let (n, ar, ai) = (self.n, &self.re, &self.im);
-        for k in 0..n {
-            let p = self.piv[k];
-            if p != k {
-                br.swap(k, p);
-                bi.swap(k, p);
-            }
-        }
-        // column-oriented substitutions, as the fixed orders (see
-        // `complex_solve_fixed`)
-        for j in 0..n {
-            let (xr, xi) = (br[j], bi[j]);
-            for i in j + 1..n {
-                let (a, b) = (ar[i * n + j], ai[i * n + j]);
-                br[i] -= a * xr - b * xi;
-                bi[i] -= a * xi + b * xr;
-            }
-        }
-        for k in (0..n).rev() {
-            let (sr, si) = (br[k], bi[k]);
-            let (ir, ii) = (ar[k * n + k], ai[k * n + k]);
-            let (xr, xi) = (sr * ir - si * ii, sr * ii + si * ir);
-            br[k] = xr;
-            bi[k] = xi;
-            for i in 0..k {
-                let (a, b) = (ar[i * n + k], ai[i * n + k]);
-                br[i] -= a * xr - b * xi;
-                bi[i] -= a * xi + b * xr;
-            }
+        if self.n > 0 {
+            let cols = (&self.cols_re[..], &self.cols_im[..]);
+            complex_solve_cols(self.n, cols, &self.piv, br, bi);
         }
     }
 }
@@ -799,10 +813,12 @@ mod tests {
     }
 
     /// The elimination by rows of the row-major `a` (partial pivoting, the
-    /// diagonal inverted) and its substitutions, written as plainly as
-    /// possible: the arithmetic every kernel must repeat, whatever its
-    /// loop order or storage.
-    fn reference_real(n: usize, a: &[f64], b: &[f64]) -> (Vec<usize>, Vec<f64>) {
+    /// diagonal inverted, a row whose multiplier is zero left as it is)
+    /// and its substitutions, written as plainly as possible: the
+    /// arithmetic every kernel must repeat, whatever its loop order or
+    /// storage. `Err(Singular(k))` when the pivot of step `k` is zero or
+    /// not finite.
+    fn reference_real(n: usize, a: &[f64], b: &[f64]) -> Result<(Vec<usize>, Vec<f64>), Singular> {
         let mut a = a.to_vec();
         let mut piv = vec![0; n];
         for k in 0..n {
@@ -813,6 +829,10 @@ mod tests {
                     p
                 }
             });
+            let best = a[p * n + k].abs();
+            if best == 0.0 || !best.is_finite() {
+                return Err(Singular(k));
+            }
             piv[k] = p;
             for j in 0..n {
                 a.swap(k * n + j, p * n + j);
@@ -822,8 +842,10 @@ mod tests {
             for i in k + 1..n {
                 let f = a[i * n + k] * inv;
                 a[i * n + k] = f;
-                for j in k + 1..n {
-                    a[i * n + j] -= f * a[k * n + j];
+                if f != 0.0 {
+                    for j in k + 1..n {
+                        a[i * n + j] -= f * a[k * n + j];
+                    }
                 }
             }
         }
@@ -842,20 +864,26 @@ mod tests {
                 x[i] -= a[i * n + k] * x[k];
             }
         }
-        (piv, x)
+        Ok((piv, x))
     }
+
+    /// The pivots and the real and imaginary parts of a complex solution.
+    type ComplexSolution = (Vec<usize>, Vec<f64>, Vec<f64>);
 
     /// [`reference_real`] for the complex matrix `re + i·im`.
     fn reference_complex(
         n: usize,
         (re, im): (&[f64], &[f64]),
         (br, bi): (&[f64], &[f64]),
-    ) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+    ) -> Result<ComplexSolution, Singular> {
         let (mut ar, mut ai) = (re.to_vec(), im.to_vec());
         let mut piv = vec![0; n];
         for k in 0..n {
             let m = |i: usize| ar[i * n + k].abs() + ai[i * n + k].abs();
             let p = (k..n).fold(k, |p, i| if m(i) > m(p) { i } else { p });
+            if m(p) == 0.0 || !m(p).is_finite() {
+                return Err(Singular(k));
+            }
             piv[k] = p;
             for j in 0..n {
                 ar.swap(k * n + j, p * n + j);
@@ -869,6 +897,9 @@ mod tests {
                 let (xr, xi) = (ar[i * n + k], ai[i * n + k]);
                 let (fr, fi) = (xr * ir - xi * ii, xr * ii + xi * ir);
                 (ar[i * n + k], ai[i * n + k]) = (fr, fi);
+                if fr == 0.0 && fi == 0.0 {
+                    continue;
+                }
                 for j in k + 1..n {
                     let (ur, ui) = (ar[k * n + j], ai[k * n + j]);
                     ar[i * n + j] -= fr * ur - fi * ui;
@@ -898,7 +929,7 @@ mod tests {
                 xi[i] -= a * xi[k] + b * xr[k];
             }
         }
-        (piv, xr, xi)
+        Ok((piv, xr, xi))
     }
 
     #[test]
@@ -915,14 +946,14 @@ mod tests {
                 let im = random_matrix(n, 0.5 * diag, &mut seed);
                 let b: Vec<f64> = (0..n).map(|_| random(&mut seed)).collect();
                 let c: Vec<f64> = (0..n).map(|_| random(&mut seed)).collect();
-                let (piv, x_ref) = reference_real(n, &a, &b);
+                let (piv, x_ref) = reference_real(n, &a, &b).unwrap();
                 let mut lu = RealLu::new(n);
                 lu.factor(&a).unwrap();
                 let mut x = b.clone();
                 lu.solve(&mut x);
                 assert_eq!(lu.piv, piv, "real pivots, n = {n}");
                 assert_eq!(bits(&x), bits(&x_ref), "real, n = {n}, diag {diag}");
-                let (cpiv, yr_ref, yi_ref) = reference_complex(n, (&a, &im), (&b, &c));
+                let (cpiv, yr_ref, yi_ref) = reference_complex(n, (&a, &im), (&b, &c)).unwrap();
                 let mut clu = ComplexLu::new(n);
                 clu.factor(&a, &im).unwrap();
                 let (mut yr, mut yi) = (b.clone(), c.clone());
@@ -935,6 +966,86 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A row-major matrix of order `n`: about half of its entries zero, the
+    /// others mostly ±0.5, ±1 or ±2 (multipliers that vanish, pivots that
+    /// tie in magnitude), a few random.
+    fn zeros_and_ties(n: usize, seed: &mut u64) -> Vec<f64> {
+        const VALUES: [f64; 6] = [1.0, -1.0, 2.0, -2.0, 0.5, -0.5];
+        (0..n * n)
+            .map(|_| {
+                let (r, v) = (random(seed), random(seed));
+                if r < 0.0 {
+                    0.0
+                } else {
+                    VALUES.get((r * 8.0) as usize).copied().unwrap_or(v)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn kernels_with_zero_multipliers_and_tied_pivots_repeat_the_reference() {
+        // orders 1 to 60 (the specialised kernels, the general loops up to
+        // twice Andrews' order), matrices with zero entries and entries of
+        // equal magnitude, factorised one after another by the same
+        // objects (the solves read the factors of the last one): the
+        // pivots, the singular columns and every bit of the solutions of
+        // the real and the complex systems as the reference's
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let mut seed = 11;
+        let (mut solved, mut singular) = (0, 0);
+        for n in 1..=60 {
+            let mut lu = RealLu::new(n);
+            let mut clu = ComplexLu::new(n);
+            for _ in 0..4 {
+                let a = zeros_and_ties(n, &mut seed);
+                let im = zeros_and_ties(n, &mut seed);
+                let b: Vec<f64> = (0..n).map(|_| random(&mut seed)).collect();
+                let c: Vec<f64> = (0..n).map(|_| random(&mut seed)).collect();
+                match (lu.factor(&a), reference_real(n, &a, &b)) {
+                    (Ok(()), Ok((piv, x_ref))) => {
+                        let mut x = b.clone();
+                        lu.solve(&mut x);
+                        assert_eq!(lu.piv, piv, "real pivots, n = {n}");
+                        assert_eq!(bits(&x), bits(&x_ref), "real, n = {n}");
+                        solved += 1;
+                    }
+                    (Err(e), Err(e_ref)) => {
+                        assert_eq!(e, e_ref, "real, n = {n}");
+                        singular += 1;
+                    }
+                    (r, r_ref) => panic!("real, n = {n}: {r:?} against {:?}", r_ref.err()),
+                }
+                match (
+                    clu.factor(&a, &im),
+                    reference_complex(n, (&a, &im), (&b, &c)),
+                ) {
+                    (Ok(()), Ok((piv, yr_ref, yi_ref))) => {
+                        let (mut yr, mut yi) = (b.clone(), c.clone());
+                        clu.solve(&mut yr, &mut yi);
+                        assert_eq!(clu.piv, piv, "complex pivots, n = {n}");
+                        assert_eq!(
+                            (bits(&yr), bits(&yi)),
+                            (bits(&yr_ref), bits(&yi_ref)),
+                            "complex, n = {n}"
+                        );
+                        solved += 1;
+                    }
+                    (Err(e), Err(e_ref)) => {
+                        assert_eq!(e, e_ref, "complex, n = {n}");
+                        singular += 1;
+                    }
+                    (r, r_ref) => panic!("complex, n = {n}: {r:?} against {:?}", r_ref.err()),
+                }
+            }
+        }
+        // both outcomes met, the solved ones by far the most
+        assert!(
+            solved > 400 && singular > 0,
+            "{solved} solved, {singular} singular"
+        );
     }
 
     #[test]
