@@ -419,7 +419,7 @@ fn complex_solve_fixed<const N: usize>(
 /// as its reciprocals, so the back substitution multiplies: a chain of
 /// dependent divisions is what bounds the solves of small systems. The
 /// elimination works on rows (its updates run along contiguous rows and
-/// skip a row whose multiplier is zero). Above [`FIXED_MAX`] the solves
+/// skip a row whose multiplier is zero). Above `FIXED_MAX` (24) the solves
 /// read the factors column by column, from a transposed copy made after
 /// each factorisation (`n²` moves against the `n³/3` multiply-adds of the
 /// elimination, and every solve's inner loops contiguous); up to it the
@@ -430,7 +430,7 @@ pub struct RealLu {
     n: usize,
     lu: Vec<f64>,
     /// The factors in `lu` column by column (its transpose; orders above
-    /// [`FIXED_MAX`], empty otherwise).
+    /// `FIXED_MAX`, empty otherwise).
     cols: Vec<f64>,
     piv: Vec<usize>,
     faer: Option<PartialPivLu<f64>>,
@@ -568,7 +568,7 @@ pub struct ComplexLu {
     re: Vec<f64>,
     im: Vec<f64>,
     /// The factors in `re` and `im` column by column (their transposes;
-    /// orders above [`FIXED_MAX`], as in [`RealLu`]).
+    /// orders above `FIXED_MAX`, as in [`RealLu`]).
     cols_re: Vec<f64>,
     cols_im: Vec<f64>,
     piv: Vec<usize>,
