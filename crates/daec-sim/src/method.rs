@@ -5,8 +5,8 @@
 
 use crate::error::{BadOption, SimError, Unsupported};
 use daec_solve::{
-    Herk, HerkOptions, Options, QuasiLinearDae, Radau5, SolveError, Stats, Step, StepControl,
-    Tableau,
+    Herk, HerkOptions, Options, QuasiLinearDae, Radau5, Radau5Storage, SolveError, Stats, Step,
+    StepControl, Tableau,
 };
 use std::fmt;
 use std::str::FromStr;
@@ -220,6 +220,33 @@ impl<'p, P: QuasiLinearDae + ?Sized> Solver<'p, P> {
                     Err(e) => Err(refused(e)),
                 }
             }
+        }
+    }
+
+    /// [`Solver::new`] at `(t, z)`; a Radau integrator on the storage
+    /// `kept` (taken from it; [`Solver::keep`] gives it back).
+    pub(crate) fn with_storage(
+        method: Method,
+        problem: &'p P,
+        options: Options,
+        (t, z): (f64, &[f64]),
+        kept: &mut Radau5Storage,
+    ) -> Result<Self, SimError> {
+        match method {
+            Method::Radau5 | Method::Radau5Projected | Method::Projection => {
+                let storage = std::mem::take(kept);
+                let radau = Radau5::with_storage(problem, options, storage).map_err(refused)?;
+                Ok(Solver::Radau5(radau))
+            }
+            _ => Self::new(method, problem, options, t, z),
+        }
+    }
+
+    /// Puts the storage of a Radau integrator back into `kept`, for the
+    /// next [`Solver::with_storage`].
+    pub(crate) fn keep(self, kept: &mut Radau5Storage) {
+        if let Solver::Radau5(radau) = self {
+            *kept = radau.into_storage();
         }
     }
 

@@ -33,7 +33,9 @@ use daec_regularize::{
 };
 use daec_regularize::{Form, UnknownKind};
 use daec_solve::readable_number as show; // `x` for a message
-use daec_solve::{ErrorControl, NewtonScaling, Options, RisingEdge, Step, StepControl};
+use daec_solve::{
+    ErrorControl, NewtonScaling, Options, Radau5Storage, RisingEdge, Step, StepControl,
+};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -238,6 +240,8 @@ pub struct Prepared {
     outputs: Outputs,
     /// The variant `init` is a point of (`restart_at`).
     start_variant: usize,
+    /// The integrator's storage, kept from one run to the next.
+    kept: Radau5Storage,
 }
 
 impl Prepared {
@@ -456,6 +460,7 @@ pub fn prepare_method(
         native: None,
         outputs: Outputs::none(dae),
         start_variant: 0,
+        kept: Radau5Storage::default(),
     })
 }
 
@@ -694,6 +699,7 @@ pub fn integrate_with_progress(
         native,
         outputs,
         start_variant,
+        kept,
     } = prepared;
     check_method(ro.method, form0.form)?;
     // A run starts from the modes of the consistent initial point, also
@@ -783,7 +789,7 @@ pub fn integrate_with_progress(
             zdot.take(),
             used,
         );
-        let mut solver = Solver::new(ro.method, problem, options, t, &z)?;
+        let mut solver = Solver::with_storage(ro.method, problem, options, (t, &z), kept)?;
         let mut seg = Segment {
             form,
             problem,
@@ -813,7 +819,7 @@ pub fn integrate_with_progress(
             ..
         } = seg;
         stats.solver += solver.stats();
-        drop(solver);
+        solver.keep(kept);
         if let Err(e) = result {
             let (last, why) = (
                 (last_t, &last_z[..], &last_zdot[..]),

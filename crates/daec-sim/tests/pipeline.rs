@@ -1002,3 +1002,58 @@ fn repeated_projections_of_a_large_chain_analyse_their_system_once() {
     }
     assert_eq!(problem.projection_analyses() - before, 1);
 }
+
+#[test]
+fn runs_on_one_prepared_model_repeat_the_runs_of_fresh_ones() {
+    // The integrator's storage is kept in `Prepared` from one run to the
+    // next: a run at another tolerance, a failed run (too few steps) and
+    // the first run again give the results of runs on models prepared
+    // anew, to the last bit.
+    let path = "models/testset/akzo_nobel.dae";
+    let prepared = || {
+        let mut dae = load(path);
+        let analysis = analyze(&mut dae, &AnalyzeOptions::default());
+        let p = prepare(&mut dae, &analysis).unwrap();
+        (dae, p)
+    };
+    let options = |dae: &Dae, tol: f64, max_steps: usize| {
+        let o = SimOptions {
+            rtol: Some(tol),
+            atol: Some(tol),
+            max_steps: Some(max_steps),
+            ..SimOptions::default()
+        };
+        resolve_options(dae, &o).unwrap()
+    };
+    let bits = |sim: &daec_sim::Simulation| {
+        let rows = sim.results.z.iter().flatten();
+        let values: Vec<u64> = sim
+            .results
+            .t
+            .iter()
+            .chain(rows)
+            .map(|x| x.to_bits())
+            .collect();
+        (values, sim.stats.solver, sim.failure.is_some())
+    };
+    let runs = [(1e-6, 100_000), (1e-4, 100_000), (1e-8, 5), (1e-6, 100_000)];
+    let fresh: Vec<_> = runs
+        .iter()
+        .map(|&(tol, max)| {
+            let (mut dae, mut p) = prepared();
+            let ro = options(&dae, tol, max);
+            bits(&daec_sim::integrate(&mut dae, &mut p, &ro).unwrap())
+        })
+        .collect();
+    assert_eq!(
+        fresh.iter().map(|f| f.2).collect::<Vec<_>>(),
+        [false, false, true, false]
+    );
+    assert_ne!(fresh[0].0, fresh[1].0);
+    let (mut dae, mut p) = prepared();
+    for (&(tol, max), want) in runs.iter().zip(&fresh) {
+        let ro = options(&dae, tol, max);
+        let sim = daec_sim::integrate(&mut dae, &mut p, &ro).unwrap();
+        assert_eq!(&bits(&sim), want, "tol {tol:e}");
+    }
+}

@@ -764,3 +764,80 @@ fn an_integration_after_a_failed_one_gives_the_same_steps_bit_for_bit() {
     assert_eq!(again.unwrap(), short);
     assert_eq!(again_steps, steps);
 }
+
+/// Every accepted step of `solver` from `(t0, z0)` to `t_end` as bits (end
+/// time, solution and derivative), and the statistics or the error.
+fn steps_as_bits(
+    solver: &mut Radau5<'_, DenseDae>,
+    (t0, z0): (f64, &[f64]),
+    t_end: f64,
+) -> (Result<daec_solve::Stats, SolveError>, Vec<Vec<u64>>) {
+    let mut steps = Vec::new();
+    let result = solver.integrate(t0, z0, t_end, |step| {
+        let bits = std::iter::once(step.t)
+            .chain(step.z.iter().copied())
+            .chain(step.zdot.iter().copied())
+            .map(f64::to_bits)
+            .collect();
+        steps.push(bits);
+        StepControl::Continue
+    });
+    (result, steps)
+}
+
+#[test]
+fn one_integrator_solves_other_starts_and_tolerances_as_fresh_ones_without_allocating() {
+    // Solve A, solve B (another start, tolerance and end), fail C (too few
+    // steps allowed), solve A again — on one integrator with its options
+    // replaced in turn, and carried into a new integrator: each run
+    // repeats a fresh integrator's steps bit for bit, and the work arrays
+    // keep their size (allocated at the first run and again after the
+    // failed one, which gives them up).
+    let p = akzo();
+    let fresh = |o: Options, start: (f64, &[f64]), t_end: f64| {
+        steps_as_bits(&mut Radau5::new(&p, o).unwrap(), start, t_end)
+    };
+    let (a_opts, a_start, a_end) = (opts(1e-6), (0.0, &AKZO_Y0[..]), 180.0);
+    let (a, a_steps) = fresh(a_opts.clone(), a_start, a_end);
+    let a = a.unwrap();
+    // B starts from A's state at its 10th step, a consistent point
+    let b_bits = &a_steps[9];
+    let b_t0 = f64::from_bits(b_bits[0]);
+    let b_z0: Vec<f64> = b_bits[1..=6].iter().map(|&x| f64::from_bits(x)).collect();
+    let (b_opts, b_end) = (opts(1e-4), 60.0);
+    let (b, b_steps) = fresh(b_opts.clone(), (b_t0, &b_z0), b_end);
+    let b = b.unwrap();
+    assert!(b.steps_accepted > 3 && b_steps.len() != a_steps.len());
+    let c_opts = Options {
+        max_steps: 12,
+        ..opts(1e-8)
+    };
+    let mut solver = Radau5::new(&p, a_opts.clone()).unwrap();
+    assert_eq!(solver.storage().capacity(), 0);
+    let (a1, a1_steps) = steps_as_bits(&mut solver, a_start, a_end);
+    assert_eq!((a1.unwrap(), &a1_steps), (a, &a_steps));
+    let capacity = solver.storage().capacity();
+    assert!(capacity > 0);
+    solver.set_options(b_opts).unwrap();
+    let (b1, b1_steps) = steps_as_bits(&mut solver, (b_t0, &b_z0), b_end);
+    assert_eq!((b1.unwrap(), &b1_steps), (b, &b_steps));
+    assert_eq!(solver.storage().capacity(), capacity);
+    solver.set_options(c_opts).unwrap();
+    let (c1, _) = steps_as_bits(&mut solver, a_start, a_end);
+    assert!(
+        matches!(c1, Err(SolveError::TooManySteps { max_steps: 12, .. })),
+        "{c1:?}"
+    );
+    // invalid options are refused and leave the integrator as it was
+    assert!(solver.set_options(opts(-1.0)).is_err());
+    solver.set_options(a_opts.clone()).unwrap();
+    let (a2, a2_steps) = steps_as_bits(&mut solver, a_start, a_end);
+    assert_eq!((a2.unwrap(), &a2_steps), (a, &a_steps));
+    assert_eq!(solver.storage().capacity(), capacity);
+    // the storage carried into a new integrator of the problem
+    let mut carried = Radau5::with_storage(&p, a_opts, solver.into_storage()).unwrap();
+    assert_eq!(carried.storage().capacity(), capacity);
+    let (a3, a3_steps) = steps_as_bits(&mut carried, a_start, a_end);
+    assert_eq!((a3.unwrap(), &a3_steps), (a, &a_steps));
+    assert_eq!(carried.storage().capacity(), capacity);
+}

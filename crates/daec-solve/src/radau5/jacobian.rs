@@ -82,6 +82,31 @@ impl NewtonMatrices {
         }
     }
 
+    /// Puts these matrices in the state [`new`](Self::new) gives them, for the
+    /// next integration: the storage of the dense factorisations, the
+    /// selection and its scratch kept when the sizes are the same (the
+    /// factorisations are overwritten before they are used), a sparse
+    /// system dropped (rebuilt at the first Jacobian, as after `new`).
+    pub(super) fn reuse(&mut self, dn: usize, n_d: usize, n_g: usize) {
+        let same = self.lu1.matrix_mut().len() == dn * dn
+            && self.lu2.matrix_mut().0.len() == dn * dn
+            && self.pivot_work.matrix_mut().len() == dn * dn
+            && self.diff_at.len() == n_d
+            && self.diff_pos.len() == n_d;
+        if !same {
+            *self = Self::new(dn, n_d, n_g);
+            return;
+        }
+        self.sys = None;
+        self.diff_at.fill(usize::MAX);
+        self.diff_pos.fill(usize::MAX);
+        self.sel.diff_rows.clear();
+        self.sel.diff_rows.extend(0..n_d);
+        self.sel.constraint_rows.clear();
+        self.sel.constraint_rows.extend(0..n_g);
+        self.sel_pivot = 0.0;
+    }
+
     /// Solves with the real iteration matrix: the sparse system when there
     /// is one, the dense LU otherwise.
     pub(super) fn solve_real(&mut self, b: &mut [f64]) {

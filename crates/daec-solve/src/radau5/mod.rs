@@ -36,6 +36,7 @@ use crate::step::{Stats, Step, StepControl};
 mod accept;
 mod control;
 mod jacobian;
+mod kept;
 mod newton;
 mod options;
 mod solve;
@@ -43,7 +44,7 @@ mod start;
 pub mod tableau;
 mod workspace;
 
-use jacobian::NewtonMatrices;
+pub use kept::Radau5Storage;
 use newton::NewtonOutcome;
 pub use options::{LinearSolver, MIDPOINT_FAILURES, NewtonScaling, Options};
 pub use solve::{SolveFailure, Trajectory, solve};
@@ -76,6 +77,8 @@ pub struct Radau5<'p, P: QuasiLinearDae + ?Sized> {
     jg: Pattern,
     stats: Stats,
     sparse: bool,
+    /// The storage of the last integration, for the next.
+    kept: Radau5Storage,
 }
 
 /// The constants of one integration, derived from the options and the
@@ -303,6 +306,7 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             )?,
             stats: Stats::default(),
             sparse,
+            kept: Radau5Storage::default(),
         })
     }
 
@@ -330,20 +334,10 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
     /// integration with [`SolveError::NewtonDivergence`].
     ///
     /// May be called repeatedly (e.g. to restart after an event); the
-    /// statistics restart from zero on every call.
-    /// Integrates from `(t0, z0)` to `t_end > t0`, calling `observer` after
-    /// every accepted step (the last one ends exactly at `t_end`). `z0`
-    /// must be consistent (all constraints satisfied).
-    ///
-    /// On a run-time failure the observer has received every accepted
-    /// step, so the results up to the last good step are kept by the
-    /// caller; the error carries the time and the cause. Non-finite
-    /// residuals during a step make the step be retried with a smaller
-    /// step size; non-finite Jacobians at an accepted point end the
-    /// integration with [`SolveError::NewtonDivergence`].
-    ///
-    /// May be called repeatedly (e.g. to restart after an event); the
-    /// statistics restart from zero on every call.
+    /// statistics restart from zero on every call. The work arrays and
+    /// the storage of the factorisations are kept from one call to the
+    /// next (see [`Radau5Storage`]); a call gives the same results to the
+    /// last bit as the first call of a new integrator.
     pub fn integrate<F>(
         &mut self,
         t0: f64,
@@ -366,10 +360,10 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             sparse: self.sparse,
             overdetermined: set.overdetermined,
         };
-        let mut storage = vec![0.0; layout.storage_len()];
+        let dn = if self.sparse { 0 } else { n };
+        let (mut storage, mut lin) = self.kept.take(layout.storage_len(), dn, n_d, n_g);
         let ydot = self.opts.initial_derivative.as_deref();
         let mut ws = Workspace::new(&mut storage, &layout, z0, ydot);
-        let mut lin = NewtonMatrices::new(if self.sparse { 0 } else { n }, n_d, n_g);
         let mut st = self.start(&set, &mut ws, t0);
         loop {
             if st.need_jac && !self.evaluate_jacobians(&set, &mut st, &mut ws, &mut lin)? {
@@ -389,6 +383,9 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             if err < 1.0 {
                 let hnew = self.accepted_step_size(&set, &mut st, err);
                 if self.accept(&set, &mut st, &mut ws, &mut lin, hnew, &mut observer)? {
+                    // (a failed integration gives its storage up: the
+                    // next allocates it anew)
+                    self.kept.put(storage, lin);
                     return Ok(self.stats);
                 }
             } else {
