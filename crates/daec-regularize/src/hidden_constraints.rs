@@ -185,6 +185,9 @@ struct Row {
     level: u32,
     /// Unsolved derivative leaves of the current stage in `expr`.
     pending: Vec<ExprId>,
+    /// Stage leaves solved since `expr` was last read, whose values it
+    /// still holds as leaves ([`Substitution::Batched`]).
+    unsubstituted: Vec<ExprId>,
     active: bool,
 }
 
@@ -390,6 +393,157 @@ pub fn hidden_constraints(
     orders: &[u32],
     reference: &ReferencePoint<'_>,
 ) -> ConstraintArray {
+    extract(
+        pool,
+        array,
+        offsets,
+        orders,
+        reference,
+        Substitution::Batched,
+    )
+}
+
+/// When the value of a solved derivative is substituted into the other
+/// rows of its stage that hold it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Substitution {
+    /// Each row takes the values of all the derivatives solved since it
+    /// was last read in one substitution (one walk over the row), when it
+    /// is read next: as a pivot row, before Gaussian elimination, or as a
+    /// constraint at the end of the stage. In the pendulum chain's last
+    /// stage a link-vector row `ẍ_k − ẍ_{k−1} = d̈x_k` takes both
+    /// accelerations in one walk, and the link's constraint both `d̈x_k`
+    /// and `d̈y_k`.
+    Batched,
+    /// Each value into every row that holds its derivative as soon as it
+    /// is solved (the tests' reference for [`Substitution::Batched`]).
+    #[cfg(test)]
+    PerLeaf,
+}
+
+/// The state of one stage's elimination: its derivative leaves, the
+/// values solved so far and what each solved row brought.
+struct Stage {
+    /// The stage's derivative unknowns: their keys `(j, l)`, by leaf.
+    leaf: LeafMap<(u32, u32)>,
+    /// The value of each solved stage leaf, by its place in `leaf`.
+    values: Vec<Option<ExprId>>,
+    /// The other pending leaves of the row each stage leaf was solved
+    /// from (the only stage leaves its value holds), by place in `leaf`.
+    brought: Vec<Vec<ExprId>>,
+}
+
+impl Stage {
+    /// The value of `l` if it is a solved leaf of the stage.
+    fn value(&self, l: ExprId) -> Option<ExprId> {
+        self.leaf.place(l).and_then(|p| self.values[p])
+    }
+}
+
+/// Substitutes the values of the stage's solved leaves into `row` (those
+/// of its `unsubstituted` list: the row holds no other solved leaf). A value
+/// holds no leaf solved before it (its row was read, so substituted, when
+/// it was solved), but may hold leaves its row brought that were solved
+/// later, and so are in the list too: the substitution is repeated for
+/// those until none is left. Each round's leaves were solved after the
+/// previous round's, so the rounds end, and the result is the expression
+/// the substitutions leaf by leaf, in the order solved, give.
+fn flush(pool: &mut ExprPool, row: &mut Row, stage: &Stage) {
+    while !row.unsubstituted.is_empty() {
+        row.expr = pool.substitute(row.expr, &|l| stage.value(l));
+        let mut again: Vec<ExprId> = Vec::new();
+        for d in std::mem::take(&mut row.unsubstituted) {
+            if let Some(p) = stage.leaf.place(d) {
+                again.extend(
+                    stage.brought[p]
+                        .iter()
+                        .copied()
+                        .filter(|&b| stage.value(b).is_some()),
+                );
+            }
+        }
+        again.sort_unstable();
+        again.dedup();
+        row.unsubstituted = again;
+    }
+}
+
+/// [`flush`] on every active row with pending derivatives.
+fn flush_pending(pool: &mut ExprPool, rows: &mut [Row], stage: &Stage) {
+    for row in rows.iter_mut() {
+        if row.active && !row.pending.is_empty() {
+            flush(pool, row, stage);
+        }
+    }
+}
+
+/// The rows of stage `s`, with earlier stages' derivatives substituted (in
+/// the rows that hold one: in the pendulum chain's last stage, one row in
+/// seven), and their pending derivatives; `rows_of[p]` lists the rows
+/// holding the stage leaf of place `p`.
+fn stage_rows(
+    pool: &mut ExprPool,
+    array: &DerivativeArray,
+    offsets: &Offsets,
+    s: i32,
+    stage_leaf: &LeafMap<(u32, u32)>,
+    by_leaf: &LeafMap<ExprId>,
+    rows_of: &mut [Vec<usize>],
+) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
+    for (i, &ci) in offsets.c.iter().enumerate() {
+        let k = s + ci as i32;
+        if k < 0 {
+            continue;
+        }
+        let row = array.row(i)[k as usize];
+        // (a stage with no derivative to eliminate after stages that
+        // solved none — the first stage of an index-3 mechanical
+        // model, its position constraints — keeps its rows as they
+        // are: no walk over their leaves)
+        let mut leaves = if stage_leaf.is_empty() && by_leaf.is_empty() {
+            Vec::new()
+        } else {
+            pool.leaves(row)
+        };
+        let mut expr = row;
+        if leaves.iter().any(|&l| by_leaf.get(l).is_some()) {
+            expr = pool.substitute(row, &|l| by_leaf.get(l).copied());
+            leaves = pool.leaves(expr);
+        }
+        // (a vector of its own: `leaves` has room for the whole row)
+        let pending: Vec<ExprId> = leaves
+            .iter()
+            .copied()
+            .filter(|&l| stage_leaf.get(l).is_some())
+            .collect();
+        for &l in &pending {
+            if let Some(p) = stage_leaf.place(l) {
+                rows_of[p].push(rows.len());
+            }
+        }
+        rows.push(Row {
+            eq: i,
+            k: k as u32,
+            expr,
+            level: k as u32,
+            pending,
+            unsubstituted: Vec::new(),
+            active: true,
+        });
+    }
+    rows
+}
+
+/// [`hidden_constraints`] with the substitutions done as `mode` says.
+fn extract(
+    pool: &mut ExprPool,
+    array: &DerivativeArray,
+    offsets: &Offsets,
+    orders: &[u32],
+    reference: &ReferencePoint<'_>,
+    mode: Substitution,
+) -> ConstraintArray {
     let mut out = ConstraintArray::default();
     // The solved derivatives keyed by their leaf (for substitution).
     let mut by_leaf: LeafMap<ExprId> = LeafMap::default();
@@ -407,203 +561,17 @@ pub fn hidden_constraints(
         }
         // the rows holding each stage leaf, by the leaf's place in `stage_leaf`
         let mut rows_of: Vec<Vec<usize>> = vec![Vec::new(); stage_leaf.len()];
-        // The stage's rows, with earlier stages' derivatives substituted
-        // (in the rows that hold one: in the pendulum chain's last stage,
-        // one row in seven), and their pending derivatives.
-        let mut rows: Vec<Row> = Vec::new();
-        for (i, &ci) in offsets.c.iter().enumerate() {
-            let k = s + ci as i32;
-            if k < 0 {
-                continue;
-            }
-            let row = array.row(i)[k as usize];
-            // (a stage with no derivative to eliminate after stages that
-            // solved none — the first stage of an index-3 mechanical
-            // model, its position constraints — keeps its rows as they
-            // are: no walk over their leaves)
-            let mut leaves = if stage_leaf.is_empty() && by_leaf.is_empty() {
-                Vec::new()
-            } else {
-                pool.leaves(row)
-            };
-            let mut expr = row;
-            if leaves.iter().any(|&l| by_leaf.get(l).is_some()) {
-                expr = pool.substitute(row, &|l| by_leaf.get(l).copied());
-                leaves = pool.leaves(expr);
-            }
-            // (a vector of its own: `leaves` has room for the whole row)
-            let pending: Vec<ExprId> = leaves
-                .iter()
-                .copied()
-                .filter(|&l| stage_leaf.get(l).is_some())
-                .collect();
-            for &l in &pending {
-                if let Some(p) = stage_leaf.place(l) {
-                    rows_of[p].push(rows.len());
-                }
-            }
-            rows.push(Row {
-                eq: i,
-                k: k as u32,
-                expr,
-                level: k as u32,
-                pending,
-                active: true,
-            });
-        }
-        // Singleton elimination, lowest differentiation count first; when no
-        // singleton is left, Gaussian elimination on the rest (pivot: a
-        // constant or numerically largest coefficient at the reference);
-        // in both, coefficients that vanish in some branch of an `if` are
-        // taken last.
-        // Heap entries `(tier, k, rank, eq, row)`: a singleton whose
-        // coefficient depends on the state is put back in tier
-        // `STATE_DEPENDENT`, behind the singletons with constant
-        // coefficients, ranked by its coefficient's magnitude at the
-        // reference ([`magnitude_rank`]), and one whose coefficient
-        // vanishes in some branch of an `if` in tier `DEFERRED`, behind
-        // all other singletons.
-        let mut heap: BinaryHeap<Reverse<HeapEntry>> = rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.pending.len() == 1)
-            .map(|(idx, r)| Reverse((CONSTANT, r.k, 0, r.eq, idx)))
-            .collect();
-        // The solved derivatives in the order solved, each with the other
-        // pending leaves of its row (the only stage leaves its value holds).
-        let mut solved_order: Vec<(ExprId, Vec<ExprId>)> = Vec::new();
-        // the value of each solved stage leaf, by its place in `stage_leaf`
-        let mut stage_values: Vec<Option<ExprId>> = vec![None; stage_leaf.len()];
-        loop {
-            let pivot = match heap.pop() {
-                Some(Reverse((tier, k, rank, eq, idx))) => {
-                    let deferred = tier == DEFERRED;
-                    if !rows[idx].active || rows[idx].pending.len() != 1 {
-                        continue;
-                    }
-                    let delta = rows[idx].pending[0];
-                    if deferred && let Some((pivot, false)) = general_pivot(pool, &rows, reference)
-                    {
-                        // A row with a pivot that vanishes in no branch
-                        // goes first; the deferred singleton waits.
-                        heap.push(Reverse((DEFERRED, k, rank, eq, idx)));
-                        Some(pivot)
-                    } else {
-                        match usable_pivot(pool, rows[idx].expr, delta, reference) {
-                            Some((coef, _)) if !deferred && vanishes_in_some_branch(pool, coef) => {
-                                heap.push(Reverse((DEFERRED, k, 0, eq, idx)));
-                                continue;
-                            }
-                            Some((coef, _)) if tier == CONSTANT && depends_on_state(pool, coef) => {
-                                let rank = magnitude_rank(pool, coef, reference);
-                                heap.push(Reverse((STATE_DEPENDENT, k, rank, eq, idx)));
-                                continue;
-                            }
-                            Some((coef, rest)) => Some((idx, delta, coef, rest)),
-                            None => continue,
-                        }
-                    }
-                }
-                None => {
-                    // Before Gaussian elimination: leaves that cancelled in
-                    // substitutions leave the pending lists (checked lazily
-                    // here rather than after every substitution).
-                    let mut found_singleton = false;
-                    for (r, row) in rows.iter_mut().enumerate() {
-                        if row.active && row.pending.len() > 1 {
-                            let present = pool.leaves(row.expr);
-                            let before = row.pending.len();
-                            row.pending.retain(|l| present.binary_search(l).is_ok());
-                            if row.pending.len() < before && row.pending.len() <= 1 {
-                                found_singleton |= row.pending.len() == 1;
-                                heap.push(Reverse((CONSTANT, row.k, 0, row.eq, r)));
-                            }
-                        }
-                    }
-                    if found_singleton {
-                        continue;
-                    }
-                    general_pivot(pool, &rows, reference).map(|(pivot, _)| pivot)
-                }
-            };
-            let Some((idx, delta, coef, rest)) = pivot else {
-                break;
-            };
-            // δ = −rest / coef (rest may hold other pending leaves).
-            let num = pool.neg(rest);
-            let value = pool.div(num, coef);
-            if let Some(p) = stage_leaf.place(delta) {
-                stage_values[p] = Some(value);
-            }
-            rows[idx].active = false;
-            let level = rows[idx].level;
-            let brought: Vec<ExprId> = rows[idx]
-                .pending
-                .iter()
-                .copied()
-                .filter(|&l| l != delta)
-                .collect();
-            let users = stage_leaf
-                .place(delta)
-                .map(|p| std::mem::take(&mut rows_of[p]))
-                .unwrap_or_default();
-            for r in users {
-                if r == idx || !rows[r].active {
-                    continue;
-                }
-                let e = rows[r].expr;
-                rows[r].expr = pool.substitute(e, &|l| (l == delta).then_some(value));
-                rows[r].level = rows[r].level.max(level);
-                rows[r].pending.retain(|&l| l != delta);
-                for &b in &brought {
-                    if !rows[r].pending.contains(&b) {
-                        rows[r].pending.push(b);
-                        if let Some(p) = stage_leaf.place(b) {
-                            rows_of[p].push(r);
-                        }
-                    }
-                }
-                if rows[r].pending.len() == 1 {
-                    heap.push(Reverse((CONSTANT, rows[r].k, 0, rows[r].eq, r)));
-                }
-            }
-            solved_order.push((delta, brought));
-        }
-        // Back substitution: earlier pivots may refer to later ones.
-        // (by place in `stage_leaf`, as `stage_values`)
-        let mut final_values: Vec<Option<ExprId>> = vec![None; stage_leaf.len()];
-        let final_of = |final_values: &[Option<ExprId>], l: ExprId| {
-            stage_leaf.place(l).and_then(|p| final_values[p])
+        let mut rows = stage_rows(pool, array, offsets, s, &stage_leaf, &by_leaf, &mut rows_of);
+        let places = stage_leaf.len();
+        let mut stage = Stage {
+            leaf: stage_leaf,
+            values: vec![None; places],
+            brought: vec![Vec::new(); places],
         };
-        for (delta, brought) in solved_order.into_iter().rev() {
-            let Some(v) = stage_leaf.place(delta).and_then(|p| stage_values[p]) else {
-                continue;
-            };
-            // A row's pending list holds every stage leaf of its expression,
-            // so the value holds no solved leaf but those of `brought`:
-            // without one, the substitution would leave it as it is.
-            let v = if brought
-                .iter()
-                .any(|&l| final_of(&final_values, l).is_some())
-            {
-                pool.substitute(v, &|l| final_of(&final_values, l))
-            } else {
-                v
-            };
-            if let Some(p) = stage_leaf.place(delta) {
-                final_values[p] = Some(v);
-            }
-            if let Some(&key) = stage_leaf.get(delta) {
-                out.derivatives.insert(key, v);
-            }
-            by_leaf.insert(delta, v);
-        }
-        for row in &mut rows {
-            if row.active && !row.pending.is_empty() {
-                let present = pool.leaves(row.expr);
-                row.pending.retain(|l| present.binary_search(l).is_ok());
-            }
-        }
+        // The solved derivatives in the order solved.
+        let solved_order = eliminate(pool, &mut rows, &mut rows_of, &mut stage, reference, mode);
+        flush_stage_end(pool, &mut rows, &stage);
+        back_substitute(&stage, &solved_order, pool, &mut out, &mut by_leaf);
         for row in &rows {
             if !row.active {
                 continue;
@@ -619,7 +587,8 @@ pub fn hidden_constraints(
                 out.unresolved_rows.push((row.eq, row.k));
             }
         }
-        let mut unsolved: Vec<(u32, u32)> = stage_leaf
+        let mut unsolved: Vec<(u32, u32)> = stage
+            .leaf
             .values
             .iter()
             .filter(|key| !out.derivatives.contains_key(key))
@@ -633,10 +602,427 @@ pub fn hidden_constraints(
     out
 }
 
+/// The end of a stage's elimination: every remaining row takes the values
+/// solved since it was last read, and leaves that cancelled leave the
+/// pending lists.
+fn flush_stage_end(pool: &mut ExprPool, rows: &mut [Row], stage: &Stage) {
+    for row in rows.iter_mut() {
+        if row.active {
+            flush(pool, row, stage);
+        }
+        if row.active && !row.pending.is_empty() {
+            let present = pool.leaves(row.expr);
+            row.pending.retain(|l| present.binary_search(l).is_ok());
+        }
+    }
+}
+
+/// Back substitution: earlier pivots may refer to later ones. Records the
+/// final values in `out.derivatives` and `by_leaf`.
+fn back_substitute(
+    stage: &Stage,
+    solved_order: &[ExprId],
+    pool: &mut ExprPool,
+    out: &mut ConstraintArray,
+    by_leaf: &mut LeafMap<ExprId>,
+) {
+    // (by place in `stage.leaf`, as `stage.values`)
+    let mut final_values: Vec<Option<ExprId>> = vec![None; stage.leaf.len()];
+    let final_of = |final_values: &[Option<ExprId>], l: ExprId| {
+        stage.leaf.place(l).and_then(|p| final_values[p])
+    };
+    for &delta in solved_order.iter().rev() {
+        let Some(p) = stage.leaf.place(delta) else {
+            continue;
+        };
+        let Some(v) = stage.values[p] else {
+            continue;
+        };
+        // A row's pending list holds every stage leaf of its expression,
+        // so the value holds no solved leaf but those of `brought`:
+        // without one, the substitution would leave it as it is.
+        let v = if stage.brought[p]
+            .iter()
+            .any(|&l| final_of(&final_values, l).is_some())
+        {
+            pool.substitute(v, &|l| final_of(&final_values, l))
+        } else {
+            v
+        };
+        final_values[p] = Some(v);
+        if let Some(&key) = stage.leaf.get(delta) {
+            out.derivatives.insert(key, v);
+        }
+        by_leaf.insert(delta, v);
+    }
+}
+
+/// The elimination of one stage: singleton elimination, lowest
+/// differentiation count first; when no singleton is left, Gaussian
+/// elimination on the rest (pivot: a constant or numerically largest
+/// coefficient at the reference); in both, coefficients that vanish in
+/// some branch of an `if` are taken last. Returns the solved leaves in
+/// the order solved.
+fn eliminate(
+    pool: &mut ExprPool,
+    rows: &mut [Row],
+    rows_of: &mut [Vec<usize>],
+    stage: &mut Stage,
+    reference: &ReferencePoint<'_>,
+    mode: Substitution,
+) -> Vec<ExprId> {
+    // Heap entries `(tier, k, rank, eq, row)`: a singleton whose
+    // coefficient depends on the state is put back in tier
+    // `STATE_DEPENDENT`, behind the singletons with constant
+    // coefficients, ranked by its coefficient's magnitude at the
+    // reference ([`magnitude_rank`]), and one whose coefficient
+    // vanishes in some branch of an `if` in tier `DEFERRED`, behind
+    // all other singletons.
+    let mut heap: BinaryHeap<Reverse<HeapEntry>> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.pending.len() == 1)
+        .map(|(idx, r)| Reverse((CONSTANT, r.k, 0, r.eq, idx)))
+        .collect();
+    let mut solved_order: Vec<ExprId> = Vec::new();
+    loop {
+        let pivot = match heap.pop() {
+            Some(Reverse((tier, k, rank, eq, idx))) => {
+                let deferred = tier == DEFERRED;
+                if !rows[idx].active || rows[idx].pending.len() != 1 {
+                    continue;
+                }
+                let delta = rows[idx].pending[0];
+                if deferred {
+                    flush_pending(pool, rows, stage);
+                }
+                if deferred && let Some((pivot, false)) = general_pivot(pool, rows, reference) {
+                    // A row with a pivot that vanishes in no branch
+                    // goes first; the deferred singleton waits.
+                    heap.push(Reverse((DEFERRED, k, rank, eq, idx)));
+                    Some(pivot)
+                } else {
+                    flush(pool, &mut rows[idx], stage);
+                    match usable_pivot(pool, rows[idx].expr, delta, reference) {
+                        Some((coef, _)) if !deferred && vanishes_in_some_branch(pool, coef) => {
+                            heap.push(Reverse((DEFERRED, k, 0, eq, idx)));
+                            continue;
+                        }
+                        Some((coef, _)) if tier == CONSTANT && depends_on_state(pool, coef) => {
+                            let rank = magnitude_rank(pool, coef, reference);
+                            heap.push(Reverse((STATE_DEPENDENT, k, rank, eq, idx)));
+                            continue;
+                        }
+                        Some((coef, rest)) => Some((idx, delta, coef, rest)),
+                        None => continue,
+                    }
+                }
+            }
+            None => {
+                // Before Gaussian elimination: leaves that cancelled in
+                // substitutions leave the pending lists (checked lazily
+                // here rather than after every substitution).
+                flush_pending(pool, rows, stage);
+                let mut found_singleton = false;
+                for (r, row) in rows.iter_mut().enumerate() {
+                    if row.active && row.pending.len() > 1 {
+                        let present = pool.leaves(row.expr);
+                        let before = row.pending.len();
+                        row.pending.retain(|l| present.binary_search(l).is_ok());
+                        if row.pending.len() < before && row.pending.len() <= 1 {
+                            found_singleton |= row.pending.len() == 1;
+                            heap.push(Reverse((CONSTANT, row.k, 0, row.eq, r)));
+                        }
+                    }
+                }
+                if found_singleton {
+                    continue;
+                }
+                general_pivot(pool, rows, reference).map(|(pivot, _)| pivot)
+            }
+        };
+        let Some((idx, delta, coef, rest)) = pivot else {
+            break;
+        };
+        // δ = −rest / coef (rest may hold other pending leaves).
+        let num = pool.neg(rest);
+        let value = pool.div(num, coef);
+        let Some(place) = stage.leaf.place(delta) else {
+            break;
+        };
+        stage.values[place] = Some(value);
+        rows[idx].active = false;
+        let level = rows[idx].level;
+        let brought: Vec<ExprId> = rows[idx]
+            .pending
+            .iter()
+            .copied()
+            .filter(|&l| l != delta)
+            .collect();
+        stage.brought[place] = brought.clone();
+        for r in std::mem::take(&mut rows_of[place]) {
+            if r == idx || !rows[r].active {
+                continue;
+            }
+            rows[r].unsubstituted.push(delta);
+            rows[r].level = rows[r].level.max(level);
+            rows[r].pending.retain(|&l| l != delta);
+            for &b in &brought {
+                if !rows[r].pending.contains(&b) {
+                    rows[r].pending.push(b);
+                    if let Some(p) = stage.leaf.place(b) {
+                        rows_of[p].push(r);
+                    }
+                }
+            }
+            if mode != Substitution::Batched {
+                flush(pool, &mut rows[r], stage);
+            }
+            if rows[r].pending.len() == 1 {
+                heap.push(Reverse((CONSTANT, rows[r].k, 0, rows[r].eq, r)));
+            }
+        }
+        solved_order.push(delta);
+    }
+    solved_order
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use daec_expr::CmpOp;
+
+    /// A pseudo-random point: every leaf (unknowns and derivatives of any
+    /// order, parameters, time) a value in [0.5, 1.5) from `seed`.
+    struct RandomPoint(u64);
+
+    impl RandomPoint {
+        fn value(&self, a: u64, b: u64) -> f64 {
+            let mut h =
+                self.0 ^ a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.wrapping_mul(0xc2b2_ae3d);
+            h ^= h >> 33;
+            h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 33;
+            0.5 + (h >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    impl Env for RandomPoint {
+        fn var(&self, unknown: u32, order: u32) -> f64 {
+            self.value(unknown as u64 + 1, order as u64 + 1)
+        }
+        fn param(&self, p: ParamId) -> f64 {
+            self.value(p.0 as u64 + 1, 1000)
+        }
+        fn time(&self) -> f64 {
+            self.value(0, 2000)
+        }
+    }
+
+    /// `e` as text with the operands of every sum and product sorted: equal
+    /// for two expressions that differ only in the order of their terms
+    /// and factors.
+    fn shape(pool: &ExprPool, e: ExprId) -> String {
+        let order = pool.topo_order(&[e]);
+        let mut text: FxHashMap<ExprId, String> = FxHashMap::default();
+        for id in order {
+            let node = pool.node(id);
+            let kids = |sorted: bool| {
+                let mut v: Vec<&str> = node.children().map(|c| text[&c].as_str()).collect();
+                if sorted {
+                    v.sort_unstable();
+                }
+                v.join(" ")
+            };
+            let s = match node {
+                Node::Const(c) => format!("{c:e}"),
+                Node::Leaf(l) => format!("{l:?}"),
+                Node::Add(_) => format!("(+ {})", kids(true)),
+                Node::Mul(_) => format!("(* {})", kids(true)),
+                _ => {
+                    // the node's kind and data, its children by shape
+                    let mut s = format!("{node:?}");
+                    for c in node.children() {
+                        s = s.replace(&format!("{c:?}"), &text[&c]);
+                    }
+                    s
+                }
+            };
+            text.insert(id, s);
+        }
+        text.remove(&e).unwrap_or_default()
+    }
+
+    /// Whether `a` and `b` of `pa` and `pb` have the same shape and value
+    /// at three random points (to a relative 1e-12: the order of the
+    /// operations differs).
+    fn same(pa: &ExprPool, a: ExprId, pb: &ExprPool, b: ExprId) -> Result<(), String> {
+        if shape(pa, a) != shape(pb, b) {
+            return Err(format!("{} vs {}", shape(pa, a), shape(pb, b)));
+        }
+        for seed in 1..=3 {
+            let point = RandomPoint(seed);
+            let (x, y) = (pa.eval(a, &point), pb.eval(b, &point));
+            let scale = 1.0 + x.abs().max(y.abs());
+            if !((x - y).abs() <= 1e-12 * scale || x.to_bits() == y.to_bits()) {
+                return Err(format!("{x} vs {y} at seed {seed}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The hidden constraints of `text` (with the parameter `overrides`)
+    /// extracted with the substitutions leaf by leaf and batched; asserts
+    /// they agree and returns the number of constraints and of solved
+    /// derivatives and how many expressions are the same node.
+    fn compare_modes(text: &str, overrides: &[(&str, f64)]) -> (usize, usize, usize) {
+        try_compare_modes(text, overrides).expect("a model with a regular Σ")
+    }
+
+    /// [`compare_modes`]; `None` for a model that does not lower or whose
+    /// Σ is singular.
+    fn try_compare_modes(text: &str, overrides: &[(&str, f64)]) -> Option<(usize, usize, usize)> {
+        let mut map = daec_diag::SourceMap::new();
+        let file = map.add("m.dae", text.to_string());
+        let parsed = daec_syntax::parse(file, map.source(file));
+        let options = daec_model::LowerOptions {
+            overrides: overrides.iter().map(|&(k, v)| (k.to_string(), v)).collect(),
+            ..daec_model::LowerOptions::default()
+        };
+        let (dae, _) = daec_model::lower(parsed.model.as_ref()?, &options);
+        let mut dae = dae?;
+        let residuals: Vec<ExprId> = dae.equations.iter().map(|e| e.residual).collect();
+        let sigma = crate::signature::sigma_matrix(&dae.pool, &residuals, dae.unknowns.len());
+        let sa = daec_structure::analyze(&sigma).ok()?;
+        let orders = sigma.column_orders();
+        let da = DerivativeArray::new(&mut dae.pool, &residuals, &sa.offsets.c);
+        let start = dae.start_point();
+        let params = dae.parameter_values();
+        let reference = ReferencePoint {
+            z: &start,
+            params: &params,
+            t: 0.0,
+        };
+        let mut per_leaf_pool = dae.pool.clone();
+        let per_leaf = extract(
+            &mut per_leaf_pool,
+            &da,
+            &sa.offsets,
+            &orders,
+            &reference,
+            Substitution::PerLeaf,
+        );
+        let mut batched_pool = dae.pool;
+        let batched = extract(
+            &mut batched_pool,
+            &da,
+            &sa.offsets,
+            &orders,
+            &reference,
+            Substitution::Batched,
+        );
+        assert_eq!(per_leaf.unresolved_rows, batched.unresolved_rows);
+        assert_eq!(
+            per_leaf.unresolved_derivatives,
+            batched.unresolved_derivatives
+        );
+        assert_eq!(per_leaf.constraints.len(), batched.constraints.len());
+        let mut identical = 0;
+        for (a, b) in per_leaf.constraints.iter().zip(&batched.constraints) {
+            assert_eq!((a.level, a.stage, a.source), (b.level, b.stage, b.source));
+            if let Err(why) = same(&per_leaf_pool, a.expr, &batched_pool, b.expr) {
+                panic!("constraint from {:?}: {why}", a.source);
+            }
+            identical += usize::from(a.expr == b.expr);
+        }
+        assert_eq!(per_leaf.derivatives.len(), batched.derivatives.len());
+        for (key, &a) in &per_leaf.derivatives {
+            let b = batched.derivatives[key];
+            if let Err(why) = same(&per_leaf_pool, a, &batched_pool, b) {
+                panic!("derivative {key:?}: {why}");
+            }
+            identical += usize::from(a == b);
+        }
+        Some((
+            batched.constraints.len(),
+            batched.derivatives.len(),
+            identical,
+        ))
+    }
+
+    #[test]
+    fn batched_substitution_gives_the_per_leaf_expressions_on_a_chain() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../models/scale/pendulum_chain.dae"
+        );
+        let text = std::fs::read_to_string(path).expect("the pendulum chain");
+        let (constraints, derivatives, _) = compare_modes(&text, &[("N", 7.0)]);
+        // m_c = n + Σc − Σd = 49 + 56 − 70 (links of 7 unknowns: c = 1, 1,
+        // 2, 2, 0, 0, 2 and d = 2, 2, 1, 1, 2, 2, 0)
+        assert_eq!(constraints, 35);
+        // ẋ, ẏ, ḋx, ḋy, ẍ, ÿ, d̈x, d̈y, v̇, ẇ of every link
+        assert_eq!(derivatives, 70);
+    }
+
+    /// A closed loop of links whose coefficients differ from link to link:
+    /// no row of the last stage is a singleton, so the derivatives are
+    /// solved by Gaussian elimination, whose values bring the other
+    /// pending derivatives of their rows into the rows they are
+    /// substituted into (the repeated rounds of [`flush`]).
+    const LOOP: &str = "model Loop
+  parameter Integer N = 5;
+  parameter Real a[N] = {1.5, 2, 2.5, 3, 3.5};
+  Real x[N](each start = 0.3);
+  Real u[N](each start = 0.1);
+equation
+  for k in 1:N - 1 loop
+    a[k]*der(x[k]) + k*x[k]*der(x[k + 1]) = u[k];
+  end for;
+  der(x[N]) - a[N]*der(x[1]) = u[N] + x[N]^2;
+  for k in 1:N - 1 loop
+    x[k] + a[k]*x[k + 1] = sin(time*k);
+  end for;
+  sum(x) = cos(time);
+end Loop;
+";
+
+    #[test]
+    fn batched_substitution_gives_the_per_leaf_expressions_on_every_flat_model() {
+        // every `.dae` model of `models/` but the scalable families (tested
+        // above at a small size)
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models");
+        let mut dirs = vec![std::path::PathBuf::from(root)];
+        let (mut models, mut constraints) = (0, 0);
+        while let Some(dir) = dirs.pop() {
+            let mut entries: Vec<_> = std::fs::read_dir(&dir)
+                .expect("the models directory")
+                .map(|e| e.expect("an entry").path())
+                .collect();
+            entries.sort();
+            for path in entries {
+                if path.is_dir() && !path.ends_with("scale") {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|x| x == "dae") {
+                    let text = std::fs::read_to_string(&path).expect("a model");
+                    if let Some((c, _, _)) = try_compare_modes(&text, &[]) {
+                        models += 1;
+                        constraints += c;
+                    }
+                }
+            }
+        }
+        assert!(models >= 50, "{models} models compared");
+        assert!(constraints >= 500, "{constraints} constraints compared");
+    }
+
+    #[test]
+    fn batched_substitution_gives_the_per_leaf_expressions_on_a_loop() {
+        let (constraints, derivatives, _) = compare_modes(LOOP, &[]);
+        // the N position rows and their derivatives are the constraints;
+        // the derivatives of x are solved from the loop's rows
+        assert_eq!((constraints, derivatives), (10, 5));
+    }
 
     #[test]
     fn constants_and_leaves_answer_as_the_walks_do() {
