@@ -497,8 +497,11 @@ fn water_tube_stops_only_where_a_friction_law_switches() {
     // the solution on the constraints, where no relation changed: a stop
     // and a restart from a small step for nothing, 4 or 5 per run (13
     // restarts for the 10 switches, 160 + 23 steps at 1e-5). Located on
-    // the projected solution, every stop switches a friction law (two of
-    // them switch together once).
+    // the projected solution, every stop switches a friction law. Two of
+    // them switch within a fraction of a second once: whether that is one
+    // stop or two depends on the last bits of the constraints' values, so
+    // the bound is one stop per switch, and the steps' bound leaves room
+    // for that one restart more.
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("daec-testset-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -519,9 +522,9 @@ fn water_tube_stops_only_where_a_friction_law_switches() {
     let stats = json(&std::fs::read_to_string(&path).unwrap(), "statistics");
     let count = |key: &str| stats[key].as_u64().unwrap();
     assert_eq!(count("events"), 10, "{stats}");
-    assert!(count("restarts") < count("events"), "{stats}");
+    assert!(count("restarts") <= count("events"), "{stats}");
     let steps = count("steps_accepted") + count("steps_rejected");
-    assert!(steps <= 180, "{steps} steps: {stats}");
+    assert!(steps <= 186, "{steps} steps: {stats}");
     // and the accuracy at that tolerance kept (error 8.1e-4)
     assert_error_below("water_tube", "1e-5", 2e-3);
 }
