@@ -71,7 +71,7 @@ mod dense;
 mod matched;
 
 pub(crate) use dense::{
-    DenseSelectionScratch, select_preferring_in as select_equations_preferring_in,
+    DenseSelectionScratch, select_preferring_into as select_equations_preferring_into,
 };
 
 use crate::linalg::RealLu;

@@ -11,7 +11,7 @@ use crate::linalg::{ComplexLu, RealLu, SparseNewtonSystem};
 use crate::problem::QuasiLinearDae;
 use crate::selection::{
     DenseSelectionScratch, EquationSelection, select_equations_ordered,
-    select_equations_preferring_in, select_equations_sparse, selected_min_pivot,
+    select_equations_preferring_into, select_equations_sparse, selected_min_pivot,
 };
 use crate::step::collocation_increment;
 
@@ -53,6 +53,9 @@ pub(super) struct NewtonMatrices {
     pub(super) diff_at: Vec<usize>,
     /// The rows of the square system the Newton iteration solves.
     pub(super) sel: EquationSelection,
+    /// The storage a dense selection is made in before it is compared
+    /// with `sel` and swapped with it (no allocation per selection).
+    sel_next: EquationSelection,
     /// The smallest pivot of the selected rows when they were selected
     /// (dense path, [`selected_min_pivot`]).
     sel_pivot: f64,
@@ -75,6 +78,7 @@ impl NewtonMatrices {
             sys: None,
             diff_at: vec![usize::MAX; n_d],
             sel: EquationSelection::all(n_d, n_g),
+            sel_next: EquationSelection::all(n_d, n_g),
             sel_pivot: 0.0,
             pivot_work: RealLu::new(dn),
             sel_scratch: DenseSelectionScratch::default(),
@@ -328,12 +332,15 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
     ) -> Result<(), SolveError> {
         let (n, n_d, n_g) = (self.n, self.n_d, self.n_g);
         self.stats.selections += 1;
+        let prefer = set.prefer.as_ref();
+        // (the dense elimination selects into `sel_next`, kept storage)
+        let next = &mut lin.sel_next;
         let selected = if self.sparse && n <= PREFERRED_SELECTION_MAX {
             let (mut e, mut g) = (vec![0.0; n_d * n], vec![0.0; n_g * n]);
             self.mass.scatter(&mut e, n);
             self.jg.scatter(&mut g, n);
             let scratch = &mut lin.sel_scratch;
-            select_equations_preferring_in(scratch, n, &e, n_d, &g, n_g, set.prefer.as_ref())
+            select_equations_preferring_into(scratch, n, &e, n_d, &g, n_g, prefer, next)
         } else if self.sparse {
             // the fill-limited ordered selection; complete
             // pivoting if it finds the system rank deficient
@@ -341,16 +348,17 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             let (ge, gv) = (&self.jg.entries, &self.jg.values);
             select_equations_ordered(n, me, mv, n_d, ge, gv, n_g)
                 .or_else(|_| select_equations_sparse(n, me, mv, n_d, ge, gv, n_g))
+                .map(|s| *next = s)
         } else {
-            let (e, g, prefer) = (&ws.e_full[..], &ws.g_full[..], set.prefer.as_ref());
-            select_equations_preferring_in(&mut lin.sel_scratch, n, e, n_d, g, n_g, prefer)
+            let (e, g) = (&ws.e_full[..], &ws.g_full[..]);
+            select_equations_preferring_into(&mut lin.sel_scratch, n, e, n_d, g, n_g, prefer, next)
         };
         match selected {
-            Ok(s) => {
-                if s != lin.sel && self.stats.jacobian_evals > 1 {
+            Ok(()) => {
+                if lin.sel_next != lin.sel && self.stats.jacobian_evals > 1 {
                     self.stats.selection_changes += 1;
                 }
-                lin.sel = s;
+                std::mem::swap(&mut lin.sel, &mut lin.sel_next);
                 Ok(())
             }
             Err(rank) => Err(SolveError::RankDeficient { t: st.t, rank, n }),

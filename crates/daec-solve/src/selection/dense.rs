@@ -39,6 +39,9 @@ pub(crate) struct DenseSelectionScratch {
     /// Whether a row is still updated: not pivoted yet and in a pass to
     /// come or the current one.
     live: Vec<bool>,
+    /// The rows with `live` set, in no particular order: the rows an
+    /// elimination updates (the dead rows are not visited).
+    live_rows: Vec<usize>,
     /// The last pass each row is in (`usize::MAX`: none).
     last_pass: Vec<usize>,
     /// The pivot row's free entries.
@@ -116,6 +119,29 @@ impl DenseSelectionScratch {
         self.live.clear();
         self.live
             .extend(self.last_pass.iter().map(|&k| k != usize::MAX));
+        self.live_rows.clear();
+        self.live_rows
+            .extend((0..rows).filter(|&r| self.last_pass[r] != usize::MAX));
+    }
+
+    /// Takes row `r` out of the rows still updated (it was pivoted).
+    fn retire(&mut self, r: usize) {
+        self.live[r] = false;
+        if let Some(k) = self.live_rows.iter().position(|&x| x == r) {
+            self.live_rows.swap_remove(k);
+        }
+    }
+
+    /// Takes the rows whose last pass is `pass` out of the rows still
+    /// updated (no pass to come reads them).
+    fn end_pass(&mut self, pass: usize) {
+        for (live, &last) in self.live.iter_mut().zip(&self.last_pass) {
+            if last == pass {
+                *live = false;
+            }
+        }
+        let live = &self.live;
+        self.live_rows.retain(|&r| live[r]);
     }
 
     /// The two passes of a group of rows: those whose preferred entries
@@ -176,8 +202,11 @@ impl DenseSelectionScratch {
                     }
                 }
                 None => {
+                    // (an unrestricted row's scale is 1: |x| / 1 = |x|
+                    // exactly, NaN included)
+                    debug_assert!(scale == 1.0);
                     for (q, &x) in row.iter().enumerate() {
-                        let v = x.abs() / scale;
+                        let v = x.abs();
                         let first = match piv {
                             Some((pr, pq)) => {
                                 v > best || (v == best && pr == r && self.col[q] < self.col[pq])
@@ -202,15 +231,17 @@ impl DenseSelectionScratch {
         let pivot_row = &mut self.pivot_row[..nfree];
         pivot_row.copy_from_slice(&self.w[pr * n..pr * n + nfree]);
         let last = nfree - 1;
-        for (row, &live) in self.w.chunks_exact_mut(n).zip(&self.live) {
-            if !live {
-                continue;
-            }
-            let row = &mut row[..nfree];
-            let f = row[pq] / p;
-            if f != 0.0 {
-                for (x, &u) in row.iter_mut().zip(pivot_row.iter()) {
-                    *x -= f * u;
+        // (the live rows only, from their list; a zero entry gives the
+        // factor 0, which updates nothing: it is tested before dividing)
+        for &r in &self.live_rows {
+            let row = &mut self.w[r * n..r * n + nfree];
+            let x = row[pq];
+            if x != 0.0 {
+                let f = x / p;
+                if f != 0.0 {
+                    for (x, &u) in row.iter_mut().zip(pivot_row.iter()) {
+                        *x -= f * u;
+                    }
                 }
             }
             row[pq] = 0.0;
@@ -235,13 +266,32 @@ pub(crate) fn select_preferring_in(
     n_g: usize,
     prefer: Option<&PivotPreference>,
 ) -> Result<EquationSelection, usize> {
-    let prefer = prefer.filter(|p| p.constraint.len() == n_g && p.diff.len() == n_d);
-    scratch.load(n, e, g);
-    scratch.plan(n, n_d, n_g, prefer);
     let mut sel = EquationSelection {
         diff_rows: Vec::new(),
         constraint_rows: Vec::new(),
     };
+    select_preferring_into(scratch, n, e, n_d, g, n_g, prefer, &mut sel).map(|()| sel)
+}
+
+/// [`select_preferring_in`] into the storage of `sel` (its rows are
+/// replaced; on `Err(rank)` they are those selected before the rank was
+/// found short): no allocation once `sel` has held a selection.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn select_preferring_into(
+    scratch: &mut DenseSelectionScratch,
+    n: usize,
+    e: &[f64],
+    n_d: usize,
+    g: &[f64],
+    n_g: usize,
+    prefer: Option<&PivotPreference>,
+    sel: &mut EquationSelection,
+) -> Result<(), usize> {
+    let prefer = prefer.filter(|p| p.constraint.len() == n_g && p.diff.len() == n_d);
+    scratch.load(n, e, g);
+    scratch.plan(n, n_d, n_g, prefer);
+    sel.diff_rows.clear();
+    sel.constraint_rows.clear();
     let mut rank = 0;
     let mut nfree = n;
     let mut start = 0;
@@ -254,7 +304,7 @@ pub(crate) fn select_preferring_in(
             if best <= RANK_TOL || !best.is_finite() {
                 break;
             }
-            scratch.live[pr] = false;
+            scratch.retire(pr);
             scratch.pivots.push((pr, scratch.col[pq]));
             rank += 1;
             if pr < n_g {
@@ -266,11 +316,7 @@ pub(crate) fn select_preferring_in(
             nfree -= 1;
         }
         // (the rows no pass to come holds are read no more)
-        for (live, &last) in scratch.live.iter_mut().zip(&scratch.last_pass) {
-            if last == pass {
-                *live = false;
-            }
-        }
+        scratch.end_pass(pass);
         start = end;
     }
     if rank < n {
@@ -278,7 +324,7 @@ pub(crate) fn select_preferring_in(
     }
     sel.diff_rows.sort_unstable();
     sel.constraint_rows.sort_unstable();
-    Ok(sel)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -416,6 +462,8 @@ mod tests {
     fn the_selection_on_free_columns_is_that_of_the_whole_rows() {
         let mut rng = Values(0x9e37_79b9_7f4a_7c15);
         let mut scratch = DenseSelectionScratch::default();
+        // (one selection's storage for all cases, as the integrator keeps it)
+        let mut kept = EquationSelection::all(3, 2);
         let (mut selected, mut deficient) = (0, 0);
         for case in 0..3000 {
             let n = 1 + rng.below(9);
@@ -465,6 +513,13 @@ mod tests {
                     p.is_some()
                 );
                 assert_eq!(scratch.pivots, pivots, "case {case}: the same pivots");
+                let into = select_preferring_into(&mut scratch, n, &e, n_d, &g, n_g, p, &mut kept);
+                assert_eq!(
+                    into.map(|()| kept.clone()),
+                    expected,
+                    "case {case}: kept storage"
+                );
+                assert_eq!(scratch.pivots, pivots, "case {case}: the same pivots again");
                 assert_eq!(
                     select_equations_preferring(n, &e, n_d, &g, n_g, p),
                     expected
