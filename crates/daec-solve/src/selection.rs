@@ -290,7 +290,8 @@ pub fn select_equations_preferring(
     prefer: Option<&PivotPreference>,
 ) -> Result<EquationSelection, usize> {
     let mut scratch = DenseSelectionScratch::default();
-    dense::select_preferring_in(&mut scratch, n, e, n_d, g, n_g, prefer)
+    let mut sel = EquationSelection::all(0, 0);
+    dense::select_preferring_into(&mut scratch, n, e, n_d, g, n_g, prefer, &mut sel).map(|()| sel)
 }
 
 /// How far the square system of the rows `sel` selects from `[G; E]`

@@ -254,28 +254,11 @@ impl DenseSelectionScratch {
     }
 }
 
-/// [`super::select_equations_preferring`] in the storage of `scratch`,
-/// kept from one selection to the next (the integrator selects at every
-/// Jacobian).
-pub(crate) fn select_preferring_in(
-    scratch: &mut DenseSelectionScratch,
-    n: usize,
-    e: &[f64],
-    n_d: usize,
-    g: &[f64],
-    n_g: usize,
-    prefer: Option<&PivotPreference>,
-) -> Result<EquationSelection, usize> {
-    let mut sel = EquationSelection {
-        diff_rows: Vec::new(),
-        constraint_rows: Vec::new(),
-    };
-    select_preferring_into(scratch, n, e, n_d, g, n_g, prefer, &mut sel).map(|()| sel)
-}
-
-/// [`select_preferring_in`] into the storage of `sel` (its rows are
-/// replaced; on `Err(rank)` they are those selected before the rank was
-/// found short): no allocation once `sel` has held a selection.
+/// [`super::select_equations_preferring`] in the storage of `scratch`
+/// and `sel`, kept from one selection to the next (the integrator selects
+/// at every Jacobian): the rows of `sel` are replaced (on `Err(rank)` they
+/// are those selected before the rank was found short), no allocation
+/// once both have held a selection.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn select_preferring_into(
     scratch: &mut DenseSelectionScratch,
@@ -332,7 +315,7 @@ mod tests {
     use super::super::{INVARIANT_LEVEL, select_equations_preferring};
     use super::*;
 
-    /// The elimination over whole rows that [`select_preferring_in`]
+    /// The elimination over whole rows that [`select_preferring_into`]
     /// replaces: every unused row updated on every column, the pivot
     /// searched over all columns in their order.
     fn whole_rows(
@@ -505,7 +488,9 @@ mod tests {
                 PivotPreference::new(n, &levels, &g_pattern, n_g, &e_pattern, &jd_pattern, n_d);
             for p in [None, prefer.as_ref()] {
                 let (expected, pivots) = whole_rows(n, &e, n_d, &g, n_g, p);
-                let got = select_preferring_in(&mut scratch, n, &e, n_d, &g, n_g, p);
+                let mut fresh = EquationSelection::all(0, 0);
+                let got = select_preferring_into(&mut scratch, n, &e, n_d, &g, n_g, p, &mut fresh)
+                    .map(|()| fresh);
                 assert_eq!(
                     got,
                     expected,
