@@ -415,6 +415,226 @@ fn complex_solve_fixed<const N: usize>(
     }
 }
 
+/// `y_i −= a_i·x` and then `y_i −= b_i·z` for every `i`, in one pass: two
+/// elimination steps on one row while it is in registers, each element
+/// updated as two calls of [`sub_scaled`] would update it (the same two
+/// roundings in the same order).
+#[inline(always)]
+fn sub_scaled2(y: &mut [f64], (a, x): (&[f64], f64), (b, z): (&[f64], f64)) {
+    for ((y, &a), &b) in y.iter_mut().zip(a).zip(b) {
+        *y = *y - a * x - b * z;
+    }
+}
+
+/// The complex [`sub_scaled2`]: [`sub_scaled_complex`] with `a` and `x`,
+/// then with `b` and `z`, in one pass.
+#[inline(always)]
+fn sub_scaled_complex2(
+    (yr, yi): (&mut [f64], &mut [f64]),
+    (ar, ai, x): (&[f64], &[f64], (f64, f64)),
+    (br, bi, z): (&[f64], &[f64], (f64, f64)),
+) {
+    let ((xr, xi), (zr, zi)) = (x, z);
+    let y = yr.iter_mut().zip(yi.iter_mut());
+    let ab = ar.iter().zip(ai).zip(br.iter().zip(bi));
+    for ((yr, yi), ((&ar, &ai), (&br, &bi))) in y.zip(ab) {
+        let (r, i) = (*yr - (xr * ar - xi * ai), *yi - (xr * ai + xi * ar));
+        *yr = r - (zr * br - zi * bi);
+        *yi = i - (zr * bi + zi * br);
+    }
+}
+
+/// Swaps rows `k < p` of the row-major `a` of order `n`.
+fn swap_rows(n: usize, a: &mut [f64], k: usize, p: usize) {
+    let (top, rest) = a.split_at_mut(p * n);
+    top[k * n..(k + 1) * n].swap_with_slice(&mut rest[..n]);
+}
+
+/// Partial pivoting of elimination step `k` of the general loops on the
+/// row-major `a` of order `n`: the pivot row chosen and swapped into row
+/// `k`, the pivot replaced by its reciprocal, which is returned.
+fn real_pivot(n: usize, a: &mut [f64], piv: &mut [usize], k: usize) -> Result<f64, Singular> {
+    let p = pivot_row(k, n, |i| a[i * n + k].abs())?;
+    piv[k] = p;
+    if p != k {
+        swap_rows(n, a, k, p);
+    }
+    let inv = 1.0 / a[k * n + k];
+    a[k * n + k] = inv;
+    Ok(inv)
+}
+
+/// Elimination step `k` of the general loops on the row-major `a` of
+/// order `n`: the rows below `k` against the pivot row, a row whose
+/// multiplier is zero left as it is.
+fn real_eliminate(n: usize, a: &mut [f64], piv: &mut [usize], k: usize) -> Result<(), Singular> {
+    let inv = real_pivot(n, a, piv, k)?;
+    let (top, rest) = a.split_at_mut((k + 1) * n);
+    let urow = &top[k * n + k + 1..];
+    for row in rest.chunks_exact_mut(n) {
+        let f = row[k] * inv;
+        row[k] = f;
+        if f != 0.0 {
+            sub_scaled(&mut row[k + 1..], urow, f);
+        }
+    }
+    Ok(())
+}
+
+/// Elimination steps `k` and `k + 1` (`k + 2 ≤ n`) of the general loops,
+/// right-looking: step `k` first updates column `k + 1` alone (the
+/// multipliers of step `k` and the column step `k + 1` pivots on), then
+/// each row below `k + 1` receives the updates of both steps in one pass
+/// over its columns `k + 2…` ([`sub_scaled2`]). Every element is updated
+/// by step `k` and then by step `k + 1` with the pivot row as step
+/// `k + 1` of [`real_eliminate`] would see it, zero multipliers skipped
+/// per step: the results of two calls of [`real_eliminate`] bit for bit,
+/// with one load and store of the row instead of two.
+fn real_eliminate_pair(
+    n: usize,
+    a: &mut [f64],
+    piv: &mut [usize],
+    k: usize,
+) -> Result<(), Singular> {
+    let k1 = k + 1;
+    let inv = real_pivot(n, a, piv, k)?;
+    let (top, rest) = a.split_at_mut(k1 * n);
+    let u = top[k * n + k1];
+    for row in rest.chunks_exact_mut(n) {
+        let f = row[k] * inv;
+        row[k] = f;
+        if f != 0.0 {
+            row[k1] -= f * u;
+        }
+    }
+    let inv1 = real_pivot(n, a, piv, k1)?;
+    let (top, rest) = a.split_at_mut((k1 + 1) * n);
+    let (uk, uk1) = top[k * n..].split_at_mut(n);
+    let uk = &uk[k + 2..];
+    // step k on the rest of the pivot row of step k + 1
+    let f = uk1[k];
+    if f != 0.0 {
+        sub_scaled(&mut uk1[k + 2..], uk, f);
+    }
+    let uk1 = &uk1[k + 2..];
+    for row in rest.chunks_exact_mut(n) {
+        let f = row[k];
+        let g = row[k1] * inv1;
+        row[k1] = g;
+        let y = &mut row[k + 2..];
+        match (f != 0.0, g != 0.0) {
+            (true, true) => sub_scaled2(y, (uk, f), (uk1, g)),
+            (true, false) => sub_scaled(y, uk, f),
+            (false, true) => sub_scaled(y, uk1, g),
+            (false, false) => {}
+        }
+    }
+    Ok(())
+}
+
+/// The real and imaginary parts of a complex matrix, row-major.
+type Parts<'a> = (&'a mut [f64], &'a mut [f64]);
+
+/// [`real_pivot`] for the complex matrix `ar + i·ai` (magnitudes
+/// `|re| + |im|`, as RADAU5's DECC); returns the pivot's reciprocal.
+fn complex_pivot(
+    n: usize,
+    (ar, ai): Parts,
+    piv: &mut [usize],
+    k: usize,
+) -> Result<(f64, f64), Singular> {
+    let p = pivot_row(k, n, |i| ar[i * n + k].abs() + ai[i * n + k].abs())?;
+    piv[k] = p;
+    if p != k {
+        swap_rows(n, ar, k, p);
+        swap_rows(n, ai, k, p);
+    }
+    let (pr, pi) = (ar[k * n + k], ai[k * n + k]);
+    let den = pr * pr + pi * pi;
+    let inv = (pr / den, -pi / den);
+    (ar[k * n + k], ai[k * n + k]) = inv;
+    Ok(inv)
+}
+
+/// The multiplier `x·inv` of a complex elimination step.
+#[inline(always)]
+fn complex_multiplier((xr, xi): (f64, f64), (ir, ii): (f64, f64)) -> (f64, f64) {
+    (xr * ir - xi * ii, xr * ii + xi * ir)
+}
+
+/// [`real_eliminate`] for the complex matrix `ar + i·ai`.
+fn complex_eliminate(
+    n: usize,
+    (ar, ai): Parts,
+    piv: &mut [usize],
+    k: usize,
+) -> Result<(), Singular> {
+    let inv = complex_pivot(n, (&mut *ar, &mut *ai), piv, k)?;
+    let (top_r, rest_r) = ar.split_at_mut((k + 1) * n);
+    let (top_i, rest_i) = ai.split_at_mut((k + 1) * n);
+    let (u_r, u_i) = (&top_r[k * n + k + 1..], &top_i[k * n + k + 1..]);
+    for (row_r, row_i) in rest_r.chunks_exact_mut(n).zip(rest_i.chunks_exact_mut(n)) {
+        let f = complex_multiplier((row_r[k], row_i[k]), inv);
+        (row_r[k], row_i[k]) = f;
+        if f.0 != 0.0 || f.1 != 0.0 {
+            let (yr, yi) = (&mut row_r[k + 1..], &mut row_i[k + 1..]);
+            sub_scaled_complex(yr, yi, u_r, u_i, f);
+        }
+    }
+    Ok(())
+}
+
+/// [`real_eliminate_pair`] for the complex matrix `ar + i·ai`: the results
+/// of two calls of [`complex_eliminate`] bit for bit.
+fn complex_eliminate_pair(
+    n: usize,
+    (ar, ai): Parts,
+    piv: &mut [usize],
+    k: usize,
+) -> Result<(), Singular> {
+    let k1 = k + 1;
+    let inv = complex_pivot(n, (&mut *ar, &mut *ai), piv, k)?;
+    let (top_r, rest_r) = ar.split_at_mut(k1 * n);
+    let (top_i, rest_i) = ai.split_at_mut(k1 * n);
+    let (ur, ui) = (top_r[k * n + k1], top_i[k * n + k1]);
+    for (row_r, row_i) in rest_r.chunks_exact_mut(n).zip(rest_i.chunks_exact_mut(n)) {
+        let (fr, fi) = complex_multiplier((row_r[k], row_i[k]), inv);
+        (row_r[k], row_i[k]) = (fr, fi);
+        if fr != 0.0 || fi != 0.0 {
+            row_r[k1] -= fr * ur - fi * ui;
+            row_i[k1] -= fr * ui + fi * ur;
+        }
+    }
+    let inv1 = complex_pivot(n, (&mut *ar, &mut *ai), piv, k1)?;
+    let (top_r, rest_r) = ar.split_at_mut((k1 + 1) * n);
+    let (top_i, rest_i) = ai.split_at_mut((k1 + 1) * n);
+    let (uk_r, uk1_r) = top_r[k * n..].split_at_mut(n);
+    let (uk_i, uk1_i) = top_i[k * n..].split_at_mut(n);
+    let (uk_r, uk_i) = (&uk_r[k + 2..], &uk_i[k + 2..]);
+    // step k on the rest of the pivot row of step k + 1
+    let f = (uk1_r[k], uk1_i[k]);
+    if f.0 != 0.0 || f.1 != 0.0 {
+        let (yr, yi) = (&mut uk1_r[k + 2..], &mut uk1_i[k + 2..]);
+        sub_scaled_complex(yr, yi, uk_r, uk_i, f);
+    }
+    let (uk1_r, uk1_i) = (&uk1_r[k + 2..], &uk1_i[k + 2..]);
+    for (row_r, row_i) in rest_r.chunks_exact_mut(n).zip(rest_i.chunks_exact_mut(n)) {
+        let f = (row_r[k], row_i[k]);
+        let g = complex_multiplier((row_r[k1], row_i[k1]), inv1);
+        (row_r[k1], row_i[k1]) = g;
+        let (yr, yi) = (&mut row_r[k + 2..], &mut row_i[k + 2..]);
+        match (f.0 != 0.0 || f.1 != 0.0, g.0 != 0.0 || g.1 != 0.0) {
+            (true, true) => {
+                sub_scaled_complex2((yr, yi), (uk_r, uk_i, f), (uk1_r, uk1_i, g));
+            }
+            (true, false) => sub_scaled_complex(yr, yi, uk_r, uk_i, f),
+            (false, true) => sub_scaled_complex(yr, yi, uk1_r, uk1_i, g),
+            (false, false) => {}
+        }
+    }
+    Ok(())
+}
+
 /// LU factorisation of a real `n × n` matrix. The diagonal of `U` is kept
 /// as its reciprocals, so the back substitution multiplies: a chain of
 /// dependent divisions is what bounds the solves of small systems. The
@@ -485,31 +705,18 @@ impl RealLu {
         }
     }
 
-    /// The general loops of [`RealLu::factor`] on `self.lu` in place.
+    /// The general loops of [`RealLu::factor`] on `self.lu` in place:
+    /// the elimination steps two at a time ([`real_eliminate_pair`]), the
+    /// last one alone when `n` is odd.
     fn factor_general(&mut self) -> Result<(), Singular> {
         let n = self.n;
-        let lu = &mut self.lu;
-        for k in 0..n {
-            let p = pivot_row(k, n, |i| lu[i * n + k].abs())?;
-            self.piv[k] = p;
-            if p != k {
-                for j in 0..n {
-                    lu.swap(k * n + j, p * n + j);
-                }
-            }
-            let inv = 1.0 / lu[k * n + k];
-            lu[k * n + k] = inv;
-            // rows below k against the pivot row (slices: no bounds checks
-            // in the inner loop; same operations in the same order)
-            let (top, rest) = lu.split_at_mut((k + 1) * n);
-            let urow = &top[k * n + k + 1..];
-            for row in rest.chunks_exact_mut(n) {
-                let f = row[k] * inv;
-                row[k] = f;
-                if f != 0.0 {
-                    sub_scaled(&mut row[k + 1..], urow, f);
-                }
-            }
+        let mut k = 0;
+        while k + 1 < n {
+            real_eliminate_pair(n, &mut self.lu, &mut self.piv, k)?;
+            k += 2;
+        }
+        if k < n {
+            real_eliminate(n, &mut self.lu, &mut self.piv, k)?;
         }
         if n > 0 {
             // (sized already, unless the tests run these loops at a
@@ -632,37 +839,18 @@ impl ComplexLu {
     }
 
     /// The general loops of [`ComplexLu::factor`] on `self.re`, `self.im`
-    /// in place.
+    /// in place: the elimination steps two at a time
+    /// ([`complex_eliminate_pair`]), the last one alone when `n` is odd.
     fn factor_general(&mut self) -> Result<(), Singular> {
         let n = self.n;
         let (ar, ai) = (&mut self.re, &mut self.im);
-        for k in 0..n {
-            let p = pivot_row(k, n, |i| ar[i * n + k].abs() + ai[i * n + k].abs())?;
-            self.piv[k] = p;
-            if p != k {
-                for j in 0..n {
-                    ar.swap(k * n + j, p * n + j);
-                    ai.swap(k * n + j, p * n + j);
-                }
-            }
-            let (pr, pi) = (ar[k * n + k], ai[k * n + k]);
-            let den = pr * pr + pi * pi;
-            let (ir, ii) = (pr / den, -pi / den);
-            (ar[k * n + k], ai[k * n + k]) = (ir, ii);
-            let (top_r, rest_r) = ar.split_at_mut((k + 1) * n);
-            let (top_i, rest_i) = ai.split_at_mut((k + 1) * n);
-            let (u_r, u_i) = (&top_r[k * n + k + 1..], &top_i[k * n + k + 1..]);
-            for (row_r, row_i) in rest_r.chunks_exact_mut(n).zip(rest_i.chunks_exact_mut(n)) {
-                let (xr, xi) = (row_r[k], row_i[k]);
-                let fr = xr * ir - xi * ii;
-                let fi = xr * ii + xi * ir;
-                row_r[k] = fr;
-                row_i[k] = fi;
-                if fr != 0.0 || fi != 0.0 {
-                    let (yr, yi) = (&mut row_r[k + 1..], &mut row_i[k + 1..]);
-                    sub_scaled_complex(yr, yi, u_r, u_i, (fr, fi));
-                }
-            }
+        let mut k = 0;
+        while k + 1 < n {
+            complex_eliminate_pair(n, (&mut *ar, &mut *ai), &mut self.piv, k)?;
+            k += 2;
+        }
+        if k < n {
+            complex_eliminate(n, (&mut *ar, &mut *ai), &mut self.piv, k)?;
         }
         if n > 0 {
             // (sized already, as in `RealLu::factor_general`)
