@@ -23,6 +23,37 @@ enum Wrt {
     Total,
 }
 
+/// The work arrays of [`ExprPool::diff_many`], kept per thread between
+/// calls (the Σ-Jacobian calls it once per equation).
+#[derive(Default)]
+struct DiffScratch {
+    /// Where the children of each node of the walk start in `kids`.
+    kid_start: Vec<u32>,
+    /// The positions of each node's children in the walk's order.
+    kids: Vec<u32>,
+    /// Which of the (up to 64) leaves of a round each node contains.
+    has: Vec<u64>,
+    /// The derivative of each node, once built.
+    done: Vec<Option<ExprId>>,
+    /// The walk's stack: `(position, children pushed)`.
+    stack: Vec<(usize, bool)>,
+}
+
+impl DiffScratch {
+    /// Frees the arrays a walk over a large expression grew (the scratch
+    /// lives as long as the thread).
+    fn release_large(&mut self) {
+        if self.kids.capacity() > 1 << 16 {
+            *self = DiffScratch::default();
+        }
+    }
+}
+
+thread_local! {
+    static DIFF_SCRATCH: std::cell::RefCell<DiffScratch> =
+        std::cell::RefCell::new(DiffScratch::default());
+}
+
 impl ExprPool {
     /// The total time derivative of `e` (memoised). Derivative orders
     /// saturate at `u32::MAX`.
@@ -179,15 +210,37 @@ impl ExprPool {
         if wrt.is_empty() {
             return Vec::new();
         }
+        DIFF_SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => self.diff_many_in(e, wrt, &mut scratch),
+            // (not reached: a derivative does not start another)
+            Err(_) => self.diff_many_in(e, wrt, &mut DiffScratch::default()),
+        })
+    }
+
+    /// [`ExprPool::diff_many`] with the work arrays `scratch` (their
+    /// contents on entry are not read).
+    fn diff_many_in(
+        &mut self,
+        e: ExprId,
+        wrt: &[ExprId],
+        scratch: &mut DiffScratch,
+    ) -> Vec<ExprId> {
         self.widen_parents();
         let order = self.topo_order(&[e]);
         let zero = self.constant(0.0);
+        let DiffScratch {
+            kid_start,
+            kids,
+            has,
+            done,
+            stack,
+        } = scratch;
         // The positions in `order` of each node's children, in operand
         // order (`kids[kid_start[k]..kid_start[k + 1]]`), found once for
         // every derivative: every child of a node of `order` is in `order`.
         let pos = |c: ExprId| order.binary_search(&c).unwrap_or(0) as u32;
-        let mut kid_start: Vec<u32> = Vec::with_capacity(order.len() + 1);
-        let mut kids: Vec<u32> = Vec::with_capacity(order.len() * 2);
+        kid_start.clear();
+        kids.clear();
         kid_start.push(0);
         for &id in &order {
             kids.extend(self.node(id).children().map(pos));
@@ -197,9 +250,11 @@ impl ExprPool {
         let root = order.len() - 1; // `e` is the largest id it depends on
         // Which nodes contain which of (up to 64 of) the leaves `wrt`, one
         // bit per leaf, in one pass over `order` per 64 leaves.
-        let mut has: Vec<u64> = vec![0; order.len()];
-        let mut done: Vec<Option<ExprId>> = vec![None; order.len()];
-        let mut stack: Vec<(usize, bool)> = Vec::new();
+        has.clear();
+        has.resize(order.len(), 0);
+        done.clear();
+        done.resize(order.len(), None);
+        stack.clear();
         let mut out = Vec::with_capacity(wrt.len());
         for chunk in wrt.chunks(64) {
             for (k, &id) in order.iter().enumerate() {
@@ -248,6 +303,7 @@ impl ExprPool {
                 out.push(done[root].unwrap_or(zero));
             }
         }
+        scratch.release_large();
         out
     }
 

@@ -1357,11 +1357,14 @@ impl ExprPool {
                     None => break,
                 }
             }
-            let f = if !merged && n != 1 {
+            let f = if merged {
+                self.powi(base, n)
+            } else if n != 1 {
                 // Unchanged `Powi` factor: rebuild without re-canonicalising.
                 self.intern(Node::Powi(base, n))
             } else {
-                self.powi(base, n)
+                // (an unchanged factor: `powi(base, 1)` is `base`)
+                base
             };
             match self.node(f) {
                 Node::Const(c) => coef *= c,

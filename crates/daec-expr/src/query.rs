@@ -189,6 +189,22 @@ fn lin_of(dependent: &[ExprId], lin: &[Lin], c: ExprId) -> Lin {
     }
 }
 
+/// [`lin_of`] without a copy: `(coefficients, rest)` of node `c`, `None`
+/// where it is not linear.
+fn lin_ref<'l>(
+    dependent: &[ExprId],
+    lin: &'l [Lin],
+    c: ExprId,
+) -> Option<(&'l [(usize, ExprId)], ExprId)> {
+    match dependent.binary_search(&c) {
+        Ok(k) => match lin.get(k) {
+            Some(Lin::Linear(cs, r)) => Some((cs, *r)),
+            _ => None,
+        },
+        Err(_) => Some((&[], c)),
+    }
+}
+
 /// Whether node `c` of a walk over `dependent` (as [`lin_of`]) is free of
 /// the set (linear with no coefficient).
 fn is_free(dependent: &[ExprId], lin: &[Lin], c: ExprId) -> bool {
@@ -656,41 +672,8 @@ impl ExprPool {
         let get = |c: ExprId| lin_of(order, lin, c);
         let is_free = |c: ExprId| is_free(order, lin, c);
         match node {
-            Node::Add(ts) => {
-                let mut coefs: Vec<(usize, ExprId)> = Vec::new();
-                let mut rests = Vec::with_capacity(ts.len());
-                for &t in ts.iter() {
-                    match get(t) {
-                        Lin::Linear(cs, r) => {
-                            coefs.extend(cs);
-                            rests.push(r);
-                        }
-                        Lin::Nonlinear => return Lin::Nonlinear,
-                    }
-                }
-                let rest = self.sum(&rests);
-                Lin::Linear(self.merge_coefs(coefs), rest)
-            }
-            Node::Mul(fs) => {
-                let dependent: Vec<ExprId> = fs.iter().copied().filter(|&f| !is_free(f)).collect();
-                if dependent.len() != 1 {
-                    return Lin::Nonlinear;
-                }
-                let d = dependent[0];
-                let others: Vec<ExprId> = fs.iter().copied().filter(|&f| f != d).collect();
-                let scale = self.product(&others);
-                match get(d) {
-                    Lin::Linear(cs, r) => {
-                        let cs = cs
-                            .into_iter()
-                            .map(|(k, c)| (k, self.mul(scale, c)))
-                            .collect();
-                        let r = self.mul(scale, r);
-                        Lin::Linear(cs, r)
-                    }
-                    Lin::Nonlinear => Lin::Nonlinear,
-                }
-            }
+            Node::Add(ts) => self.lin_sum(ts, order, lin),
+            Node::Mul(fs) => self.lin_product(fs, order, lin),
             Node::Select(c, a, b) if is_free(*c) => match (get(*a), get(*b)) {
                 (Lin::Linear(ca, ra), Lin::Linear(cb, rb)) => {
                     let zero = self.constant(0.0);
@@ -712,7 +695,56 @@ impl ExprPool {
         }
     }
 
+    /// The decomposition of the sum of `ts` (as [`ExprPool::lin_node`]),
+    /// reading the children's decompositions in place (no copy of their
+    /// coefficient lists).
+    fn lin_sum(&mut self, ts: &[ExprId], order: &[ExprId], lin: &[Lin]) -> Lin {
+        let mut coefs: Vec<(usize, ExprId)> = Vec::new();
+        let mut rests = self.take_ids();
+        for &t in ts {
+            match lin_ref(order, lin, t) {
+                Some((cs, r)) => {
+                    coefs.extend_from_slice(cs);
+                    rests.push(r);
+                }
+                None => {
+                    self.give_ids(rests);
+                    return Lin::Nonlinear;
+                }
+            }
+        }
+        let rest = self.sum(&rests);
+        self.give_ids(rests);
+        Lin::Linear(self.merge_coefs(coefs), rest)
+    }
+
+    /// The decomposition of the product of `fs` (as
+    /// [`ExprPool::lin_node`]): linear when exactly one factor depends on
+    /// the set.
+    fn lin_product(&mut self, fs: &[ExprId], order: &[ExprId], lin: &[Lin]) -> Lin {
+        let mut dependent = fs.iter().copied().filter(|&f| !is_free(order, lin, f));
+        let (Some(d), None) = (dependent.next(), dependent.next()) else {
+            return Lin::Nonlinear;
+        };
+        let mut others = self.take_ids();
+        others.extend(fs.iter().copied().filter(|&f| f != d));
+        let scale = self.product(&others);
+        self.give_ids(others);
+        match lin_ref(order, lin, d) {
+            Some((cs, r)) => {
+                let cs = cs.iter().map(|&(k, c)| (k, self.mul(scale, c))).collect();
+                let r = self.mul(scale, r);
+                Lin::Linear(cs, r)
+            }
+            None => Lin::Nonlinear,
+        }
+    }
+
     fn merge_coefs(&mut self, mut coefs: Vec<(usize, ExprId)>) -> Vec<(usize, ExprId)> {
+        if coefs.len() <= 1 {
+            // (one coefficient or none: nothing to sort or merge)
+            return coefs;
+        }
         coefs.sort_by_key(|p| p.0);
         let mut out: Vec<(usize, ExprId)> = Vec::with_capacity(coefs.len());
         for (k, c) in coefs {

@@ -375,6 +375,25 @@ proptest! {
     }
 
     #[test]
+    fn diff_many_after_another_walk_gives_the_ids_of_diff(r in recipe(), s in recipe()) {
+        // two expressions differentiated one after the other in the same
+        // pools: the walk's work arrays, kept between calls, hold the
+        // first walk's entries when the second starts; each derivative is
+        // the id `diff` gives, and the pools grow alike
+        let (mut p, mut q) = (ExprPool::new(), ExprPool::new());
+        for recipe in [&r, &s] {
+            let (e, f) = (build(&mut p, recipe), build(&mut q, recipe));
+            prop_assert_eq!(e, f);
+            let leaves = p.leaves(e);
+            let one: Vec<ExprId> = leaves.iter().map(|&l| p.diff(e, l)).collect();
+            let many = q.diff_many(f, &leaves);
+            prop_assert_eq!(&one, &many);
+            prop_assert_eq!(p.len(), q.len());
+            prop_assert_eq!(p.encode(&one), q.encode(&many));
+        }
+    }
+
+    #[test]
     fn neg_and_scale_by_minus_one_build_the_node_of_the_product_by_minus_one(
         r in recipe(),
         k in prop::sample::select(vec![-1.0, 1.0, 2.0, -3.0, 0.5]),

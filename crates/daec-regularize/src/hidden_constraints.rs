@@ -490,7 +490,9 @@ fn stage_rows(
     by_leaf: &LeafMap<ExprId>,
     rows_of: &mut [Vec<usize>],
 ) -> Vec<Row> {
-    let mut rows: Vec<Row> = Vec::new();
+    // (sized to the stage's rows: no copies of the rows as it grows)
+    let count = offsets.c.iter().filter(|&&ci| s + ci as i32 >= 0).count();
+    let mut rows: Vec<Row> = Vec::with_capacity(count);
     for (i, &ci) in offsets.c.iter().enumerate() {
         let k = s + ci as i32;
         if k < 0 {
