@@ -11,6 +11,7 @@ pub struct ExprId(pub(crate) u32);
 
 impl ExprId {
     /// The position of this node in the pool (0-based).
+    #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -323,6 +324,7 @@ pub struct Children<'a> {
 
 impl Iterator for Children<'_> {
     type Item = ExprId;
+    #[inline]
     fn next(&mut self) -> Option<ExprId> {
         if let Some((first, rest)) = self.slice.split_first() {
             self.slice = rest;
@@ -340,6 +342,7 @@ impl Iterator for Children<'_> {
 
 impl<'a> Node<'a> {
     /// The children of this node, in operand order.
+    #[inline]
     pub fn children(self) -> Children<'a> {
         let z = ExprId(0);
         let (slice, fixed, len): (&[ExprId], [ExprId; 3], u8) = match self {

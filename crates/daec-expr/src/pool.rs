@@ -383,7 +383,10 @@ impl ExprPool {
     /// # Panics
     /// Panics if `id` does not come from this pool (ids are only created by
     /// the pool, so this is a programming error, not a user error).
-    #[inline]
+    // (always inlined: the walks call it for every node they visit, and
+    // inlined, a caller's match on the node reads the packed record
+    // directly)
+    #[inline(always)]
     pub fn node(&self, id: ExprId) -> Node<'_> {
         match self.nodes[id.index()] {
             Packed::Const(v) => Node::Const(v),
