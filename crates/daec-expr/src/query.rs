@@ -343,7 +343,20 @@ impl ExprPool {
             kids.extend(node.children());
             walk.push((id, start as u32, (kids.len() - start) as u32));
             for &c in &kids[start..] {
-                if !bit(bits, c) {
+                if bit(bits, c) {
+                    continue;
+                }
+                // (a leaf or constant is visited here, with no entries on
+                // the walk: it has no children)
+                let child = self.node(c);
+                if matches!(child, Node::Leaf(_) | Node::Const(_)) {
+                    set_bit(bits, c);
+                    visited.push(c);
+                    if target(c, &child) {
+                        set_bit(dependent, c);
+                        out.push(c);
+                    }
+                } else {
                     walk.push((c, 0, u32::MAX));
                 }
             }
@@ -446,7 +459,12 @@ impl ExprPool {
                 if !bit(bits, c) {
                     set_bit(bits, c);
                     visited.push(c);
-                    stack.push(c);
+                    // (a leaf or constant is taken here, not from the stack)
+                    match self.node(c) {
+                        Node::Leaf(_) => out.push(c),
+                        Node::Const(_) => {}
+                        _ => stack.push(c),
+                    }
                 }
             }
         }
@@ -832,6 +850,29 @@ mod tests {
         }
         // (both kinds of expression were met)
         assert!(linear > 30 && linear < 270, "{linear} of 300 linear");
+    }
+
+    #[test]
+    fn dependents_are_the_targets_and_the_nodes_with_a_dependent_child() {
+        // on random expressions, with leaves and constants as targets (the
+        // walk visits those without stacking them): a node of the
+        // topological order is dependent iff it is a target or has a
+        // dependent child
+        for seed in 0..300u64 {
+            let mut p = ExprPool::new();
+            let e = random_expr(&mut p, seed, 12);
+            let x = p.var((seed % 4) as u32, (seed % 2) as u32);
+            let k = p.constant(2.5);
+            let target = |id: ExprId, _: &Node| id == x || id == k;
+            let mut expected: Vec<ExprId> = Vec::new();
+            for id in p.topo_order(&[e]) {
+                let node = p.node(id);
+                if target(id, &node) || node.children().any(|c| expected.contains(&c)) {
+                    expected.push(id);
+                }
+            }
+            assert_eq!(p.dependents(e, &target), expected, "seed {seed}");
+        }
     }
 
     #[test]

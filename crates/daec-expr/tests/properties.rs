@@ -375,6 +375,20 @@ proptest! {
     }
 
     #[test]
+    fn leaves_are_the_leaf_nodes_of_the_topological_order(r in recipe()) {
+        // the walk over the leaves (which takes leaves and constants
+        // without stacking them) finds every leaf node `e` depends on
+        let mut p = ExprPool::new();
+        let e = build(&mut p, &r);
+        let expected: Vec<ExprId> = p
+            .topo_order(&[e])
+            .into_iter()
+            .filter(|&id| p.as_leaf(id).is_some())
+            .collect();
+        prop_assert_eq!(p.leaves(e), expected);
+    }
+
+    #[test]
     fn diff_many_after_another_walk_gives_the_ids_of_diff(r in recipe(), s in recipe()) {
         // two expressions differentiated one after the other in the same
         // pools: the walk's work arrays, kept between calls, hold the
