@@ -101,24 +101,12 @@ pub fn consistent_point(
     }
     // The equations' values and Jacobian entries (row, free column) by
     // reverse-mode differentiation of each equation (no derivative
-    // expressions: linear in the size of the equations).
+    // expressions: linear in the size of the equations). Each iterate's
+    // equations are evaluated once, keeping their node values; the
+    // backward pass for the Jacobian runs only where another step is
+    // taken from the iterate (not at the last one).
     let mut compiled = EquationGradients::new(pool, equations, |j, l| position.get(j, l));
-    let mut residuals = Vec::new();
-    let mut eval_all = |x: &[f64], jv: Option<&mut Vec<(usize, usize, f64)>>| -> Vec<f64> {
-        match jv {
-            Some(jv) => {
-                jv.clear();
-                let mut visit = |i: usize, p: usize, d: f64| {
-                    if let Some(k) = col_of[p] {
-                        jv.push((i, k, d));
-                    }
-                };
-                compiled.eval(pool, x, params, t, &mut residuals, Some(&mut visit));
-            }
-            None => compiled.eval(pool, x, params, t, &mut residuals, None),
-        }
-        residuals.clone()
-    };
+    let eqs = 0..equations.len();
     let max_norm = |r: &[f64]| {
         r.iter().fold(0.0f64, |m, x| {
             if x.is_nan() {
@@ -131,14 +119,8 @@ pub fn consistent_point(
     let mut z = start.to_vec();
     let m = equations.len();
     let mut jv: Vec<(usize, usize, f64)> = Vec::new();
-    // Whether `jv` holds the Jacobian at `z` (the residuals after a step
-    // are evaluated with it: the forward pass that gives them is the one
-    // the gradients need, so each iterate's equations are evaluated once).
-    // Where the iteration can run at all, the start is evaluated with the
-    // Jacobian too (one forward pass, not a second one in the first
-    // iteration; a start that is already consistent pays a backward pass).
-    let mut jacobian_at_z = m > 0 && !free.is_empty();
-    let mut r = eval_all(&z, jacobian_at_z.then_some(&mut jv));
+    let mut r = Vec::new();
+    compiled.eval_kept(pool, eqs.clone(), &z, params, t, &mut r);
     let initial_residual = max_norm(&r);
     let w2inv: Vec<f64> = free
         .iter()
@@ -154,9 +136,12 @@ pub fn consistent_point(
     let tol_at = |x: &[f64]| options.tol * (1.0 + x.iter().fold(0.0f64, |m, v| m.max(v.abs())));
     while max_norm(&r) > tol_at(&z) && iterations < options.max_iter && m > 0 && !free.is_empty() {
         iterations += 1;
-        if !jacobian_at_z {
-            r = eval_all(&z, Some(&mut jv));
-        }
+        jv.clear();
+        compiled.gradients_kept(pool, &mut |i, p, d| {
+            if let Some(k) = col_of[p] {
+                jv.push((i, k, d));
+            }
+        });
         // y = W(e + Δ) of least norm with B y = J e − r, B = J W⁻¹
         // (QR of Bᵀ); Δ = W⁻¹ y − e, e = z − start. Rank-deficient J (a
         // redundant constraint): regularised normal equations instead.
@@ -184,8 +169,7 @@ pub fn consistent_point(
             step_norm = step_norm.max(delta[k].abs());
             z[j] += delta[k];
         }
-        r = eval_all(&z, Some(&mut jv));
-        jacobian_at_z = true;
+        compiled.eval_kept(pool, eqs.clone(), &z, params, t, &mut r);
         if !step_norm.is_finite() {
             break;
         }

@@ -22,6 +22,7 @@ use daec_expr::{
     Callee, ExprId, ExprPool, Func, Func2, FuncId, Function, Leaf, Node, apply_func, apply_op, powi,
 };
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// Where a node of a program gets its value from.
 #[derive(Clone, Copy, Debug)]
@@ -84,7 +85,53 @@ impl LeafPositions {
     }
 }
 
-/// The equations compiled for [`EquationGradients::eval`].
+/// Expressions compiled together for their values alone: one program over
+/// the union of their nodes, so that a node they share is evaluated once
+/// (the Σ-Jacobian's entries and the derivatives `Ω` of neighbouring
+/// equations share most of theirs). The values are those of
+/// [`EquationGradients::eval_kept`] bit for bit: a node's value depends on
+/// its children's alone.
+pub(crate) struct SharedValues {
+    program: EquationGradients,
+    /// The place of every expression in `program`.
+    roots: Vec<u32>,
+}
+
+impl SharedValues {
+    /// Compiles `exprs`; `position` as for [`EquationGradients::new`].
+    pub(crate) fn new(
+        pool: &ExprPool,
+        exprs: &[ExprId],
+        position: impl Fn(u32, u32) -> Option<usize>,
+    ) -> SharedValues {
+        let mut roots = Vec::with_capacity(exprs.len());
+        let program =
+            EquationGradients::compile(pool, std::iter::once(exprs), position, Some(&mut roots));
+        SharedValues { program, roots }
+    }
+
+    /// The values of the expressions at the state `x`, in their order.
+    pub(crate) fn eval(
+        &mut self,
+        pool: &ExprPool,
+        x: &[f64],
+        params: &[f64],
+        t: f64,
+        values: &mut Vec<f64>,
+    ) {
+        values.clear();
+        if self.roots.is_empty() {
+            return;
+        }
+        let mut last = Vec::new();
+        self.program.eval_kept(pool, 0..1, x, params, t, &mut last);
+        let kept = &self.program.kept;
+        values.extend(self.roots.iter().map(|&k| kept[k as usize]));
+    }
+}
+
+/// The equations compiled for [`EquationGradients::eval_kept`] and
+/// [`EquationGradients::gradients_kept`].
 pub(crate) struct EquationGradients {
     /// Per equation, the range of its nodes in `nodes` (`m + 1` bounds).
     eq_start: Vec<usize>,
@@ -98,8 +145,7 @@ pub(crate) struct EquationGradients {
     /// The children of every node, as positions within its equation's
     /// program, in the order of [`Node::children`].
     children: Vec<u32>,
-    /// Node values and adjoints of one equation (scratch).
-    values: Vec<f64>,
+    /// Node adjoints of one equation (scratch).
     adjoints: Vec<f64>,
     /// Prefix products of a product's factors (scratch).
     prefix: Vec<f64>,
@@ -109,6 +155,10 @@ pub(crate) struct EquationGradients {
     derivatives: HashMap<FuncId, Option<Function>>,
     /// A call's arguments, then its derivative's inputs (scratch).
     call_args: Vec<f64>,
+    /// The node values of the equations `kept_eqs` of the last
+    /// [`eval_kept`](Self::eval_kept), equation after equation.
+    kept: Vec<f64>,
+    kept_eqs: Range<usize>,
 }
 
 impl EquationGradients {
@@ -120,17 +170,32 @@ impl EquationGradients {
         equations: &[ExprId],
         position: impl Fn(u32, u32) -> Option<usize>,
     ) -> EquationGradients {
+        Self::compile(pool, equations.chunks(1), position, None)
+    }
+
+    /// Compiles every group of expressions of `groups` into one program
+    /// over the union of the group's nodes (a node the expressions share
+    /// once), as [`new`](Self::new) compiles each equation (a group of
+    /// one); with `roots`, appends the place of every expression in its
+    /// group's program.
+    fn compile<'a>(
+        pool: &ExprPool,
+        groups: impl Iterator<Item = &'a [ExprId]>,
+        position: impl Fn(u32, u32) -> Option<usize>,
+        mut roots: Option<&mut Vec<u32>>,
+    ) -> EquationGradients {
         let mut g = EquationGradients {
             eq_start: vec![0],
             nodes: Vec::new(),
             sources: Vec::new(),
             child_start: vec![0],
             children: Vec::new(),
-            values: Vec::new(),
             adjoints: Vec::new(),
             prefix: Vec::new(),
             derivatives: HashMap::new(),
             call_args: Vec::new(),
+            kept: Vec::new(),
+            kept_eqs: 0..0,
         };
         // the nodes of one equation: a depth-first search marking them
         // `SEEN` in `stamp` (no hashing, one pass over the equation); once
@@ -141,11 +206,15 @@ impl EquationGradients {
         const SEEN: u32 = 0;
         let mut stamp = vec![u32::MAX; pool.len()];
         let mut stack: Vec<ExprId> = Vec::new();
-        for &e in equations {
+        for group in groups {
             let first = g.nodes.len();
             let mark = SEEN;
-            stamp[e.index()] = mark;
-            stack.push(e);
+            for &e in group {
+                if stamp[e.index()] != mark {
+                    stamp[e.index()] = mark;
+                    stack.push(e);
+                }
+            }
             while let Some(id) = stack.pop() {
                 g.nodes.push(id);
                 for c in pool.node(id).children() {
@@ -182,13 +251,17 @@ impl EquationGradients {
                 }
                 g.child_start.push(g.children.len());
             }
+            if let Some(roots) = roots.as_mut() {
+                roots.extend(group.iter().map(|e| stamp[e.index()] & !PLACE));
+            }
             g.eq_start.push(g.nodes.len());
         }
         g
     }
 
     /// Number of equations.
-    pub(crate) fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.eq_start.len() - 1
     }
 
@@ -207,33 +280,78 @@ impl EquationGradients {
     /// `gradients`, also every equation's partial derivatives: `visit(i, p,
     /// ∂F_i/∂x_p)` for every state leaf of [`Self::state_leaves`], in that
     /// order.
-    pub(crate) fn eval(
+    #[cfg(test)]
+    fn eval(
         &mut self,
         pool: &ExprPool,
         x: &[f64],
         params: &[f64],
         t: f64,
         residuals: &mut Vec<f64>,
-        mut gradients: Option<&mut dyn FnMut(usize, usize, f64)>,
+        gradients: Option<&mut dyn FnMut(usize, usize, f64)>,
     ) {
-        residuals.clear();
-        for i in 0..self.len() {
-            let (lo, hi) = (self.eq_start[i], self.eq_start[i + 1]);
-            self.forward(pool, lo, hi, x, params, t);
-            residuals.push(self.values[hi - lo - 1]);
-            if let Some(visit) = gradients.as_mut() {
-                self.backward(pool, lo, hi);
-                for k in lo..hi {
-                    if let Source::State(p) = self.sources[k] {
-                        visit(i, p, self.adjoints[k - lo]);
-                    }
-                }
-            }
+        self.eval_kept(pool, 0..self.len(), x, params, t, residuals);
+        if let Some(visit) = gradients {
+            self.gradients_kept(pool, visit);
         }
     }
 
-    /// The values of the nodes `lo..hi` (one equation) into `values`.
-    fn forward(
+    /// Evaluates the equations `eqs` at the state `x` into `residuals`,
+    /// keeping the value of every node, so that
+    /// [`gradients_kept`](Self::gradients_kept) gives the partial
+    /// derivatives at this point with no second forward pass, and only
+    /// when they are needed.
+    pub(crate) fn eval_kept(
+        &mut self,
+        pool: &ExprPool,
+        eqs: Range<usize>,
+        x: &[f64],
+        params: &[f64],
+        t: f64,
+        residuals: &mut Vec<f64>,
+    ) {
+        residuals.clear();
+        let mut kept = std::mem::take(&mut self.kept);
+        kept.clear();
+        for i in eqs.clone() {
+            let (lo, hi) = (self.eq_start[i], self.eq_start[i + 1]);
+            self.forward_into(pool, lo, hi, x, params, t, &mut kept);
+            residuals.push(kept[kept.len() - 1]);
+        }
+        self.kept = kept;
+        self.kept_eqs = eqs;
+    }
+
+    /// The partial derivatives of the equations of the last
+    /// [`eval_kept`](Self::eval_kept) at its point, from the node values it
+    /// kept: `visit(i, p, ∂F_i/∂x_p)` for every state leaf of the
+    /// equation, in increasing node order (the order of
+    /// [`ExprPool::leaves`]), `i` counted from the first equation of that
+    /// call.
+    pub(crate) fn gradients_kept(
+        &mut self,
+        pool: &ExprPool,
+        visit: &mut dyn FnMut(usize, usize, f64),
+    ) {
+        let kept = std::mem::take(&mut self.kept);
+        let eqs = self.kept_eqs.clone();
+        let base = self.eq_start[eqs.start];
+        for i in eqs.clone() {
+            let (lo, hi) = (self.eq_start[i], self.eq_start[i + 1]);
+            self.backward_from(pool, lo, hi, &kept[lo - base..hi - base]);
+            for k in lo..hi {
+                if let Source::State(p) = self.sources[k] {
+                    visit(i - eqs.start, p, self.adjoints[k - lo]);
+                }
+            }
+        }
+        self.kept = kept;
+    }
+
+    /// The values of the nodes `lo..hi` (one equation) appended to
+    /// `values` (a child read at its place after the length `values` had).
+    #[allow(clippy::too_many_arguments)]
+    fn forward_into(
         &mut self,
         pool: &ExprPool,
         lo: usize,
@@ -241,8 +359,9 @@ impl EquationGradients {
         x: &[f64],
         params: &[f64],
         t: f64,
+        values: &mut Vec<f64>,
     ) {
-        self.values.clear();
+        let base = values.len();
         for k in lo..hi {
             let v = match self.sources[k] {
                 Source::Const(v) => v,
@@ -252,7 +371,7 @@ impl EquationGradients {
                 Source::Missing => f64::NAN,
                 Source::Op => {
                     let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
-                    let val = &self.values;
+                    let val = &values[base..];
                     let get = |c: usize| val[ch[c] as usize];
                     match pool.node(self.nodes[k]) {
                         Node::Call(callee, _) => {
@@ -264,13 +383,13 @@ impl EquationGradients {
                     }
                 }
             };
-            self.values.push(v);
+            values.push(v);
         }
     }
 
-    /// The adjoints `∂F/∂node` of the nodes `lo..hi` (one equation, its
-    /// values computed) into `adjoints`, by one backward pass.
-    fn backward(&mut self, pool: &ExprPool, lo: usize, hi: usize) {
+    /// The adjoints `∂F/∂node` of the nodes `lo..hi` (one equation) from
+    /// their values `val` into `adjoints`, by one backward pass.
+    fn backward_from(&mut self, pool: &ExprPool, lo: usize, hi: usize, val: &[f64]) {
         self.adjoints.clear();
         self.adjoints.resize(hi - lo, 0.0);
         self.adjoints[hi - lo - 1] = 1.0;
@@ -280,7 +399,6 @@ impl EquationGradients {
                 continue;
             }
             let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
-            let val = &self.values;
             let v = |c: usize| val[ch[c] as usize];
             let node = pool.node(self.nodes[k]);
             let value = val[k - lo];
@@ -391,8 +509,8 @@ fn func_derivative(f: Func, a: f64, fa: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{EquationGradients, LeafPositions};
-    use daec_expr::{Env, ExprPool, Func, ParamId};
+    use super::{EquationGradients, LeafPositions, SharedValues};
+    use daec_expr::{Env, ExprId, ExprPool, Func, ParamId};
 
     struct At<'a>(&'a [f64]);
     impl Env for At<'_> {
@@ -463,6 +581,90 @@ mod tests {
                 "∂F{i}/∂z{j}: {d} vs {expected}"
             );
         }
+    }
+
+    /// Expressions of a chain of links that share their nodes, as the
+    /// constraints of neighbouring links do: `(x_k − x_{k−1})² + p·t`,
+    /// `sin(x_k − x_{k−1})·ẋ_k`, and `x_9` (an unknown of no key).
+    fn shared_chain(pool: &mut ExprPool) -> Vec<ExprId> {
+        let p = pool.param(ParamId(0));
+        let t = pool.time();
+        let pt = pool.mul(p, t);
+        let mut exprs = Vec::new();
+        for k in 1..5 {
+            let (a, b) = (pool.var(k, 0), pool.var(k - 1, 0));
+            let d = pool.sub(a, b);
+            let d2 = pool.powi(d, 2);
+            exprs.push(pool.add(d2, pt));
+            let s = pool.func(Func::Sin, d);
+            let v = pool.var(k, 1);
+            exprs.push(pool.mul(s, v));
+        }
+        exprs.push(pool.var(9, 0));
+        exprs
+    }
+
+    #[test]
+    fn shared_values_are_the_per_equation_values_bit_for_bit() {
+        let mut pool = ExprPool::new();
+        let exprs = shared_chain(&mut pool);
+        // x_0..x_4 at 0..5, ẋ_k of no key: the slot 5, which holds 0
+        let position = |j: u32, l: u32| match l {
+            0 => ((j as usize) < 5).then_some(j as usize),
+            _ => Some(5),
+        };
+        let x = [0.3, -1.1, 2.5, 0.7, -0.2, 0.0];
+        let mut shared = SharedValues::new(&pool, &exprs, position);
+        // a node the expressions share is one node of the program
+        let distinct = pool.topo_order(&exprs).len();
+        assert_eq!(shared.program.nodes.len(), distinct);
+        let mut per_equation = EquationGradients::new(&pool, &exprs, position);
+        assert!(per_equation.nodes.len() > distinct);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        shared.eval(&pool, &x, &[2.0], 0.5, &mut a);
+        per_equation.eval_kept(&pool, 0..exprs.len(), &x, &[2.0], 0.5, &mut b);
+        assert_eq!(a.len(), exprs.len());
+        for (i, (u, v)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(u.to_bits(), v.to_bits(), "expression {i}: {u} vs {v}");
+        }
+        let d = x[2] - x[1];
+        assert_eq!(a[2], d * d + 2.0 * 0.5);
+        assert_eq!(a[3], 0.0);
+        assert!(a[8].is_nan());
+        // no expressions: no values
+        let mut none = SharedValues::new(&pool, &[], position);
+        none.eval(&pool, &x, &[2.0], 0.5, &mut a);
+        assert!(a.is_empty());
+    }
+
+    #[test]
+    fn kept_gradients_are_those_of_a_fresh_evaluation_at_the_last_point() {
+        let mut pool = ExprPool::new();
+        let exprs = shared_chain(&mut pool);
+        let position = |j: u32, l: u32| (j as usize + 5 * l as usize) % 10;
+        let position = move |j: u32, l: u32| (j < 5 && l < 2).then(|| position(j, l));
+        let x1: Vec<f64> = (0..10).map(|k| 0.1 * k as f64 - 0.3).collect();
+        let x2: Vec<f64> = (0..10).map(|k| (k as f64 * 0.7).cos()).collect();
+        let gradients = |c: &mut EquationGradients, eqs: std::ops::Range<usize>, x: &[f64]| {
+            let mut r = Vec::new();
+            c.eval_kept(&pool, eqs, x, &[2.0], 0.5, &mut r);
+            let mut g: Vec<(usize, usize, u64)> = Vec::new();
+            c.gradients_kept(&pool, &mut |i, p, d| g.push((i, p, d.to_bits())));
+            (r, g)
+        };
+        let mut reused = EquationGradients::new(&pool, &exprs, position);
+        let _ = gradients(&mut reused, 0..exprs.len(), &x1);
+        let (r, g) = gradients(&mut reused, 2..6, &x2);
+        let mut fresh = EquationGradients::new(&pool, &exprs[2..6], position);
+        let (rf, gf) = gradients(&mut fresh, 0..4, &x2);
+        assert_eq!(r, rf);
+        assert_eq!(g, gf);
+        // rows counted from the first equation of the range: (x_2 − x_1)²
+        // has the leaves x_1, x_2, sin(x_2 − x_1)·ẋ_2 also ẋ_2
+        let rows: Vec<(usize, usize)> = g.iter().map(|&(i, p, _)| (i, p)).collect();
+        assert_eq!(&rows[..5], &[(0, 1), (0, 2), (1, 1), (1, 2), (1, 7)]);
+        let d = x2[2] - x2[1];
+        assert_eq!(f64::from_bits(g[4].2), d.sin());
     }
 
     #[test]

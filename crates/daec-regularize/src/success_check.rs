@@ -17,7 +17,7 @@ use crate::AnalyzeOptions;
 use crate::block_rank::{BlockRank, block_rank};
 use crate::consistent::{ConsistentPoint, ProjectionOptions, consistent_point};
 use crate::dense::{self, FullPivLu, Matrix};
-use crate::gradients::{EquationGradients, LeafPositions};
+use crate::gradients::{LeafPositions, SharedValues};
 use crate::hidden_constraints::ConstraintArray;
 use crate::signature::JacobianEntry;
 
@@ -260,13 +260,13 @@ fn eval_at(
 ) -> Vec<f64> {
     let position = LeafPositions::new(keys);
     let zero = x.len();
-    let mut compiled = EquationGradients::new(pool, exprs, |j, l| {
+    let mut compiled = SharedValues::new(pool, exprs, |j, l| {
         position.get(j, l).or((l >= 1).then_some(zero))
     });
     let mut at = x.to_vec();
     at.push(0.0);
     let mut values = Vec::new();
-    compiled.eval(pool, &at, params, t, &mut values, None);
+    compiled.eval(pool, &at, params, t, &mut values);
     values
 }
 
