@@ -313,6 +313,8 @@ impl EquationGradients {
         residuals.clear();
         let mut kept = std::mem::take(&mut self.kept);
         kept.clear();
+        // one allocation of the exact size, not a doubling growth
+        kept.reserve_exact(self.eq_start[eqs.end] - self.eq_start[eqs.start]);
         for i in eqs.clone() {
             let (lo, hi) = (self.eq_start[i], self.eq_start[i + 1]);
             self.forward_into(pool, lo, hi, x, params, t, &mut kept);
