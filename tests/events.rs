@@ -715,3 +715,46 @@ fn div_mod_rem_of_integers_are_integers() {
         s.stderr
     );
 }
+
+#[test]
+fn a_bounce_restarts_cold_when_the_reached_step_is_asked() {
+    // The ball with quadratic drag (`models/fmu/bouncing_ball.dae`): the
+    // `when` of the bounce reinitialises v, a genuine jump, and the run
+    // restarts from the cold start's step (5.0e-3 s) also with `--restart
+    // reached`; at the drag's `if v > 0` switch at each apex the step the
+    // run had reached (3-6e-2 s) is less than `RESTART_MIN_GAIN` (64)
+    // times the cold start's, and it restarts cold too: the run is the
+    // default's to the last bit, its bounce times those of a run at 1e-12.
+    let m = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/fmu/bouncing_ball.dae");
+    let events = |s: &Sim| -> Vec<(f64, f64, bool)> {
+        // (time, first step after it, whether it is a bounce: h = 0)
+        (1..s.rows.len() - 1)
+            .filter(|&i| s.rows[i][0] == s.rows[i - 1][0])
+            .map(|i| {
+                let r = &s.rows[i];
+                (r[0], s.rows[i + 1][0] - r[0], r[1].abs() < 1e-6)
+            })
+            .collect()
+    };
+    let tol = ["--grid", "steps", "--rtol", "1e-8", "--atol", "1e-8"];
+    let cold = simulate(&m, &tol);
+    let s = simulate(&m, &[&tol[..], &["--restart", "reached"]].concat());
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert_eq!(s.rows, cold.rows);
+    assert_eq!(s.stats["steps_accepted"], cold.stats["steps_accepted"]);
+    let found = events(&s);
+    assert_eq!(found.iter().filter(|e| e.2).count(), 5, "{found:?}");
+    assert_eq!(found.iter().filter(|e| !e.2).count(), 4, "{found:?}");
+    for &(t, h, _) in &found {
+        assert!(h < 1e-2, "event at {t}: first step {h}");
+    }
+    let fine = simulate(
+        &m,
+        &["--grid", "steps", "--rtol", "1e-12", "--atol", "1e-12"],
+    );
+    let bounces =
+        |e: &[(f64, f64, bool)]| -> Vec<f64> { e.iter().filter(|e| e.2).map(|e| e.0).collect() };
+    for (a, b) in bounces(&found).iter().zip(bounces(&events(&fine))) {
+        assert!((a - b).abs() < 1e-7, "bounce at {a}, at 1e-12 {b}");
+    }
+}

@@ -90,7 +90,7 @@ pub use parallel::PARALLEL_MIN_OUTPUTS;
 pub use problem::FormProblem;
 pub use second_order::integrate_second_order;
 pub use simulate::{
-    EndPoint, MAX_STEPS, Prepared, ResolvedOptions, SWITCH_FACTOR, SimOptions, Simulation,
+    EndPoint, MAX_STEPS, Prepared, ResolvedOptions, Restart, SWITCH_FACTOR, SimOptions, Simulation,
     default_form, integrate, integrate_with_progress, prepare, prepare_form, prepare_method,
     resolve_options, simulate,
 };

@@ -325,6 +325,15 @@ impl Modes {
         self.set_params(&dae.parameter_values());
     }
 
+    /// Whether a mode is an event-triggering function (`floor`, `ceil`,
+    /// and what is lowered to them: `integer`, `div`): a value that jumps
+    /// where it switches, not a relation choosing between branches.
+    pub fn has_jumps(&self) -> bool {
+        self.kind
+            .iter()
+            .any(|k| !matches!(k, Kind::Relation { .. }))
+    }
+
     /// Number of modes.
     pub fn len(&self) -> usize {
         self.relations.len()

@@ -97,8 +97,8 @@ pub use problem::QuasiLinearDae;
 // `tableau` stays a namespace: callers name the Radau IIA constants `tableau::C1`.
 pub use radau5::tableau;
 pub use radau5::{
-    LinearSolver, MIDPOINT_FAILURES, NewtonScaling, Options, Radau5, Radau5Storage, SolveFailure,
-    Trajectory, solve,
+    LinearSolver, MIDPOINT_FAILURES, NewtonScaling, Options, RESTART_MIN_GAIN, RESTART_THETA,
+    Radau5, Radau5Storage, SolveFailure, Trajectory, solve,
 };
 pub use second_order::{
     Collocation, Family, SecondOrderDae, SecondOrderOptions, SecondOrderRadau, SecondOrderStep,

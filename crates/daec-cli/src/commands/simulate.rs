@@ -89,6 +89,14 @@ pub(crate) struct SimulateArgs {
     /// and --stats-json name the unknowns left out or scaled.
     #[arg(long = "error-control", value_name = "MODE")]
     error_control: Option<String>,
+    /// The first step after an event: cold (the starting step's rule,
+    /// growing by at most 8 per step) or reached (after an `if` switching
+    /// branches, the step the run had reached, kept if it converges, passes
+    /// the error test and stays near the linear prediction; fewer steps
+    /// where switches are rare, but less accurate at the same tolerance
+    /// than cold). Default cold.
+    #[arg(long, value_name = "KIND", default_value = "cold")]
+    restart: String,
     /// Threads for a large model (default: $DAEC_THREADS, else the cores
     /// available less the one-minute load average, at least 1): its residual and Jacobian tapes of at least 16384
     /// outputs are evaluated in two halves at once, the real and the
@@ -236,6 +244,15 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
             ))
         })?),
     };
+    let restart = match args.restart.as_str() {
+        "cold" => daec_sim::Restart::Cold,
+        "reached" => daec_sim::Restart::Reached,
+        other => {
+            return Err(
+                ctx.usage_error(&format!("unknown `--restart {other}`: use cold or reached"))
+            );
+        }
+    };
     let form = match &args.form {
         None => daec_sim::default_form(method),
         Some(name) => match Form::parse(name) {
@@ -301,6 +318,7 @@ pub(crate) fn simulate(ctx: &mut Ctx<'_, '_>, args: &SimulateArgs) -> Result<(),
         max_steps: args.max_steps,
         error_control,
         threads,
+        restart,
     };
     let ro = resolve_options(&dae, &opts).map_err(|e| ctx.usage_error(&e.to_string()))?;
     // --method radau-2nd, bdf-2nd, gauss-2nd and glm-2nd integrate the

@@ -39,6 +39,7 @@ mod jacobian;
 mod kept;
 mod newton;
 mod options;
+mod restart;
 mod solve;
 mod start;
 pub mod tableau;
@@ -47,6 +48,7 @@ mod workspace;
 pub use kept::Radau5Storage;
 use newton::NewtonOutcome;
 pub use options::{LinearSolver, MIDPOINT_FAILURES, NewtonScaling, Options};
+pub use restart::{RESTART_MIN_GAIN, RESTART_THETA};
 pub use solve::{SolveFailure, Trajectory, solve};
 use tableau::Transform;
 use workspace::{Layout, Pattern, Workspace};
@@ -160,6 +162,9 @@ struct StepState {
     /// Whether the next Jacobian evaluation selects equations anew
     /// (overdetermined systems, see [`jacobian`]).
     reselect: bool,
+    /// The cold start's step size while the first step tries
+    /// [`Options::restart_step`] (see [`restart`]); 0 otherwise.
+    fallback: f64,
 }
 
 impl StepState {
@@ -184,6 +189,7 @@ impl StepState {
             need_jac: true,
             need_lu: true,
             reselect: true,
+            fallback: 0.0,
         }
     }
 }
@@ -375,11 +381,18 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
             self.prepare_attempt(&set, &st, &mut ws)?;
             let outcome = self.newton(&set, &mut st, &mut ws, &mut lin);
             if outcome != NewtonOutcome::Converged {
-                self.newton_failed(&mut st, outcome)?;
+                if st.fallback > 0.0 {
+                    self.fall_back(&mut st);
+                } else {
+                    self.newton_failed(&mut st, outcome)?;
+                }
                 continue;
             }
             st.newton_failures = 0;
             let err = self.error_estimate(&st, &mut ws, &mut lin);
+            if st.fallback > 0.0 && !self.restart_step_holds(&set, &mut st, &ws, err) {
+                continue;
+            }
             if err < 1.0 {
                 let hnew = self.accepted_step_size(&set, &mut st, err);
                 if self.accept(&set, &mut st, &mut ws, &mut lin, hnew, &mut observer)? {

@@ -56,6 +56,21 @@ pub struct Options {
     /// it from the DAE; otherwise zero (exact for the Jacobian whenever
     /// `E` is constant).
     pub initial_derivative: Option<Vec<f64>>,
+    /// A step size to try first, guarded (default `0`: none): the step an
+    /// integration that restarts after an event had reached before it.
+    /// When it is at least [`restart_min_gain`](Self::restart_min_gain)
+    /// times the starting step of [`h0`](Self::h0)'s rule, the first step
+    /// tries it and is kept only if its Newton iteration converges
+    /// contracting by at least [`RESTART_THETA`](super::RESTART_THETA) per
+    /// iteration, its error estimate passes and its end value stays within
+    /// a trust bound of the linear prediction `z₀ + h·ż₀`; otherwise the
+    /// first step falls back to the cold start's step size, the failed
+    /// attempt counted as a rejected step.
+    pub restart_step: f64,
+    /// How many times longer than the cold start's step
+    /// [`restart_step`](Self::restart_step) must be to be tried (default
+    /// [`RESTART_MIN_GAIN`](super::RESTART_MIN_GAIN)).
+    pub restart_min_gain: f64,
     /// Consecutive Newton failures after which the integration stops.
     pub max_newton_failures: usize,
     /// Dense or sparse linear algebra for the iteration matrices (default
@@ -218,6 +233,8 @@ impl Default for Options {
             fac_max: 8.0,
             predictive: true,
             initial_derivative: None,
+            restart_step: 0.0,
+            restart_min_gain: super::RESTART_MIN_GAIN,
             max_newton_failures: 30,
             linear_solver: LinearSolver::Auto,
             error_control: ErrorControl::default(),

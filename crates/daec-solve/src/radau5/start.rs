@@ -251,6 +251,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
             st.last = true;
         }
         st.hold = st.h;
+        self.try_restart_step(set, &mut st);
         st
     }
 
