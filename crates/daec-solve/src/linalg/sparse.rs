@@ -17,6 +17,7 @@
 //! every pivot passes the threshold test ([`PIVOT_THRESHOLD`]) and do only
 //! the arithmetic (`sparse/refactor.rs`).
 
+mod ordering;
 mod refactor;
 #[cfg(test)]
 mod tests_ordering;
@@ -24,7 +25,6 @@ mod tests_ordering;
 use super::Singular;
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::perm::permute_rows_in_place;
-use faer::sparse::linalg::colamd;
 use faer::sparse::linalg::lu::simplicial::{
     SimplicialLu, factorize_simplicial_numeric_lu, factorize_simplicial_numeric_lu_scratch,
     solve_in_place_scratch,
@@ -36,6 +36,7 @@ use faer::sparse::linalg::triangular_solve::{
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::traits::ComplexField;
 use faer::{Conj, MatMut, Par, c64};
+use ordering::colamd_order;
 use refactor::Factors;
 pub use refactor::PIVOT_THRESHOLD;
 
@@ -126,34 +127,6 @@ impl SparsePattern {
 /// take n³/3 ≈ 1.4 million. The fraction is below 3N/(8N), the dense
 /// columns' share for any number of points.
 const DENSE_COLUMN_FRACTION: f64 = 0.25;
-
-/// The COLAMD column ordering of `pattern` (Davis, Gilbert, Larimore &
-/// Ng, "A column approximate minimum degree ordering algorithm", ACM TOMS
-/// 30(3), 2004) with the default parameters but the dense columns'
-/// [`DENSE_COLUMN_FRACTION`], forward and inverse; the natural order when
-/// the ordering runs out of memory.
-fn colamd_order(pattern: &SparsePattern) -> (Vec<usize>, Vec<usize>) {
-    let n = pattern.n();
-    let natural = || ((0..n).collect(), (0..n).collect());
-    let req = colamd::order_scratch::<usize>(n, n, pattern.nnz());
-    let Ok(mut mem) = MemBuffer::try_new(req) else {
-        return natural();
-    };
-    let (mut fwd, mut inv) = (vec![0usize; n], vec![0usize; n]);
-    match colamd::order(
-        &mut fwd,
-        &mut inv,
-        pattern.symbolic.as_ref(),
-        colamd::Control {
-            dense_col: DENSE_COLUMN_FRACTION,
-            ..colamd::Control::default()
-        },
-        MemStack::new(&mut mem),
-    ) {
-        Ok(()) => (fwd, inv),
-        Err(_) => natural(),
-    }
-}
 
 /// Numeric sparse LU with a fixed column ordering, reusable storage and
 /// workspace (shared by the real and the complex factorisation).

@@ -1,7 +1,8 @@
 //! Tests of the column ordering of the sparse LU on a matrix with dense
 //! columns (`DENSE_COLUMN_FRACTION`).
 
-use super::{SparsePattern, SparseRealLu, colamd_order};
+use super::ordering::{colamd_order, colamd_order_u32, colamd_order_usize};
+use super::{SparsePattern, SparseRealLu};
 use crate::linalg::RealLu;
 
 /// A matrix of the structure of Fekete's Newton matrix
@@ -75,4 +76,56 @@ fn dense_columns_are_ordered_last_and_solve_as_the_dense_lu() {
             "row {i}: {ax} vs {bi}"
         );
     }
+}
+
+/// The pattern of `n` columns with a diagonal and `extra` entries at
+/// pseudo-random places (a linear congruential sequence from `seed`),
+/// and every `dense_every`-th column filled in a third of its rows.
+fn random_pattern(n: usize, extra: usize, dense_every: usize, seed: u64) -> SparsePattern {
+    let mut state = seed;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) as usize
+    };
+    let mut pat: Vec<(usize, usize)> = (0..n).map(|i| (i, i)).collect();
+    for _ in 0..extra {
+        pat.push((next() % n, next() % n));
+    }
+    for c in (0..n).step_by(dense_every.max(1)) {
+        for _ in 0..n / 3 {
+            pat.push((next() % n, c));
+        }
+    }
+    SparsePattern::new(n, &pat).0
+}
+
+#[test]
+fn the_ordering_with_32_bit_indices_is_that_with_the_patterns_own() {
+    let mut compared = 0;
+    for (seed, &(n, extra, dense_every)) in [
+        (1, 1, 1),
+        (2, 0, 1),
+        (7, 20, 3),
+        (50, 150, 11),
+        (200, 900, 37),
+        (400, 1200, 1000),
+        (1000, 5000, 97),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let p = random_pattern(n, extra, dense_every, seed as u64 + 17);
+        let narrow = colamd_order_u32(&p).expect("32-bit indices fit");
+        let wide = colamd_order_usize(&p);
+        assert_eq!(narrow, wide, "n = {n}, {extra} entries");
+        // a permutation and its inverse
+        assert!((0..n).all(|k| narrow.1[narrow.0[k]] == k));
+        compared += 1;
+    }
+    assert_eq!(compared, 7);
+    // the ordering the LU takes is the 32-bit one where it fits
+    let p = random_pattern(300, 1000, 29, 5);
+    assert_eq!(colamd_order(&p), colamd_order_usize(&p));
 }
