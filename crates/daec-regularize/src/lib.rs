@@ -330,13 +330,11 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
             };
         }
     };
-    let hvts = daec_structure::all_hvts_of_analysis(&sigma, &sa, options.hvt_limit);
     let jacobian = sigma_jacobian(&mut dae.pool, &residuals, &sigma, &sa.offsets);
     // The memo of the Jacobian's partial derivatives (an entry per node of
     // each residual and tight leaf) is not read again: free it before the
     // derivative array and the success check allocate theirs.
     dae.pool.forget_partial_derivatives();
-    let pantelides = daec_structure::pantelides(&sigma);
     let params = dae.parameter_values();
     let start = start_values(dae);
     let t0 = dae.experiment.start_time.unwrap_or(0.0);
@@ -378,6 +376,11 @@ fn analyze_residuals(dae: &mut Dae, residuals: Vec<ExprId>, options: &AnalyzeOpt
         &sa.fine_btf,
         options,
     );
+    // The HVT enumeration and Pantelides' algorithm read Σ alone: run
+    // after the success check, their results and scratch are not held
+    // beside its consistent point, where the analysis peaks in memory.
+    let hvts = daec_structure::all_hvts_of_analysis(&sigma, &sa, options.hvt_limit);
+    let pantelides = daec_structure::pantelides(&sigma);
     Analysis {
         residuals,
         sigma,
