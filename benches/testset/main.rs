@@ -15,7 +15,13 @@
 //!
 //! ```text
 //! cargo bench --bench testset -- [--write-docs | --out DIR] [--tols 4,5,…] [--error-control MODE] [PROBLEM …]
+//! cargo bench --bench testset -- --solves N [--tols 4,5,…] [--error-control MODE] [PROBLEM …]
 //! ```
+//!
+//! With `--solves N` it runs daec `--native` alone, `N` solves per
+//! tolerance on one prepared model as the timed runs make them (no RADAU5,
+//! no timing), and prints each tolerance's counts and scd: the call path
+//! of the timed solves for a profiler (README, "Profiling the solves").
 
 mod problem;
 mod radau5;
@@ -59,6 +65,8 @@ const USAGE: &str = "usage: cargo bench --bench testset -- [--write-docs | --out
   --tols LIST   the exponents k of rtol = atol = 1e-k (default 4,5,6,7,8,9,10)
   --daec-tols LIST  further exponents run by daec only (default 2,3; empty: none)
   --error-control MODE  daec's `--error-control` (all, index, differential; default: daec's)
+  --solves N    daec --native alone: N solves per tolerance of --tols on one prepared model,
+                no RADAU5, no timing, no files; prints the counts and scd (for a profiler)
   PROBLEM       file stems of models/testset/ (default: all)
 RADAU5's shared library is read from $DAEC_RADAU5_LIB; benches/testset/radau5.sh builds it and runs this benchmark.";
 
@@ -70,6 +78,8 @@ struct Args {
     daec_tols: Vec<f64>,
     /// daec's `--error-control` (`None`: its default).
     error_control: Option<ErrorControl>,
+    /// `--solves N`: daec `--native` alone, `N` solves per tolerance.
+    solves: Option<usize>,
     problems: Vec<String>,
 }
 
@@ -89,6 +99,7 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
     let mut tols: Vec<f64> = (4..=10).map(|k| 10f64.powi(-k)).collect();
     let mut daec_tols: Vec<f64> = (2..=3).map(|k| 10f64.powi(-k)).collect();
     let mut error_control = None;
+    let mut solves = None;
     let mut problems = Vec::new();
     let mut args = args.peekable();
     while let Some(a) = args.next() {
@@ -112,6 +123,15 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
                     ErrorControl::NAMES.join(", ")
                 ))?);
             }
+            "--solves" => {
+                let n = args.next().ok_or("--solves needs a number of solves")?;
+                solves = Some(
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or(format!("--solves {n}: not a positive number"))?,
+                );
+            }
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -131,6 +151,9 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
     if problems.is_empty() {
         problems = PROBLEMS.iter().map(|s| s.to_string()).collect();
     }
+    if docs && solves.is_some() {
+        return Err("--solves writes no files: not with --write-docs".into());
+    }
     let out = match (docs, out) {
         (true, Some(_)) => return Err("--write-docs and --out exclude each other".into()),
         (true, None) => root.join("docs/benchmarks/testset"),
@@ -143,6 +166,7 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
         tols,
         daec_tols,
         error_control,
+        solves,
         problems,
     })
 }
@@ -331,9 +355,48 @@ fn document(problems: &[ProblemReport], svgs: &[Option<String>], args: &Args) ->
     out
 }
 
+/// `--solves n`: daec `--native` alone on each problem, `n` solves per
+/// tolerance of `--tols` on one prepared model (as [`bench_problem`]'s
+/// timed runs make them), the counts and scd of the last on stdout.
+fn native_solves(root: &Path, args: &Args, n: usize) -> Result<(), String> {
+    let compiler = Arc::new(RustcCompiler::new(None, None));
+    let dir = root.join("models/testset");
+    for stem in &args.problems {
+        let text = std::fs::read_to_string(dir.join(format!("{stem}.ref.json")))
+            .map_err(|e| format!("{stem}: cannot read the reference: {e}"))?;
+        let reference = Reference::parse(&text).map_err(|e| format!("{stem}.ref.json: {e}"))?;
+        let mut dae = problem::load_model(&dir.join(format!("{stem}.dae")))
+            .map_err(|e| format!("{stem}: {e}"))?;
+        let analysis = problem::analyze_model(&mut dae).map_err(|e| format!("{stem}: {e}"))?;
+        let (_, native) = problem::prepare_daec(&mut dae, &analysis, compiler.clone())?;
+        let mut native = native.map_err(|e| format!("{stem}: {e}"))?;
+        for &tol in &args.tols {
+            let ro = problem::daec_options(&dae, tol, args.error_control)?;
+            let mut last = Err(String::new());
+            for _ in 0..n {
+                last = problem::run_daec(&mut dae, &mut native, &ro, &reference);
+            }
+            match last {
+                Ok(r) => {
+                    let c = r.counts;
+                    println!(
+                        "{stem} tol {tol:e}: scd {:.2}, steps {} + {}, evaluations {}, Jacobians {}, LU {}",
+                        r.accuracy.all, c.accepted, c.rejected, c.evals, c.jacobians, c.lus
+                    );
+                }
+                Err(e) => println!("{stem} tol {tol:e}: fails: {e}"),
+            }
+        }
+    }
+    Ok(())
+}
+
 fn run() -> Result<(), String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let args = parse_args(&root, std::env::args().skip(1))?;
+    if let Some(n) = args.solves {
+        return native_solves(&root, &args, n);
+    }
     let library = std::env::var_os(LIBRARY_VAR).filter(|v| !v.is_empty()).ok_or(format!(
         "${LIBRARY_VAR} is not set: it names the shared library of Hairer's RADAU5 that benches/testset/radau5.sh builds (gfortran -O2 -shared -fPIC radau_decsol.f); run that script"
     ))?;
