@@ -299,94 +299,176 @@ impl FullPivLu {
     }
 }
 
-/// The minimum-norm solution of the underdetermined system `B y = b`
-/// (`B` is m × n with m ≤ n and full row rank) by a Householder QR
-/// factorisation of `Bᵀ` — without forming `B Bᵀ`, whose condition number is
-/// the square of `B`'s. `None` when `B` is (numerically) rank-deficient.
-pub fn min_norm_solve(b_mat: &Matrix, b: &[f64]) -> Option<Vec<f64>> {
-    let (m, n) = (b_mat.rows, b_mat.cols);
-    if m > n {
-        return None;
-    }
-    // Householder QR of A = Bᵀ (n × m). Column k of A is row k of B, so the
-    // factorisation works on B's rows in place: contiguous in memory.
-    let mut a = b_mat.data.clone();
-    let scale = b_mat.max_abs().max(f64::MIN_POSITIVE);
-    let mut vs: Vec<Vec<f64>> = Vec::with_capacity(m);
-    for k in 0..m {
-        let col = &a[k * n + k..(k + 1) * n];
-        let norm = col.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if norm <= 1e-13 * scale {
-            return None;
-        }
-        let alpha = if col[0] > 0.0 { -norm } else { norm };
-        let mut v: Vec<f64> = col.to_vec();
-        v[0] -= alpha;
-        let vnorm2: f64 = v.iter().map(|x| x * x).sum();
-        if vnorm2 > 0.0 {
-            for j in k..m {
-                let cj = &mut a[j * n + k..(j + 1) * n];
-                let dot: f64 = v.iter().zip(cj.iter()).map(|(x, y)| x * y).sum();
-                let f = 2.0 * dot / vnorm2;
-                for (y, x) in cj.iter_mut().zip(&v) {
-                    *y -= f * x;
-                }
-            }
-        }
-        vs.push(v);
-    }
-    // R[k][j] (j ≥ k) is entry k of the transformed column j: a[j·n + k].
-    // Rᵀ s = b by forward substitution.
-    let mut s = vec![0.0; n];
-    for i in 0..m {
-        let ci = &a[i * n..i * n + i + 1];
-        let acc = b[i] - ci[..i].iter().zip(&s[..i]).map(|(r, x)| r * x).sum::<f64>();
-        s[i] = acc / ci[i];
-    }
-    // y = Q s = H_0 H_1 … H_{m−1} s.
-    for k in (0..m).rev() {
-        let v = &vs[k];
-        let vnorm2: f64 = v.iter().map(|x| x * x).sum();
-        if vnorm2 == 0.0 {
-            continue;
-        }
-        let tail = &mut s[k..];
-        let dot: f64 = v.iter().zip(tail.iter()).map(|(x, y)| x * y).sum();
-        let f = 2.0 * dot / vnorm2;
-        for (y, x) in tail.iter_mut().zip(v) {
-            *y -= f * x;
-        }
-    }
-    Some(s)
-}
-
 /// The least-norm solution of `B y = b` for a Gauss–Newton projection:
-/// `min_norm_solve` (QR of `Bᵀ`), or — when `B` is rank deficient, e.g.
+/// the minimum-norm solution by a Householder QR factorisation of
+/// `Bᵀ` (without forming `B Bᵀ`, whose condition number is the square
+/// of `B`'s), or — when `B` is rank deficient, e.g.
 /// with a repeated constraint — the regularised normal equations
 /// `(B Bᵀ + ε I) μ = b`, `y = Bᵀ μ` with `ε = 1e-12·max|B Bᵀ|`. `None` if
 /// those are singular too.
 pub fn least_norm_solve(b_mat: &Matrix, b: &[f64]) -> Option<Vec<f64>> {
-    if let Some(y) = min_norm_solve(b_mat, b) {
-        return Some(y);
+    let mut factor = LeastNormFactor::default();
+    if !factor.factor(b_mat) {
+        return None;
     }
-    let (m, n) = (b_mat.rows, b_mat.cols);
-    let mut a = Matrix::zeros(m, m);
-    for i in 0..m {
-        for l in 0..m {
-            let s: f64 = (0..n).map(|k| b_mat.get(i, k) * b_mat.get(l, k)).sum();
-            a.set(i, l, s);
+    let mut y = vec![0.0; b_mat.cols];
+    factor.solve(b, &mut y).then_some(y)
+}
+
+/// How a [`LeastNormFactor`] holds `B`.
+#[derive(Clone, Debug, Default)]
+enum LeastNormKind {
+    /// No factorisation (none made, or `B` singular even regularised).
+    #[default]
+    None,
+    /// The Householder QR factorisation of `Bᵀ`.
+    Qr,
+    /// `B` and the LU factorisation of `B Bᵀ + ε I`.
+    Normal(Matrix, FullPivLu),
+}
+
+/// The factorisation of [`least_norm_solve`] kept for any number of
+/// solves with the same `m × n` matrix `B` and different right-hand sides
+/// (the simplified Gauss–Newton iteration of a projection, Hairer–Wanner
+/// II, VII.2, reuses one Jacobian): the same values as
+/// [`least_norm_solve`], and no allocation once its arrays have reached
+/// the size of `B` (except when `B` is rank deficient and the regularised
+/// normal equations replace the QR factorisation).
+#[derive(Clone, Debug, Default)]
+pub struct LeastNormFactor {
+    m: usize,
+    n: usize,
+    /// `B`'s rows after the reflections: row `j` is column `j` of the
+    /// transformed `Bᵀ`, whose first `j + 1` entries are column `j` of `R`.
+    qr: Vec<f64>,
+    /// The reflection vector of step `k` at `k·n`, `n − k` entries.
+    v: Vec<f64>,
+    /// The squared norm of each reflection vector.
+    vnorm2: Vec<f64>,
+    kind: LeastNormKind,
+}
+
+impl LeastNormFactor {
+    /// Factorises `b_mat` (`m × n`): by QR when it has full row rank,
+    /// else by the regularised normal equations of [`least_norm_solve`].
+    /// `false` when those are singular too; [`solve`](Self::solve) fails
+    /// then.
+    pub fn factor(&mut self, b_mat: &Matrix) -> bool {
+        if self.factor_qr(b_mat) {
+            return true;
+        }
+        let (m, n) = (b_mat.rows, b_mat.cols);
+        let mut a = Matrix::zeros(m, m);
+        for i in 0..m {
+            for l in 0..m {
+                let s: f64 = (0..n).map(|k| b_mat.get(i, k) * b_mat.get(l, k)).sum();
+                a.set(i, l, s);
+            }
+        }
+        let eps = 1e-12 * a.max_abs().max(1e-300);
+        for i in 0..m {
+            a.set(i, i, a.get(i, i) + eps);
+        }
+        let lu = FullPivLu::new(&a, 1e-16);
+        if lu.rank < m {
+            return false;
+        }
+        self.kind = LeastNormKind::Normal(b_mat.clone(), lu);
+        true
+    }
+
+    /// The Householder QR factorisation of `Bᵀ` (`B` = `b_mat`, m × n).
+    /// Column `k` of `Bᵀ` is row `k` of `B`, so the factorisation works on
+    /// `B`'s rows in place: contiguous in memory. `false` when `m > n` or
+    /// a column of `R` is (numerically) zero: `B` rank deficient.
+    fn factor_qr(&mut self, b_mat: &Matrix) -> bool {
+        let (m, n) = (b_mat.rows, b_mat.cols);
+        (self.m, self.n) = (m, n);
+        self.kind = LeastNormKind::None;
+        if m > n {
+            return false;
+        }
+        let a = &mut self.qr;
+        a.clear();
+        a.extend_from_slice(&b_mat.data);
+        self.v.clear();
+        self.v.resize(m * n, 0.0);
+        self.vnorm2.clear();
+        let scale = b_mat.max_abs().max(f64::MIN_POSITIVE);
+        for k in 0..m {
+            let col = &a[k * n + k..(k + 1) * n];
+            let norm = col.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if norm <= 1e-13 * scale {
+                return false;
+            }
+            let alpha = if col[0] > 0.0 { -norm } else { norm };
+            let v = &mut self.v[k * n..k * n + n - k];
+            v.copy_from_slice(col);
+            v[0] -= alpha;
+            let vnorm2: f64 = v.iter().map(|x| x * x).sum();
+            if vnorm2 > 0.0 {
+                for j in k..m {
+                    let cj = &mut a[j * n + k..(j + 1) * n];
+                    let dot: f64 = v.iter().zip(cj.iter()).map(|(x, y)| x * y).sum();
+                    let f = 2.0 * dot / vnorm2;
+                    for (y, x) in cj.iter_mut().zip(v.iter()) {
+                        *y -= f * x;
+                    }
+                }
+            }
+            self.vnorm2.push(vnorm2);
+        }
+        self.kind = LeastNormKind::Qr;
+        true
+    }
+
+    /// The least-norm solution `y` (`n` entries) of `B y = b` (`m`
+    /// entries) with the last factorisation. `false` (and `y` unspecified)
+    /// when there is none or the lengths do not fit.
+    pub fn solve(&self, b: &[f64], y: &mut [f64]) -> bool {
+        let (m, n) = (self.m, self.n);
+        if b.len() != m || y.len() != n {
+            return false;
+        }
+        match &self.kind {
+            LeastNormKind::None => false,
+            LeastNormKind::Normal(b_mat, lu) => {
+                let Some(mu) = lu.solve(b) else {
+                    return false;
+                };
+                for (k, yk) in y.iter_mut().enumerate() {
+                    *yk = (0..m).map(|i| b_mat.get(i, k) * mu[i]).sum();
+                }
+                true
+            }
+            LeastNormKind::Qr => {
+                // R[k][j] (j ≥ k) is entry k of the transformed column j:
+                // qr[j·n + k]. Rᵀ s = b by forward substitution.
+                let (a, s) = (&self.qr, y);
+                s.fill(0.0);
+                for i in 0..m {
+                    let ci = &a[i * n..i * n + i + 1];
+                    let acc = b[i] - ci[..i].iter().zip(&s[..i]).map(|(r, x)| r * x).sum::<f64>();
+                    s[i] = acc / ci[i];
+                }
+                // y = Q s = H_0 H_1 … H_{m−1} s.
+                for k in (0..m).rev() {
+                    let vnorm2 = self.vnorm2[k];
+                    if vnorm2 == 0.0 {
+                        continue;
+                    }
+                    let v = &self.v[k * n..k * n + n - k];
+                    let tail = &mut s[k..];
+                    let dot: f64 = v.iter().zip(tail.iter()).map(|(x, y)| x * y).sum();
+                    let f = 2.0 * dot / vnorm2;
+                    for (y, x) in tail.iter_mut().zip(v) {
+                        *y -= f * x;
+                    }
+                }
+                true
+            }
         }
     }
-    let eps = 1e-12 * a.max_abs().max(1e-300);
-    for i in 0..m {
-        a.set(i, i, a.get(i, i) + eps);
-    }
-    let mu = FullPivLu::new(&a, 1e-16).solve(b)?;
-    Some(
-        (0..n)
-            .map(|k| (0..m).map(|i| b_mat.get(i, k) * mu[i]).sum())
-            .collect(),
-    )
 }
 
 #[cfg(test)]
@@ -451,6 +533,19 @@ mod tests {
         }
     }
 
+    /// The minimum-norm solution of the underdetermined system `B y = b`
+    /// (`B` is m × n with m ≤ n and full row rank) by a Householder QR
+    /// factorisation of `Bᵀ` — without forming `B Bᵀ`, whose condition number is
+    /// the square of `B`'s. `None` when `B` is (numerically) rank-deficient.
+    fn min_norm_solve(b_mat: &Matrix, b: &[f64]) -> Option<Vec<f64>> {
+        let mut factor = LeastNormFactor::default();
+        if !factor.factor_qr(b_mat) {
+            return None;
+        }
+        let mut y = vec![0.0; b_mat.cols];
+        factor.solve(b, &mut y).then_some(y)
+    }
+
     #[test]
     fn min_norm_solution_of_an_underdetermined_system() {
         // x + y + z = 3 has the minimum-norm solution (1, 1, 1).
@@ -468,6 +563,49 @@ mod tests {
         // Null space of b is (2, -1, 1): the minimum-norm y is orthogonal to it.
         assert!((2.0 * y[0] - y[1] + y[2]).abs() < 1e-14, "{y:?}");
         assert!(min_norm_solve(&m(2, 2, &[1.0, 1.0, 1.0, 1.0]), &[1.0, 1.0]).is_none());
+    }
+
+    #[test]
+    fn a_kept_least_norm_factor_solves_as_the_one_shot_solve() {
+        // full row rank (QR), a repeated row (regularised normal
+        // equations), a wide one; one factor object reused across sizes
+        let cases = [
+            m(2, 3, &[1.0, 2.0, 0.0, 0.0, 1.0, 1.0]),
+            m(3, 3, &[1.0, 2.0, 0.0, 1.0, 2.0, 0.0, 0.0, 1.0, 1.0]),
+            m(1, 4, &[0.5, -1.0, 2.0, 0.25]),
+        ];
+        let mut factor = LeastNormFactor::default();
+        for b in &cases {
+            assert!(factor.factor(b));
+            for k in 0..3 {
+                let rhs: Vec<f64> = (0..b.rows).map(|i| (i + k) as f64 - 1.0).collect();
+                let rhs = if b.rows == 3 {
+                    // consistent with the repeated row
+                    vec![rhs[0], rhs[0], rhs[2]]
+                } else {
+                    rhs
+                };
+                let mut y = vec![f64::NAN; b.cols];
+                assert!(factor.solve(&rhs, &mut y));
+                let once = least_norm_solve(b, &rhs).unwrap();
+                let bits = |d: &[f64]| d.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&y), bits(&once), "{b:?}");
+                for i in 0..b.rows {
+                    let r: f64 = (0..b.cols).map(|j| b.get(i, j) * y[j]).sum();
+                    assert!((r - rhs[i]).abs() < 1e-9, "{b:?} row {i}: {r} ≠ {}", rhs[i]);
+                }
+            }
+            // wrong lengths are refused, not a panic
+            assert!(!factor.solve(&[1.0; 7], &mut vec![0.0; b.cols]));
+        }
+        // the minimum norm: orthogonal to the null space (2, −1, 1) of
+        // the first case
+        assert!(factor.factor(&cases[0]));
+        let mut y = vec![0.0; 3];
+        assert!(factor.solve(&[1.0, 2.0], &mut y));
+        assert!((2.0 * y[0] - y[1] + y[2]).abs() < 1e-14, "{y:?}");
+        // no factorisation yet: no solve
+        assert!(!LeastNormFactor::default().solve(&[], &mut []));
     }
 
     /// The factorisation as `FullPivLu::new` computed it with a separate

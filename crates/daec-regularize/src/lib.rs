@@ -36,7 +36,7 @@ mod success_check;
 
 pub use block_rank::BlockRank;
 pub use consistent::{ConsistentPoint, Point, ProjectionOptions, consistent_point};
-pub use dense::{FullPivLu, Matrix, least_norm_solve};
+pub use dense::{FullPivLu, LeastNormFactor, Matrix, least_norm_solve};
 pub use error::{OtherHvts, Refusal, RegularizeError};
 pub use expand::expand;
 pub use fixed_roots::{FixedRoot, RootFixing, RootRefusal, fix_roots};
