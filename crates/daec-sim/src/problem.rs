@@ -21,6 +21,8 @@ use daec_solve::QuasiLinearDae;
 use daec_solve::{MinNormSystem, SPARSE_THRESHOLD, saddle_point_solve_sparse};
 use std::cell::{Cell, RefCell};
 
+mod output_projection;
+
 /// `max |v|` over `values` (NaN counts as infinite).
 fn max_abs(values: &[f64]) -> f64 {
     values.iter().fold(0.0f64, |a, v| {
@@ -131,6 +133,8 @@ pub struct FormProblem {
     residual_work: RefCell<ResidualWork>,
     /// The sparse least-norm solver of the projections.
     min_norm: MinNormCache,
+    /// The work arrays of the projection of output points.
+    output_work: RefCell<output_projection::OutputWork>,
     /// The roots of the tapes, for [`FormProblem::native_source`].
     roots: NativeRoots,
     /// The same functions as machine code (`daec simulate --native`),
@@ -178,19 +182,9 @@ impl MinNormCache {
         entries: &[(usize, usize, f64)],
         rhs: &[f64],
     ) -> Option<Vec<f64>> {
-        let mut cache = self.solver.borrow_mut();
-        if !matches!(&*cache, Some(c) if c.rows == rows && c.cols == cols) {
-            let at: Vec<(usize, usize)> = entries.iter().map(|&(i, j, _)| (i, j)).collect();
-            let solver = MinNormSystem::new(rows.len(), cols.len(), &at)?;
-            *cache = Some(CachedMinNorm {
-                rows: rows.to_vec(),
-                cols: cols.to_vec(),
-                solver,
-            });
-            self.analyses.set(self.analyses.get() + 1);
-        }
+        let at = || entries.iter().map(|&(i, j, _)| (i, j)).collect();
         let values: Vec<f64> = entries.iter().map(|e| e.2).collect();
-        cache.as_mut()?.solver.solve(&values, rhs)
+        self.analysed((rows, cols), at)?.solve(&values, rhs)
     }
 }
 
@@ -284,6 +278,7 @@ impl FormProblem {
             invariant_rows: 0,
             residual_work: RefCell::default(),
             min_norm: MinNormCache::default(),
+            output_work: RefCell::default(),
             roots,
             native: None,
             threads: Cell::new(1),
@@ -656,7 +651,10 @@ impl FormProblem {
     /// (Euclidean) change: Gauss–Newton steps `Δ = −G⁺ h` with the
     /// minimum-norm solution of `G Δ = −h` (`G = ∂H/∂z`; regularised normal
     /// equations when `G` is rank deficient, e.g. for repeated
-    /// constraints). Used for the dense output between steps, whose
+    /// constraints), `G` factorised once per point while the residual
+    /// contracts (simplified Gauss–Newton, see `output_projection`; work
+    /// arrays kept in the problem). Used for the dense output between
+    /// steps, whose
     /// collocation polynomial (Hairer–Wanner IV.8, (8.23)) is only of order
     /// 3 and would otherwise violate the constraints by more than the
     /// tolerance. Returns the final max-norm residual.
@@ -667,9 +665,9 @@ impl FormProblem {
     pub fn project_onto_constraints(&self, t: f64, z: &mut [f64]) -> f64 {
         match &self.projector {
             Some(p) if self.projecting && self.projection == Projection::Full => {
-                p.project(t, z, None, None, None)
+                p.project_output(t, z)
             }
-            _ => self.project(t, z, None, None, None),
+            _ => self.project_output(t, z),
         }
     }
 
