@@ -29,6 +29,14 @@ use std::ops::Range;
 enum Source {
     /// An operation of the pool on the program's earlier nodes.
     Op,
+    /// A sum of the node's children (the most frequent operations are
+    /// run from the program alone, without reading the node from the
+    /// pool, with the arithmetic of `daec_expr::apply_op`).
+    Add,
+    /// A product of the node's children.
+    Mul,
+    /// An integer power of the node's child.
+    Powi(i32),
     /// A constant.
     Const(f64),
     /// The state entry at this position.
@@ -39,6 +47,37 @@ enum Source {
     Time,
     /// A leaf outside the state (NaN, as an unknown of no value).
     Missing,
+}
+
+impl Source {
+    /// Whether the node is an operation on its children (whose adjoint
+    /// the backward pass passes on to them).
+    fn is_operation(self) -> bool {
+        matches!(
+            self,
+            Source::Op | Source::Add | Source::Mul | Source::Powi(_)
+        )
+    }
+}
+
+/// The value of a sum, product or integer power of the values `val` of
+/// the children `ch` (as `daec_expr::apply_op`: sums from `-0.0`,
+/// products from `1.0`, squares and reciprocals of integer powers); `None`
+/// for the other sources.
+#[inline]
+fn operation_value(source: Source, ch: &[u32], val: &[f64]) -> Option<f64> {
+    let get = |c: &u32| val[*c as usize];
+    match source {
+        Source::Add => Some(ch.iter().fold(-0.0, |s, c| s + get(c))),
+        Source::Mul => Some(ch.iter().fold(1.0, |p, c| p * get(c))),
+        Source::Powi(2) => {
+            let x = get(&ch[0]);
+            Some(x * x)
+        }
+        Source::Powi(-1) => Some(1.0 / get(&ch[0])),
+        Source::Powi(n) => Some(powi(get(&ch[0]), n)),
+        _ => None,
+    }
 }
 
 /// The place of every variable leaf `(unknown, order)` in a list of such
@@ -202,9 +241,11 @@ impl EquationGradients {
         // they are sorted, `stamp` holds each one's place among them with
         // the high bit `PLACE` set, written before its parents read it (no
         // search per child), which also unmarks it for the next equation
+        // (a node never reached holds 0: the table is allocated zeroed,
+        // and only the pages of the nodes reached are touched)
         const PLACE: u32 = 1 << 31;
-        const SEEN: u32 = 0;
-        let mut stamp = vec![u32::MAX; pool.len()];
+        const SEEN: u32 = 1;
+        let mut stamp = vec![0u32; pool.len()];
         let mut stack: Vec<ExprId> = Vec::new();
         for group in groups {
             let first = g.nodes.len();
@@ -241,6 +282,9 @@ impl EquationGradients {
                         });
                         Source::Op
                     }
+                    Node::Add(_) => Source::Add,
+                    Node::Mul(_) => Source::Mul,
+                    Node::Powi(_, n) => Source::Powi(n),
                     _ => Source::Op,
                 };
                 g.sources.push(source);
@@ -371,6 +415,10 @@ impl EquationGradients {
                 Source::Param(p) => params.get(p).copied().unwrap_or(f64::NAN),
                 Source::Time => t,
                 Source::Missing => f64::NAN,
+                source @ (Source::Add | Source::Mul | Source::Powi(_)) => {
+                    let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
+                    operation_value(source, ch, &values[base..]).unwrap_or(f64::NAN)
+                }
                 Source::Op => {
                     let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
                     let val = &values[base..];
@@ -397,39 +445,23 @@ impl EquationGradients {
         self.adjoints[hi - lo - 1] = 1.0;
         for k in (lo..hi).rev() {
             let adj = self.adjoints[k - lo];
-            if adj == 0.0 || !matches!(self.sources[k], Source::Op) {
+            let source = self.sources[k];
+            if adj == 0.0 || !source.is_operation() {
                 continue;
             }
             let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
+            if backward_operation(source, ch, val, adj, &mut self.adjoints, &mut self.prefix) {
+                continue;
+            }
             let v = |c: usize| val[ch[c] as usize];
             let node = pool.node(self.nodes[k]);
             let value = val[k - lo];
             let adjoints = &mut self.adjoints;
             let mut add = |c: usize, d: f64| adjoints[ch[c] as usize] += adj * d;
             match node {
-                Node::Add(_) => (0..ch.len()).for_each(|c| add(c, 1.0)),
-                Node::Mul(_) => {
-                    // ∂/∂f_c = Π_{j≠c} f_j from prefix and suffix products
-                    self.prefix.clear();
-                    let mut p = 1.0;
-                    for c in 0..ch.len() {
-                        self.prefix.push(p);
-                        p *= v(c);
-                    }
-                    let mut suffix = 1.0;
-                    for c in (0..ch.len()).rev() {
-                        add(c, self.prefix[c] * suffix);
-                        suffix *= v(c);
-                    }
-                }
-                Node::Powi(_, n) => {
-                    // (a^n)' = n · a^(n−1)
-                    let d = match n.checked_sub(1) {
-                        Some(m) => powi(v(0), m),
-                        None => v(0).powf(f64::from(n) - 1.0),
-                    };
-                    add(0, f64::from(n) * d);
-                }
+                // (sums, products and integer powers are
+                // `backward_operation`'s)
+                Node::Add(_) | Node::Mul(_) | Node::Powi(..) => {}
                 Node::Pow(..) => {
                     let (a, b) = (v(0), v(1));
                     add(0, b * a.powf(b - 1.0));
@@ -475,6 +507,50 @@ impl EquationGradients {
             }
         }
     }
+}
+
+/// The backward step of a sum, product or integer power node (sources
+/// [`Source::Add`], [`Source::Mul`], [`Source::Powi`]): adds `adj` times
+/// the node's partial derivative by each child (`ch`, values `val`) to
+/// the child's entry of `adjoints` (`prefix` is scratch). `false`, with
+/// nothing done, for the other sources.
+fn backward_operation(
+    source: Source,
+    ch: &[u32],
+    val: &[f64],
+    adj: f64,
+    adjoints: &mut [f64],
+    prefix: &mut Vec<f64>,
+) -> bool {
+    let v = |c: usize| val[ch[c] as usize];
+    let mut add = |c: usize, d: f64| adjoints[ch[c] as usize] += adj * d;
+    match source {
+        Source::Add => (0..ch.len()).for_each(|c| add(c, 1.0)),
+        Source::Mul => {
+            // ∂/∂f_c = Π_{j≠c} f_j from prefix and suffix products
+            prefix.clear();
+            let mut p = 1.0;
+            for c in 0..ch.len() {
+                prefix.push(p);
+                p *= v(c);
+            }
+            let mut suffix = 1.0;
+            for c in (0..ch.len()).rev() {
+                add(c, prefix[c] * suffix);
+                suffix *= v(c);
+            }
+        }
+        Source::Powi(n) => {
+            // (a^n)' = n · a^(n−1)
+            let d = match n.checked_sub(1) {
+                Some(m) => powi(v(0), m),
+                None => v(0).powf(f64::from(n) - 1.0),
+            };
+            add(0, f64::from(n) * d);
+        }
+        _ => return false,
+    }
+    true
 }
 
 /// Output `callee.output()` of `f` called on `args` (NaN where the call
@@ -667,6 +743,50 @@ mod tests {
         assert_eq!(&rows[..5], &[(0, 1), (0, 2), (1, 1), (1, 2), (1, 7)]);
         let d = x2[2] - x2[1];
         assert_eq!(f64::from_bits(g[4].2), d.sin());
+    }
+
+    #[test]
+    fn sums_products_and_integer_powers_are_the_pools_bit_for_bit() {
+        // the operations run from the program alone: integer powers of
+        // every kind (squares, reciprocals, negative and odd ones, through
+        // `powi`), products of several factors, sums with constants
+        let mut pool = ExprPool::new();
+        let (x, y, z) = (pool.var(0, 0), pool.var(1, 0), pool.var(2, 0));
+        let mut eqs = Vec::new();
+        for n in [-3, -2, -1, 2, 3, 5, 7] {
+            let s = pool.add(x, y);
+            let p = pool.powi(s, n);
+            let q = pool.product(&[p, z, y]);
+            let c = pool.constant(0.25 * f64::from(n));
+            let r = pool.powi(z, n);
+            eqs.push(pool.sum(&[q, c, r, x]));
+        }
+        let state = [0.7, -1.9, 1.3];
+        let mut compiled = EquationGradients::new(&pool, &eqs, |j, _| Some(j as usize));
+        let mut r = Vec::new();
+        let mut grads: Vec<(usize, usize, f64)> = Vec::new();
+        compiled.eval(
+            &pool,
+            &state,
+            &[],
+            0.0,
+            &mut r,
+            Some(&mut |i, p, d| grads.push((i, p, d))),
+        );
+        let env = At(&state);
+        for (i, &e) in eqs.iter().enumerate() {
+            assert_eq!(r[i].to_bits(), pool.eval(e, &env).to_bits(), "equation {i}");
+        }
+        assert_eq!(grads.len(), 3 * eqs.len());
+        let leaves = [x, y, z];
+        for &(i, j, d) in &grads {
+            let sym = pool.diff(eqs[i], leaves[j]);
+            let expected = pool.eval(sym, &env);
+            assert!(
+                (d - expected).abs() <= 1e-13 * (1.0 + expected.abs()),
+                "∂F{i}/∂z{j}: {d} vs {expected}"
+            );
+        }
     }
 
     #[test]
