@@ -205,10 +205,45 @@ fn usable_pivot(
     (magnitude > 0.0).then_some((coef, rest))
 }
 
-/// A singleton of the elimination heap of [`hidden_constraints`]:
-/// `(tier, differentiation count, magnitude rank, equation, row)`, the
-/// smallest first.
-type HeapEntry = (u8, u32, u64, usize, usize);
+/// The singletons of the elimination of [`hidden_constraints`], the
+/// smallest `(tier, differentiation count, magnitude rank, equation,
+/// row)` first. A stage's rows are in increasing equation order, so the
+/// row orders as the equation does, and an entry is kept as one 16-byte
+/// key (tier, count, rank, row, from the highest bits down) rather than a
+/// 32-byte tuple: half the memory the heap's sifts go through (a stage of
+/// the pendulum chain with 10⁵ unknowns holds about 10⁵ entries).
+struct SingletonHeap(BinaryHeap<Reverse<u128>>);
+
+/// Bits of the row in a [`SingletonHeap`] key (a stage of more than 2³⁰
+/// rows, at more than 80 bytes a row, is beyond any memory).
+const ROW_BITS: u32 = 30;
+
+impl SingletonHeap {
+    /// An empty heap with room for `capacity` entries.
+    fn with_capacity(capacity: usize) -> Self {
+        SingletonHeap(BinaryHeap::with_capacity(capacity))
+    }
+
+    /// Adds the entry `(tier, k, rank, row)`.
+    fn push(&mut self, tier: u8, k: u32, rank: u64, row: usize) {
+        let key = (u128::from(tier) << (ROW_BITS + 96))
+            | (u128::from(k) << (ROW_BITS + 64))
+            | (u128::from(rank) << ROW_BITS)
+            | (row as u128 & ((1 << ROW_BITS) - 1));
+        self.0.push(Reverse(key));
+    }
+
+    /// Removes the smallest entry: `(tier, k, rank, row)`.
+    fn pop(&mut self) -> Option<(u8, u32, u64, usize)> {
+        let Reverse(key) = self.0.pop()?;
+        Some((
+            (key >> (ROW_BITS + 96)) as u8,
+            (key >> (ROW_BITS + 64)) as u32,
+            (key >> ROW_BITS) as u64,
+            (key & ((1 << ROW_BITS) - 1)) as usize,
+        ))
+    }
+}
 
 /// Singleton tier ([`hidden_constraints`]): a row whose one pending
 /// derivative has a coefficient of constants and parameters only (or
@@ -680,16 +715,16 @@ fn eliminate(
     // reference ([`magnitude_rank`]), and one whose coefficient
     // vanishes in some branch of an `if` in tier `DEFERRED`, behind
     // all other singletons.
-    let mut heap: BinaryHeap<Reverse<HeapEntry>> = rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.pending.len() == 1)
-        .map(|(idx, r)| Reverse((CONSTANT, r.k, 0, r.eq, idx)))
-        .collect();
+    let mut heap = SingletonHeap::with_capacity(rows.len());
+    for (idx, r) in rows.iter().enumerate() {
+        if r.pending.len() == 1 {
+            heap.push(CONSTANT, r.k, 0, idx);
+        }
+    }
     let mut solved_order: Vec<ExprId> = Vec::new();
     loop {
         let pivot = match heap.pop() {
-            Some(Reverse((tier, k, rank, eq, idx))) => {
+            Some((tier, k, rank, idx)) => {
                 let deferred = tier == DEFERRED;
                 if !rows[idx].active || rows[idx].pending.len() != 1 {
                     continue;
@@ -701,18 +736,18 @@ fn eliminate(
                 if deferred && let Some((pivot, false)) = general_pivot(pool, rows, reference) {
                     // A row with a pivot that vanishes in no branch
                     // goes first; the deferred singleton waits.
-                    heap.push(Reverse((DEFERRED, k, rank, eq, idx)));
+                    heap.push(DEFERRED, k, rank, idx);
                     Some(pivot)
                 } else {
                     flush(pool, &mut rows[idx], stage);
                     match usable_pivot(pool, rows[idx].expr, delta, reference) {
                         Some((coef, _)) if !deferred && vanishes_in_some_branch(pool, coef) => {
-                            heap.push(Reverse((DEFERRED, k, 0, eq, idx)));
+                            heap.push(DEFERRED, k, 0, idx);
                             continue;
                         }
                         Some((coef, _)) if tier == CONSTANT && depends_on_state(pool, coef) => {
                             let rank = magnitude_rank(pool, coef, reference);
-                            heap.push(Reverse((STATE_DEPENDENT, k, rank, eq, idx)));
+                            heap.push(STATE_DEPENDENT, k, rank, idx);
                             continue;
                         }
                         Some((coef, rest)) => Some((idx, delta, coef, rest)),
@@ -733,7 +768,7 @@ fn eliminate(
                         row.pending.retain(|l| present.binary_search(l).is_ok());
                         if row.pending.len() < before && row.pending.len() <= 1 {
                             found_singleton |= row.pending.len() == 1;
-                            heap.push(Reverse((CONSTANT, row.k, 0, row.eq, r)));
+                            heap.push(CONSTANT, row.k, 0, r);
                         }
                     }
                 }
@@ -781,7 +816,7 @@ fn eliminate(
                 flush(pool, &mut rows[r], stage);
             }
             if rows[r].pending.len() == 1 {
-                heap.push(Reverse((CONSTANT, rows[r].k, 0, rows[r].eq, r)));
+                heap.push(CONSTANT, rows[r].k, 0, r);
             }
         }
         solved_order.push(delta);
@@ -1059,5 +1094,45 @@ end Loop;
         ];
         assert_eq!(vanishes, expected_vanishes);
         assert_eq!(depends, expected_depends);
+    }
+
+    #[test]
+    fn the_singleton_heap_pops_in_the_order_of_its_entries_as_tuples() {
+        // pseudo-random entries with repeats, ranks over the whole u64
+        // (magnitude ranks are u64::MAX less a float's bits) and counts
+        // beyond the 16 bits: popped in increasing (tier, k, rank, row)
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut entries: Vec<(u8, u32, u64, usize)> = Vec::new();
+        for _ in 0..2000 {
+            let tier = (next() % 3) as u8;
+            let k = match next() % 3 {
+                0 => (next() % 4) as u32,
+                1 => u32::MAX - (next() % 4) as u32,
+                _ => next() as u32,
+            };
+            let rank = match next() % 3 {
+                0 => 0,
+                1 => u64::MAX - (1.5f64 + (next() % 7) as f64).to_bits(),
+                _ => next(),
+            };
+            let row = (next() % 5000) as usize;
+            entries.push((tier, k, rank, row));
+        }
+        entries.extend(entries[..100].to_vec());
+        entries.push((DEFERRED, u32::MAX, u64::MAX, (1 << ROW_BITS) - 1));
+        entries.push((CONSTANT, 0, 0, 0));
+        let mut heap = SingletonHeap::with_capacity(4);
+        for &(tier, k, rank, row) in &entries {
+            heap.push(tier, k, rank, row);
+        }
+        let popped: Vec<(u8, u32, u64, usize)> = std::iter::from_fn(|| heap.pop()).collect();
+        entries.sort_unstable();
+        assert_eq!(popped, entries);
     }
 }
