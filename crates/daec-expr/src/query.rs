@@ -178,6 +178,30 @@ enum Lin {
     Nonlinear,
 }
 
+/// Linear decomposition of a node with respect to one leaf
+/// ([`ExprPool::linear_in_leaf`]): `coef · leaf + rest` (no coefficient
+/// for a node free of the leaf), or not linear.
+#[derive(Clone, Copy)]
+enum LinLeaf {
+    Linear(Option<ExprId>, ExprId),
+    Nonlinear,
+}
+
+impl LinLeaf {
+    /// Whether the node is free of the leaf (linear with no coefficient).
+    fn is_free(self) -> bool {
+        matches!(self, LinLeaf::Linear(None, _))
+    }
+}
+
+/// [`lin_of`] for [`ExprPool::linear_in_leaf`].
+fn lin_leaf_of(dependent: &[ExprId], lin: &[LinLeaf], c: ExprId) -> LinLeaf {
+    match dependent.binary_search(&c) {
+        Ok(k) => lin.get(k).copied().unwrap_or(LinLeaf::Nonlinear),
+        Err(_) => LinLeaf::Linear(None, c),
+    }
+}
+
 /// The decomposition of node `c` in a walk over `dependent`, the nodes
 /// that depend on the set in increasing id order (`lin[k]` that of
 /// `dependent[k]`): a node outside it is free of the set, its own rest;
@@ -683,6 +707,124 @@ impl ExprPool {
         }
     }
 
+    /// [`ExprPool::linear_in`] for one leaf: `(coef, rest)` with
+    /// `e = coef · leaf + rest`, neither depending on `leaf`, when `e` is
+    /// linear in it (the coefficient is the constant 0 where `e` does not
+    /// hold `leaf`). The same walk over the nodes of `e` that depend on
+    /// the leaf, building the same nodes in the same order, and the same
+    /// result, with a decomposition of at most one coefficient per node
+    /// instead of a list (no allocation per node): the elimination of the
+    /// hidden constraints splits every pivot row by its derivative.
+    pub fn linear_in_leaf(&mut self, e: ExprId, leaf: ExprId) -> Option<(ExprId, ExprId)> {
+        let order = self.dependents(e, &|id, _| id == leaf);
+        // `lin[k]` decomposes `order[k]` (`LinLeaf::Linear(None, r)` is a
+        // node free of the leaf, as `Lin::Linear` with no coefficient)
+        let mut lin: Vec<LinLeaf> = Vec::with_capacity(order.len());
+        let mut ops = self.take_ids();
+        for &id in &order {
+            let result = if id == leaf {
+                let one = self.constant(1.0);
+                let zero = self.constant(0.0);
+                LinLeaf::Linear(Some(one), zero)
+            } else if self
+                .node(id)
+                .children()
+                .all(|c| lin_leaf_of(&order, &lin, c).is_free())
+            {
+                LinLeaf::Linear(None, id)
+            } else {
+                self.lin_leaf_node(id, &order, &lin, &mut ops)
+            };
+            lin.push(result);
+        }
+        self.give_ids(ops);
+        let (coef, rest) = match order.binary_search(&e) {
+            Ok(at) => match lin.swap_remove(at) {
+                LinLeaf::Linear(coef, rest) => (coef, rest),
+                LinLeaf::Nonlinear => return None,
+            },
+            Err(_) => (None, e),
+        };
+        let zero = self.constant(0.0);
+        Some((coef.unwrap_or(zero), rest))
+    }
+
+    /// The decomposition of node `id`, which depends on the leaf, from
+    /// those of its children (as [`ExprPool::lin_node`]; `ops` is
+    /// scratch).
+    fn lin_leaf_node(
+        &mut self,
+        id: ExprId,
+        order: &[ExprId],
+        lin: &[LinLeaf],
+        ops: &mut Vec<ExprId>,
+    ) -> LinLeaf {
+        let get = |c: ExprId| lin_leaf_of(order, lin, c);
+        match self.node_owned(id, ops) {
+            Node::Add(_) => {
+                // the rests summed, then the coefficients added in the
+                // order of the terms (as `lin_sum` and `merge_coefs`)
+                let mut coefs = self.take_ids();
+                let mut rests = self.take_ids();
+                for &t in ops.iter() {
+                    match get(t) {
+                        LinLeaf::Linear(c, r) => {
+                            coefs.extend(c);
+                            rests.push(r);
+                        }
+                        LinLeaf::Nonlinear => {
+                            self.give_ids(coefs);
+                            self.give_ids(rests);
+                            return LinLeaf::Nonlinear;
+                        }
+                    }
+                }
+                let rest = self.sum(&rests);
+                self.give_ids(rests);
+                let mut coef = coefs.first().copied();
+                for &c in coefs.iter().skip(1) {
+                    coef = coef.map(|a| self.add(a, c));
+                }
+                self.give_ids(coefs);
+                LinLeaf::Linear(coef, rest)
+            }
+            Node::Mul(_) => {
+                // linear when exactly one factor depends on the leaf (as
+                // `lin_product`: the other factors' product is built
+                // first)
+                let mut dependent = ops.iter().copied().filter(|&f| !get(f).is_free());
+                let (Some(d), None) = (dependent.next(), dependent.next()) else {
+                    return LinLeaf::Nonlinear;
+                };
+                let mut others = self.take_ids();
+                others.extend(ops.iter().copied().filter(|&f| f != d));
+                let scale = self.product(&others);
+                self.give_ids(others);
+                match get(d) {
+                    LinLeaf::Linear(c, r) => {
+                        let c = c.map(|c| self.mul(scale, c));
+                        let r = self.mul(scale, r);
+                        LinLeaf::Linear(c, r)
+                    }
+                    LinLeaf::Nonlinear => LinLeaf::Nonlinear,
+                }
+            }
+            Node::Select(c, a, b) if get(c).is_free() => match (get(a), get(b)) {
+                (LinLeaf::Linear(ca, ra), LinLeaf::Linear(cb, rb)) => {
+                    let zero = self.constant(0.0);
+                    let coef = match (ca, cb) {
+                        (None, None) => None,
+                        (x, y) => Some(self.select(c, x.unwrap_or(zero), y.unwrap_or(zero))),
+                    };
+                    let r = self.select(c, ra, rb);
+                    LinLeaf::Linear(coef, r)
+                }
+                _ => LinLeaf::Nonlinear,
+            },
+            _ => LinLeaf::Nonlinear,
+        }
+    }
+
     /// The decomposition of a node that depends on the set, from those of
     /// its children (`lin`, by position in `order`, the nodes that depend
     /// on the set; the others are free of it).
@@ -850,6 +992,97 @@ mod tests {
         }
         // (both kinds of expression were met)
         assert!(linear > 30 && linear < 270, "{linear} of 300 linear");
+    }
+
+    #[test]
+    fn the_split_by_one_leaf_builds_what_linear_in_builds() {
+        // linear_in_leaf and linear_in with the one leaf, in two pools:
+        // the same coefficient and rest, the pools grown by the same nodes
+        // in the same order (the whole pools encode alike)
+        let (mut linear, mut nonlinear, mut free) = (0, 0, 0);
+        for seed in 0..600u64 {
+            let (mut p, mut q) = (ExprPool::new(), ExprPool::new());
+            let size = 4 + (seed % 13) as usize;
+            let (e, f) = (
+                random_expr(&mut p, seed, size),
+                random_expr(&mut q, seed, size),
+            );
+            assert_eq!(e, f);
+            // one of the expression's leaves (unknowns, derivatives, the
+            // parameter or time), one in ten a leaf it may lack
+            let leaves = p.leaves(e);
+            let leaf = match leaves.get(seed as usize % leaves.len().max(1)) {
+                Some(&l) if seed % 10 != 0 => l,
+                _ => {
+                    let (j, k) = ((seed % 5) as u32, ((seed / 5) % 2) as u32);
+                    assert_eq!(p.var(j, k), q.var(j, k));
+                    p.var(j, k)
+                }
+            };
+            let split = p.linear_in(e, &[leaf]).map(|(c, r)| (c[0], r));
+            let one_leaf = q.linear_in_leaf(f, leaf);
+            assert_eq!(split, one_leaf, "seed {seed}");
+            assert_eq!(p.len(), q.len(), "seed {seed}");
+            let all: Vec<ExprId> = (0..p.len() as u32).map(ExprId).collect();
+            assert_eq!(p.encode(&all), q.encode(&all), "seed {seed}");
+            match split {
+                Some((c, _)) if p.as_constant(c) != Some(0.0) => linear += 1,
+                Some(_) => free += 1,
+                None => nonlinear += 1,
+            }
+        }
+        // (every kind of expression was met)
+        assert!(
+            linear > 60 && nonlinear > 20 && free > 60,
+            "{linear} linear, {nonlinear} not, {free} free of the leaf"
+        );
+    }
+
+    #[test]
+    fn the_split_by_one_leaf_of_sums_products_and_ifs() {
+        // 2·(ẋ + p)·y + (if x < p then ẋ else 3·ẋ) − ẋ·t: coefficient
+        // 2·y + (if x < p then 1 else 3) − t, rest 2·p·y
+        let mut pool = ExprPool::new();
+        let (x, y, xd) = (pool.var(0, 0), pool.var(1, 0), pool.var(0, 1));
+        let (p, t) = (pool.param(crate::ParamId(0)), pool.time());
+        let (two, three) = (pool.constant(2.0), pool.constant(3.0));
+        let s = pool.add(xd, p);
+        let a = pool.product(&[two, s, y]);
+        let c = pool.cmp(CmpOp::Lt, x, p);
+        let txd = pool.mul(three, xd);
+        let b = pool.select(c, xd, txd);
+        let xt = pool.mul(xd, t);
+        let ab = pool.add(a, b);
+        let e = pool.sub(ab, xt);
+        let expected = pool.linear_in(e, &[xd]).map(|(c, r)| (c[0], r));
+        let (coef, rest) = pool.linear_in_leaf(e, xd).expect("linear");
+        assert_eq!(Some((coef, rest)), expected);
+        /// `x`, `y` (any order), `p`, `t`
+        struct At(f64, f64, f64, f64);
+        impl crate::Env for At {
+            fn var(&self, unknown: u32, _: u32) -> f64 {
+                if unknown == 0 { self.0 } else { self.1 }
+            }
+            fn param(&self, _: crate::ParamId) -> f64 {
+                self.2
+            }
+            fn time(&self) -> f64 {
+                self.3
+            }
+        }
+        for (xv, yv, pv, tv) in [(0.5, 1.5, 1.0, 0.25), (2.0, -1.0, 1.0, 3.0)] {
+            let at = At(xv, yv, pv, tv);
+            let branch = if xv < pv { 1.0 } else { 3.0 };
+            let c = pool.eval(coef, &at);
+            let r = pool.eval(rest, &at);
+            assert!((c - (2.0 * yv + branch - tv)).abs() < 1e-14, "{c}");
+            assert!((r - 2.0 * pv * yv).abs() < 1e-14, "{r}");
+        }
+        // not linear: ẋ² and sin(ẋ); free of the leaf: coefficient 0
+        let sq = pool.powi(xd, 2);
+        assert_eq!(pool.linear_in_leaf(sq, xd), None);
+        let zero = pool.constant(0.0);
+        assert_eq!(pool.linear_in_leaf(a, x), Some((zero, a)));
     }
 
     #[test]

@@ -199,8 +199,7 @@ fn usable_pivot(
     delta: ExprId,
     reference: &ReferencePoint<'_>,
 ) -> Option<(ExprId, ExprId)> {
-    let (c, rest) = pool.linear_in(expr, &[delta])?;
-    let coef = c[0];
+    let (coef, rest) = pool.linear_in_leaf(expr, delta)?;
     let magnitude = pivot_magnitude(pool, coef, reference)?;
     (magnitude > 0.0).then_some((coef, rest))
 }
@@ -409,8 +408,8 @@ fn general_pivot(
     }
     let vanishing = chosen.is_none();
     let (r, delta) = chosen.or(fallback)?;
-    let (c, rest) = pool.linear_in(rows[r].expr, &[delta])?;
-    Some(((r, delta, c[0], rest), vanishing))
+    let (coef, rest) = pool.linear_in_leaf(rows[r].expr, delta)?;
+    Some(((r, delta, coef, rest), vanishing))
 }
 
 /// Extracts the array of (hidden) constraints from the reduced derivative
