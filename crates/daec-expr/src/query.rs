@@ -796,10 +796,7 @@ impl ExprPool {
                 let (Some(d), None) = (dependent.next(), dependent.next()) else {
                     return LinLeaf::Nonlinear;
                 };
-                let mut others = self.take_ids();
-                others.extend(ops.iter().copied().filter(|&f| f != d));
-                let scale = self.product(&others);
-                self.give_ids(others);
+                let scale = self.product_except(ops, d);
                 match get(d) {
                     LinLeaf::Linear(c, r) => {
                         let c = c.map(|c| self.mul(scale, c));
@@ -886,10 +883,7 @@ impl ExprPool {
         let (Some(d), None) = (dependent.next(), dependent.next()) else {
             return Lin::Nonlinear;
         };
-        let mut others = self.take_ids();
-        others.extend(fs.iter().copied().filter(|&f| f != d));
-        let scale = self.product(&others);
-        self.give_ids(others);
+        let scale = self.product_except(fs, d);
         match lin_ref(order, lin, d) {
             Some((cs, r)) => {
                 let cs = cs.iter().map(|&(k, c)| (k, self.mul(scale, c))).collect();
@@ -898,6 +892,15 @@ impl ExprPool {
             }
             None => Lin::Nonlinear,
         }
+    }
+
+    /// The product of the factors `fs` other than `d`.
+    fn product_except(&mut self, fs: &[ExprId], d: ExprId) -> ExprId {
+        let mut others = self.take_ids();
+        others.extend(fs.iter().copied().filter(|&f| f != d));
+        let scale = self.product(&others);
+        self.give_ids(others);
+        scale
     }
 
     fn merge_coefs(&mut self, mut coefs: Vec<(usize, ExprId)>) -> Vec<(usize, ExprId)> {

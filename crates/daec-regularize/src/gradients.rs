@@ -630,35 +630,52 @@ mod tests {
         let eqs = [f, g, x];
         let state = [1.3, -0.7, 2.1];
         let mut compiled = EquationGradients::new(&pool, &eqs, |j, _| Some(j as usize));
-        let mut r = Vec::new();
-        let mut grads: Vec<(usize, usize, f64)> = Vec::new();
         let leaves_of: Vec<Vec<usize>> = (0..eqs.len())
             .map(|i| compiled.state_leaves(i).collect())
             .collect();
         assert_eq!(leaves_of, [vec![0, 1, 2], vec![0, 1, 2], vec![0]]);
+        let grads = check_against_pool(&mut pool, &mut compiled, &eqs, &state, 2.0, 1e-14);
+        // every (equation, leaf) once: f has x, y, z; g has x, y, z; x has x
+        assert_eq!(grads, 7);
+    }
+
+    /// Evaluates `compiled` (the equations `eqs` over the unknowns
+    /// `z_0, z_1, …` of order 0 at `state`, the parameter `param`, time
+    /// 0.5) and checks its values against the pool's bit for bit and its
+    /// gradients against the symbolic derivatives to `tol`; returns the
+    /// number of gradient entries.
+    fn check_against_pool(
+        pool: &mut ExprPool,
+        compiled: &mut EquationGradients,
+        eqs: &[ExprId],
+        state: &[f64],
+        param: f64,
+        tol: f64,
+    ) -> usize {
+        let mut r = Vec::new();
+        let mut grads: Vec<(usize, usize, f64)> = Vec::new();
         compiled.eval(
-            &pool,
-            &state,
-            &[2.0],
+            pool,
+            state,
+            &[param],
             0.5,
             &mut r,
             Some(&mut |i, p, d| grads.push((i, p, d))),
         );
-        let env = At(&state);
+        let env = At(state);
         for (i, &e) in eqs.iter().enumerate() {
             assert_eq!(r[i].to_bits(), pool.eval(e, &env).to_bits(), "equation {i}");
         }
-        // every (equation, leaf) once: f has x, y, z; g has x, y, z; x has x
-        assert_eq!(grads.len(), 7);
-        let leaves = [x, y, z];
         for &(i, j, d) in &grads {
-            let sym = pool.diff(eqs[i], leaves[j]);
+            let leaf = pool.var(j as u32, 0);
+            let sym = pool.diff(eqs[i], leaf);
             let expected = pool.eval(sym, &env);
             assert!(
-                (d - expected).abs() <= 1e-14 * (1.0 + expected.abs()),
+                (d - expected).abs() <= tol * (1.0 + expected.abs()),
                 "∂F{i}/∂z{j}: {d} vs {expected}"
             );
         }
+        grads.len()
     }
 
     /// Expressions of a chain of links that share their nodes, as the
@@ -763,30 +780,8 @@ mod tests {
         }
         let state = [0.7, -1.9, 1.3];
         let mut compiled = EquationGradients::new(&pool, &eqs, |j, _| Some(j as usize));
-        let mut r = Vec::new();
-        let mut grads: Vec<(usize, usize, f64)> = Vec::new();
-        compiled.eval(
-            &pool,
-            &state,
-            &[],
-            0.0,
-            &mut r,
-            Some(&mut |i, p, d| grads.push((i, p, d))),
-        );
-        let env = At(&state);
-        for (i, &e) in eqs.iter().enumerate() {
-            assert_eq!(r[i].to_bits(), pool.eval(e, &env).to_bits(), "equation {i}");
-        }
-        assert_eq!(grads.len(), 3 * eqs.len());
-        let leaves = [x, y, z];
-        for &(i, j, d) in &grads {
-            let sym = pool.diff(eqs[i], leaves[j]);
-            let expected = pool.eval(sym, &env);
-            assert!(
-                (d - expected).abs() <= 1e-13 * (1.0 + expected.abs()),
-                "∂F{i}/∂z{j}: {d} vs {expected}"
-            );
-        }
+        let grads = check_against_pool(&mut pool, &mut compiled, &eqs, &state, 2.0, 1e-13);
+        assert_eq!(grads, 3 * eqs.len());
     }
 
     #[test]
