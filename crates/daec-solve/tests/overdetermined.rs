@@ -170,3 +170,48 @@ fn a_kept_selection_is_replaced_when_its_pivots_degrade() {
         kept.stats
     );
 }
+
+/// The pendulum HiC of length `l` from rest at (l, 0) over [0, 20] at
+/// rtol = atol = 1e-8: the statistics and the largest relative residual
+/// of the position constraint `x² + y² − l²` (relative to `l²`) at the
+/// steps' ends.
+fn long_pendulum(l: f64) -> (daec_solve::Stats, f64) {
+    let mut p = pendulum_hic();
+    p.p[1] = l;
+    let z0 = [l, 0.0, 0.0, 0.0, 0.0];
+    let mut solver = Radau5::new(&p, opts(1e-8)).unwrap();
+    let mut worst = 0.0f64;
+    solver
+        .integrate(0.0, &z0, 20.0, |step| {
+            worst = worst.max(pendulum_levels(&p.p, step.z)[0].abs() / (l * l));
+            StepControl::Continue
+        })
+        .unwrap();
+    (solver.stats(), worst)
+}
+
+#[test]
+fn the_end_point_projection_stops_at_round_off() {
+    // The projection's tolerance is relative to the integration's
+    // tolerances (here 4.6e-11); a pendulum 1e4 long has a position
+    // constraint of size 1e8, whose round-off (about 1e-8) is far above
+    // it. The corrections stop where they no longer reduce the residual,
+    // not at the cap of four per step.
+    let (stats, worst) = long_pendulum(1e4);
+    eprintln!("l = 1e4: {stats:?}, worst |g₀|/l² = {worst:e}");
+    let steps = stats.steps_accepted;
+    assert!(steps > 10, "{stats:?}");
+    // (the starting point's checks evaluate g a few times more)
+    assert!(
+        stats.constraint_evals < 3 * steps,
+        "{} evaluations of g in {steps} steps",
+        stats.constraint_evals
+    );
+    // the constraint holds to round-off all the same
+    assert!(worst < 1e-14, "{worst:e}");
+    // a pendulum of length 1 reaches the tolerance at the same rtol
+    let (unit, worst_unit) = long_pendulum(1.0);
+    eprintln!("l = 1: {unit:?}, worst |g₀| = {worst_unit:e}");
+    assert!(worst_unit < 1e-10, "{worst_unit:e}");
+    assert!(unit.constraint_evals <= 5 * unit.steps_accepted + 10);
+}
