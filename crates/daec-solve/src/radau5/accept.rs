@@ -17,15 +17,12 @@ const PROJECTION_MAX_ITER: usize = 4;
 /// The end-point projection stops at round-off when a correction reduced
 /// the largest constraint residual by less than this factor (and the
 /// residual is within [`PROJECTION_ROUNDOFF`] roundings of the size of
-/// `g`'s terms). Its contraction is linear — the matrix is the step's simplified-Newton
-/// matrix, `∂g/∂z` at the Jacobians' point (the step's midpoint, or an
-/// earlier step's), not at the end point — at a rate that grows with the
-/// step: on the slider crank (IVP test set) at rtol = atol = 1e-4 the
-/// median rate is 0.04 (90 % below 0.07), on Andrews' squeezer at 1e-6
-/// 0.13 (90 % below 0.37), and from residuals of 1e-3 to 1e-2 after the
-/// Newton iteration (its test loosened by the index scaling) four
-/// corrections do not reach `proj_tol` there: the cap, not round-off,
-/// ends those projections.
+/// `g`'s terms). Its contraction is linear: the matrix is the step's
+/// simplified-Newton matrix, `∂g/∂z` at the Jacobians' point (the step's
+/// midpoint, or an earlier step's), not at the end point, so the rate
+/// grows with the step; where the Newton iteration's test is loosened by
+/// the index scaling, [`PROJECTION_MAX_ITER`] rather than round-off ends
+/// the projection.
 const PROJECTION_MIN_REDUCTION: f64 = 0.5;
 
 /// The round-off level of a constraint residual, in units of the unit
