@@ -16,12 +16,14 @@
 //! ```text
 //! cargo bench --bench testset -- [--write-docs | --out DIR] [--tols 4,5,…] [--error-control MODE] [PROBLEM …]
 //! cargo bench --bench testset -- --solves N [--tols 4,5,…] [--error-control MODE] [PROBLEM …]
+//! cargo bench --bench testset -- --radau5-solves N [--tols 4,5,…] [PROBLEM …]
 //! ```
 //!
 //! With `--solves N` it runs daec `--native` alone, `N` solves per
 //! tolerance on one prepared model as the timed runs make them (no RADAU5,
 //! no timing), and prints each tolerance's counts and scd: the call path
 //! of the timed solves for a profiler (README, "Profiling the solves").
+//! `--radau5-solves N` does the same for RADAU5 alone.
 
 mod problem;
 mod radau5;
@@ -67,6 +69,7 @@ const USAGE: &str = "usage: cargo bench --bench testset -- [--write-docs | --out
   --error-control MODE  daec's `--error-control` (all, index, differential; default: daec's)
   --solves N    daec --native alone: N solves per tolerance of --tols on one prepared model,
                 no RADAU5, no timing, no files; prints the counts and scd (for a profiler)
+  --radau5-solves N  the same for RADAU5 alone (needs $DAEC_RADAU5_LIB)
   PROBLEM       file stems of models/testset/ (default: all)
 RADAU5's shared library is read from $DAEC_RADAU5_LIB; benches/testset/radau5.sh builds it and runs this benchmark.";
 
@@ -80,6 +83,8 @@ struct Args {
     error_control: Option<ErrorControl>,
     /// `--solves N`: daec `--native` alone, `N` solves per tolerance.
     solves: Option<usize>,
+    /// `--radau5-solves N`: RADAU5 alone, `N` solves per tolerance.
+    radau5_solves: Option<usize>,
     problems: Vec<String>,
 }
 
@@ -100,6 +105,7 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
     let mut daec_tols: Vec<f64> = (2..=3).map(|k| 10f64.powi(-k)).collect();
     let mut error_control = None;
     let mut solves = None;
+    let mut radau5_solves = None;
     let mut problems = Vec::new();
     let mut args = args.peekable();
     while let Some(a) = args.next() {
@@ -123,15 +129,8 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
                     ErrorControl::NAMES.join(", ")
                 ))?);
             }
-            "--solves" => {
-                let n = args.next().ok_or("--solves needs a number of solves")?;
-                solves = Some(
-                    n.parse::<usize>()
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .ok_or(format!("--solves {n}: not a positive number"))?,
-                );
-            }
+            "--solves" => solves = Some(count(&a, args.next())?),
+            "--radau5-solves" => radau5_solves = Some(count(&a, args.next())?),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -151,8 +150,11 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
     if problems.is_empty() {
         problems = PROBLEMS.iter().map(|s| s.to_string()).collect();
     }
-    if docs && solves.is_some() {
-        return Err("--solves writes no files: not with --write-docs".into());
+    if docs && (solves.is_some() || radau5_solves.is_some()) {
+        return Err("--solves and --radau5-solves write no files: not with --write-docs".into());
+    }
+    if solves.is_some() && radau5_solves.is_some() {
+        return Err("--solves and --radau5-solves exclude each other".into());
     }
     let out = match (docs, out) {
         (true, Some(_)) => return Err("--write-docs and --out exclude each other".into()),
@@ -167,8 +169,18 @@ fn parse_args(root: &Path, args: impl Iterator<Item = String>) -> Result<Args, S
         daec_tols,
         error_control,
         solves,
+        radau5_solves,
         problems,
     })
+}
+
+/// The positive number of solves after `option`.
+fn count(option: &str, value: Option<String>) -> Result<usize, String> {
+    let n = value.ok_or(format!("{option} needs a number of solves"))?;
+    n.parse::<usize>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or(format!("{option} {n}: not a positive number"))
 }
 
 /// One problem over the ladder.
@@ -180,12 +192,7 @@ fn bench_problem(
     compiler: &Arc<RustcCompiler>,
     error_control: Option<ErrorControl>,
 ) -> Result<ProblemReport, String> {
-    let dir = root.join("models/testset");
-    let text = std::fs::read_to_string(dir.join(format!("{stem}.ref.json")))
-        .map_err(|e| format!("{stem}: cannot read the reference: {e}"))?;
-    let reference = Reference::parse(&text).map_err(|e| format!("{stem}.ref.json: {e}"))?;
-    let mut dae = problem::load_model(&dir.join(format!("{stem}.dae")))
-        .map_err(|e| format!("{stem}: {e}"))?;
+    let (reference, mut dae) = load(&root.join("models/testset"), stem)?;
     let n = dae.unknowns.len();
     let analysis = problem::analyze_model(&mut dae);
     let index = analysis.as_ref().ok().and_then(|a| a.index());
@@ -355,6 +362,32 @@ fn document(problems: &[ProblemReport], svgs: &[Option<String>], args: &Args) ->
     out
 }
 
+/// The reference and the model of the problem `stem` of `dir`.
+fn load(dir: &Path, stem: &str) -> Result<(Reference, daec_model::Dae), String> {
+    let text = std::fs::read_to_string(dir.join(format!("{stem}.ref.json")))
+        .map_err(|e| format!("{stem}: cannot read the reference: {e}"))?;
+    let reference = Reference::parse(&text).map_err(|e| format!("{stem}.ref.json: {e}"))?;
+    let dae = problem::load_model(&dir.join(format!("{stem}.dae")))
+        .map_err(|e| format!("{stem}: {e}"))?;
+    Ok((reference, dae))
+}
+
+/// The line of `--solves` and `--radau5-solves` for the last solve of
+/// `stem` at `tol` (`who` before the scd: the solver's name and a space,
+/// or nothing).
+fn print_solve(stem: &str, tol: f64, who: &str, last: Result<problem::Run, String>) {
+    match last {
+        Ok(r) => {
+            let c = r.counts;
+            println!(
+                "{stem} tol {tol:e}: {who}scd {:.2}, steps {} + {}, evaluations {}, Jacobians {}, LU {}",
+                r.accuracy.all, c.accepted, c.rejected, c.evals, c.jacobians, c.lus
+            );
+        }
+        Err(e) => println!("{stem} tol {tol:e}: {who}fails: {e}"),
+    }
+}
+
 /// `--solves n`: daec `--native` alone on each problem, `n` solves per
 /// tolerance of `--tols` on one prepared model (as [`bench_problem`]'s
 /// timed runs make them), the counts and scd of the last on stdout.
@@ -362,11 +395,7 @@ fn native_solves(root: &Path, args: &Args, n: usize) -> Result<(), String> {
     let compiler = Arc::new(RustcCompiler::new(None, None));
     let dir = root.join("models/testset");
     for stem in &args.problems {
-        let text = std::fs::read_to_string(dir.join(format!("{stem}.ref.json")))
-            .map_err(|e| format!("{stem}: cannot read the reference: {e}"))?;
-        let reference = Reference::parse(&text).map_err(|e| format!("{stem}.ref.json: {e}"))?;
-        let mut dae = problem::load_model(&dir.join(format!("{stem}.dae")))
-            .map_err(|e| format!("{stem}: {e}"))?;
+        let (reference, mut dae) = load(&dir, stem)?;
         let analysis = problem::analyze_model(&mut dae).map_err(|e| format!("{stem}: {e}"))?;
         let (_, native) = problem::prepare_daec(&mut dae, &analysis, compiler.clone())?;
         let mut native = native.map_err(|e| format!("{stem}: {e}"))?;
@@ -376,16 +405,29 @@ fn native_solves(root: &Path, args: &Args, n: usize) -> Result<(), String> {
             for _ in 0..n {
                 last = problem::run_daec(&mut dae, &mut native, &ro, &reference);
             }
-            match last {
-                Ok(r) => {
-                    let c = r.counts;
-                    println!(
-                        "{stem} tol {tol:e}: scd {:.2}, steps {} + {}, evaluations {}, Jacobians {}, LU {}",
-                        r.accuracy.all, c.accepted, c.rejected, c.evals, c.jacobians, c.lus
-                    );
-                }
-                Err(e) => println!("{stem} tol {tol:e}: fails: {e}"),
+            print_solve(stem, tol, "", last);
+        }
+    }
+    Ok(())
+}
+
+/// `--radau5-solves n`: RADAU5 alone on each problem (the DAE as
+/// written, as [`bench_problem`] sets it up), `n` solves per tolerance of
+/// `--tols`, the counts and scd of the last on stdout.
+fn radau5_solves(root: &Path, args: &Args, radau5: &Radau5, n: usize) -> Result<(), String> {
+    let compiler = RustcCompiler::new(None, None);
+    let dir = root.join("models/testset");
+    for stem in &args.problems {
+        let (reference, mut dae) = load(&dir, stem)?;
+        let analysis = problem::analyze_model(&mut dae).ok();
+        let setup = problem::as_written(&mut dae, analysis.as_ref(), &reference, Some(&compiler))
+            .map_err(|e| format!("{stem}: RADAU5 {e}"))?;
+        for &tol in &args.tols {
+            let mut last = Err(String::new());
+            for _ in 0..n {
+                last = setup.solve(radau5, tol, &reference, RADAU5_LIMIT);
             }
+            print_solve(stem, tol, "RADAU5 ", last);
         }
     }
     Ok(())
@@ -401,6 +443,9 @@ fn run() -> Result<(), String> {
         "${LIBRARY_VAR} is not set: it names the shared library of Hairer's RADAU5 that benches/testset/radau5.sh builds (gfortran -O2 -shared -fPIC radau_decsol.f); run that script"
     ))?;
     let radau5 = Radau5::load(Path::new(&library))?;
+    if let Some(n) = args.radau5_solves {
+        return radau5_solves(&root, &args, &radau5, n);
+    }
     let compiler = Arc::new(RustcCompiler::new(None, None));
     let mut ladder: Vec<(f64, bool)> = daec_only(&args).into_iter().map(|t| (t, false)).collect();
     ladder.extend(args.tols.iter().map(|&t| (t, true)));
