@@ -21,7 +21,8 @@
 //!
 //! With `--solves N` it runs daec `--native` alone, `N` solves per
 //! tolerance on one prepared model as the timed runs make them (no RADAU5,
-//! no timing), and prints each tolerance's counts and scd: the call path
+//! no timing), and prints each tolerance's counts and scd (all
+//! components, and the positions' of the mechanical problems): the call path
 //! of the timed solves for a profiler (README, "Profiling the solves").
 //! `--radau5-solves N` does the same for RADAU5 alone.
 
@@ -379,8 +380,13 @@ fn print_solve(stem: &str, tol: f64, who: &str, last: Result<problem::Run, Strin
     match last {
         Ok(r) => {
             let c = r.counts;
+            // (the positions' scd of the mechanical problems)
+            let positions = r
+                .accuracy
+                .positions
+                .map_or(String::new(), |p| format!(" (positions {p:.2})"));
             println!(
-                "{stem} tol {tol:e}: {who}scd {:.2}, steps {} + {}, evaluations {}, Jacobians {}, LU {}",
+                "{stem} tol {tol:e}: {who}scd {:.2}{positions}, steps {} + {}, evaluations {}, Jacobians {}, LU {}",
                 r.accuracy.all, c.accepted, c.rejected, c.evals, c.jacobians, c.lus
             );
         }
@@ -390,7 +396,8 @@ fn print_solve(stem: &str, tol: f64, who: &str, last: Result<problem::Run, Strin
 
 /// `--solves n`: daec `--native` alone on each problem, `n` solves per
 /// tolerance of `--tols` on one prepared model (as [`bench_problem`]'s
-/// timed runs make them), the counts and scd of the last on stdout.
+/// timed runs make them), the counts and scd of the last on stdout (the
+/// positions' scd too where the reference names positions).
 fn native_solves(root: &Path, args: &Args, n: usize) -> Result<(), String> {
     let compiler = Arc::new(RustcCompiler::new(None, None));
     let dir = root.join("models/testset");
