@@ -668,6 +668,9 @@ pub(crate) fn crossing_on_constraints(
     let mut z = vec![0.0; step.z.len()];
     let projected = |t: f64, z: &mut [f64]| problem.step_value(step, t, z);
     projected(edge.t, &mut z);
+    // the projected solution at the left end of the search (kept: the
+    // corrections below start from it, one projection fewer each)
+    let mut at_left = z.clone();
     let mut changes = false;
     for &k in &edge.events {
         match modes.relation_crossing(edge.t, &z, k) {
@@ -696,8 +699,7 @@ pub(crate) fn crossing_on_constraints(
     let tol = edge_tolerance(step.t_start, step.t);
     for _ in 0..CORRECTIONS {
         step.dense(ta, &mut shift);
-        problem.step_value(step, ta, &mut z);
-        for (d, &p) in shift.iter_mut().zip(&z) {
+        for (d, &p) in shift.iter_mut().zip(&at_left) {
             *d = p - *d;
         }
         let t = locate_edge((ta, fa), (tb, fb), strict, tol, |t| {
@@ -718,7 +720,10 @@ pub(crate) fn crossing_on_constraints(
                     events: edge.events,
                 };
             }
-            Some((f, _)) if f.is_finite() && t > ta && t < tb => (ta, fa) = (t, f),
+            Some((f, _)) if f.is_finite() && t > ta && t < tb => {
+                (ta, fa) = (t, f);
+                at_left.copy_from_slice(&z);
+            }
             _ => break,
         }
     }
