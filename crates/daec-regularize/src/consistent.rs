@@ -5,10 +5,11 @@
 
 // Index loops read best in matrix code.
 #![allow(clippy::needless_range_loop)]
+use crate::block_newton::BlockNewton;
 use crate::dense::{Matrix, least_norm_solve};
 use crate::gradients::{EquationGradients, LeafPositions};
 use daec_expr::{Env, ExprId, ExprPool, ParamId};
-use daec_solve::{MinNormSystem, SparsePattern, SparseRealLu};
+use daec_solve::MinNormSystem;
 
 /// The point `(t, z, ż, …)` as an [`Env`] for evaluation.
 pub struct Point<'a> {
@@ -205,20 +206,15 @@ const SPARSE_MIN_NORM_FROM: usize = 100;
 /// [`consistent_point`], analysed once for the pattern of `J`.
 enum StepSystem {
     /// As many equations as free unknowns, `J` nonsingular so far: the
-    /// Newton step `Δ = −J⁻¹ r` by the sparse LU of `J` itself. For a
-    /// square nonsingular `J` the least-change step `W⁻¹B⁺(J e − r) − e`
-    /// (`B = J W⁻¹`) is exactly this step, whatever the weights and the
-    /// displacement `e`, so the iterates are those of the augmented
-    /// system's; the LU of `J` has half the order of the augmented
-    /// system's and no saddle point to pivot through (a model whose
-    /// initial equations fix all its degrees of freedom, as the pendulum
-    /// chain's do, is square).
-    Square {
-        pattern: SparsePattern,
-        /// The slot of every entry of `J` in `pattern`'s values.
-        slot: Vec<usize>,
-        lu: SparseRealLu,
-    },
+    /// Newton step `Δ = −J⁻¹ r`, solved block by block on the block
+    /// triangular form of `J` ([`BlockNewton`]). For a square nonsingular
+    /// `J` the least-change step `W⁻¹B⁺(J e − r) − e` (`B = J W⁻¹`) is
+    /// exactly this step, whatever the weights and the displacement `e`,
+    /// so the iterates are those of the augmented system's; the blocks
+    /// have a fraction of the augmented system's order and no saddle point
+    /// to pivot through (a model whose initial equations fix all its
+    /// degrees of freedom, as the pendulum chain's do, is square).
+    Blocks(BlockNewton),
     /// The augmented system of the least-change step
     /// ([`sparse_min_norm_step`]): more equations or unknowns than the
     /// other, or a square `J` found singular.
@@ -229,10 +225,10 @@ impl StepSystem {
     /// The system for the `m × nf` pattern `pairs` of `J` (`None` when an
     /// entry lies outside it).
     fn new(m: usize, nf: usize, pairs: &[(usize, usize)]) -> Option<Self> {
-        if m == nf && pairs.iter().all(|&(i, k)| i < m && k < nf) {
-            let (pattern, slot) = SparsePattern::new(m, pairs);
-            let lu = SparseRealLu::new(&pattern);
-            return Some(StepSystem::Square { pattern, slot, lu });
+        if m == nf {
+            if let Some(blocks) = BlockNewton::new(m, pairs) {
+                return Some(StepSystem::Blocks(blocks));
+            }
         }
         MinNormSystem::new(m, nf, pairs).map(StepSystem::MinNorm)
     }
@@ -251,14 +247,10 @@ impl StepSystem {
         e: &[f64],
         r: &[f64],
     ) -> Option<Vec<f64>> {
-        if let StepSystem::Square { pattern, slot, lu } = self {
-            let mut values = vec![0.0; pattern.nnz()];
-            for (&s, &(_, _, v)) in slot.iter().zip(jv) {
-                values[s] += v;
-            }
-            if slot.len() == jv.len() && lu.factor(pattern, &values).is_ok() {
-                let mut delta: Vec<f64> = r.iter().map(|x| -x).collect();
-                lu.solve(&mut delta);
+        if let StepSystem::Blocks(blocks) = self {
+            let values: Vec<f64> = jv.iter().map(|t| t.2).collect();
+            let minus_r: Vec<f64> = r.iter().map(|x| -x).collect();
+            if let Some(delta) = blocks.solve(&values, &minus_r) {
                 if delta.iter().all(|v| v.is_finite()) {
                     return Some(delta);
                 }
@@ -268,7 +260,7 @@ impl StepSystem {
         }
         match self {
             StepSystem::MinNorm(system) => sparse_min_norm_step(system, m, jv, winv, e, r),
-            StepSystem::Square { .. } => None,
+            StepSystem::Blocks(_) => None,
         }
     }
 }
@@ -383,7 +375,7 @@ mod tests {
         let e: Vec<f64> = (0..n).map(|k| (k as f64 * 0.37).sin()).collect();
         let r: Vec<f64> = (0..n).map(|i| (i as f64 * 0.11).cos() - 0.2).collect();
         let mut square = StepSystem::new(n, n, &pairs).expect("a system");
-        assert!(matches!(square, StepSystem::Square { .. }));
+        assert!(matches!(square, StepSystem::Blocks(_)));
         let newton = square.step(n, n, &jv, &winv, &e, &r).expect("a step");
         let mut augmented =
             StepSystem::MinNorm(MinNormSystem::new(n, n, &pairs).expect("a system"));

@@ -15,6 +15,7 @@
 //! ([`fix_roots`]): on the branch the consistent point selects, the root is
 //! substituted and the reduced DAE analysed ([`RootFixing`]).
 
+mod block_newton;
 mod block_rank;
 mod consistent;
 mod dense;
