@@ -221,7 +221,8 @@ impl BlockNewton {
     }
 
     /// The pairs given to [`new`](Self::new), in their order.
-    pub(crate) fn pairs(&self) -> Vec<(usize, usize)> {
+    #[cfg(test)]
+    fn pairs(&self) -> Vec<(usize, usize)> {
         let mut row_of_entry = vec![0u32; self.cols.len()];
         for q in 0..self.row.len() {
             let range = self.row_ptr[q] as usize..self.row_ptr[q + 1] as usize;

@@ -214,23 +214,23 @@ enum StepSystem {
     /// have a fraction of the augmented system's order and no saddle point
     /// to pivot through (a model whose initial equations fix all its
     /// degrees of freedom, as the pendulum chain's do, is square).
-    Blocks(BlockNewton),
+    Blocks(Box<BlockNewton>),
     /// The augmented system of the least-change step
     /// ([`sparse_min_norm_step`]): more equations or unknowns than the
     /// other, or a square `J` found singular.
-    MinNorm(MinNormSystem),
+    MinNorm(Box<MinNormSystem>),
 }
 
 impl StepSystem {
     /// The system for the `m × nf` pattern `pairs` of `J` (`None` when an
     /// entry lies outside it).
     fn new(m: usize, nf: usize, pairs: &[(usize, usize)]) -> Option<Self> {
-        if m == nf {
-            if let Some(blocks) = BlockNewton::new(m, pairs) {
-                return Some(StepSystem::Blocks(blocks));
-            }
+        if m == nf
+            && let Some(blocks) = BlockNewton::new(m, pairs)
+        {
+            return Some(StepSystem::Blocks(Box::new(blocks)));
         }
-        MinNormSystem::new(m, nf, pairs).map(StepSystem::MinNorm)
+        MinNormSystem::new(m, nf, pairs).map(|s| StepSystem::MinNorm(Box::new(s)))
     }
 
     /// The step `Δ` for the entries `jv` of `J` (in the order of the
@@ -250,13 +250,13 @@ impl StepSystem {
         if let StepSystem::Blocks(blocks) = self {
             let values: Vec<f64> = jv.iter().map(|t| t.2).collect();
             let minus_r: Vec<f64> = r.iter().map(|x| -x).collect();
-            if let Some(delta) = blocks.solve(&values, &minus_r) {
-                if delta.iter().all(|v| v.is_finite()) {
-                    return Some(delta);
-                }
+            if let Some(delta) = blocks.solve(&values, &minus_r)
+                && delta.iter().all(|v| v.is_finite())
+            {
+                return Some(delta);
             }
             let pairs: Vec<(usize, usize)> = jv.iter().map(|&(i, k, _)| (i, k)).collect();
-            *self = StepSystem::MinNorm(MinNormSystem::new(m, nf, &pairs)?);
+            *self = StepSystem::MinNorm(Box::new(MinNormSystem::new(m, nf, &pairs)?));
         }
         match self {
             StepSystem::MinNorm(system) => sparse_min_norm_step(system, m, jv, winv, e, r),
@@ -377,8 +377,9 @@ mod tests {
         let mut square = StepSystem::new(n, n, &pairs).expect("a system");
         assert!(matches!(square, StepSystem::Blocks(_)));
         let newton = square.step(n, n, &jv, &winv, &e, &r).expect("a step");
-        let mut augmented =
-            StepSystem::MinNorm(MinNormSystem::new(n, n, &pairs).expect("a system"));
+        let mut augmented = StepSystem::MinNorm(Box::new(
+            MinNormSystem::new(n, n, &pairs).expect("a system"),
+        ));
         let least_change = augmented.step(n, n, &jv, &winv, &e, &r).expect("a step");
         // J Δ = −r
         for i in 0..n {
