@@ -24,40 +24,35 @@ use daec_expr::{
 use std::collections::HashMap;
 use std::ops::Range;
 
-/// Where a node of a program gets its value from.
+/// Where a node of a program gets its value from: 8 bytes, with the
+/// node's number of children where it has any (its children are the next
+/// ones of `children` in a forward pass over the program, the previous
+/// ones in a backward pass, so no start is stored per node).
 #[derive(Clone, Copy, Debug)]
 enum Source {
-    /// An operation of the pool on the program's earlier nodes.
-    Op,
-    /// A sum of the node's children (the most frequent operations are
-    /// run from the program alone, without reading the node from the
-    /// pool, with the arithmetic of `daec_expr::apply_op`).
-    Add,
-    /// A product of the node's children.
-    Mul,
+    /// An operation of the pool on the program's earlier nodes: the entry
+    /// of the program's `ops` that names the node and its number of
+    /// children.
+    Op(u32),
+    /// A sum of the node's children, of this number (the most frequent
+    /// operations are run from the program alone, without reading the
+    /// node from the pool, with the arithmetic of
+    /// `daec_expr::apply_op`).
+    Add(u32),
+    /// A product of the node's children, of this number.
+    Mul(u32),
     /// An integer power of the node's child.
     Powi(i32),
-    /// A constant.
-    Const(f64),
+    /// The constant at this place of the program's `consts`.
+    Const(u32),
     /// The state entry at this position.
-    State(usize),
+    State(u32),
     /// A parameter.
-    Param(usize),
+    Param(u32),
     /// Time.
     Time,
     /// A leaf outside the state (NaN, as an unknown of no value).
     Missing,
-}
-
-impl Source {
-    /// Whether the node is an operation on its children (whose adjoint
-    /// the backward pass passes on to them).
-    fn is_operation(self) -> bool {
-        matches!(
-            self,
-            Source::Op | Source::Add | Source::Mul | Source::Powi(_)
-        )
-    }
 }
 
 /// The value of a sum, product or integer power of the values `val` of
@@ -68,8 +63,8 @@ impl Source {
 fn operation_value(source: Source, ch: &[u32], val: &[f64]) -> Option<f64> {
     let get = |c: &u32| val[*c as usize];
     match source {
-        Source::Add => Some(ch.iter().fold(-0.0, |s, c| s + get(c))),
-        Source::Mul => Some(ch.iter().fold(1.0, |p, c| p * get(c))),
+        Source::Add(_) => Some(ch.iter().fold(-0.0, |s, c| s + get(c))),
+        Source::Mul(_) => Some(ch.iter().fold(1.0, |p, c| p * get(c))),
         Source::Powi(2) => {
             let x = get(&ch[0]);
             Some(x * x)
@@ -172,18 +167,22 @@ impl SharedValues {
 /// The equations compiled for [`EquationGradients::eval_kept`] and
 /// [`EquationGradients::gradients_kept`].
 pub(crate) struct EquationGradients {
-    /// Per equation, the range of its nodes in `nodes` (`m + 1` bounds).
+    /// Per equation, the range of its nodes in `sources` (`m + 1`
+    /// bounds).
     eq_start: Vec<usize>,
-    /// The nodes of every equation, in increasing id order (children
-    /// first), the equation's root last.
-    nodes: Vec<ExprId>,
-    /// The value source of every entry of `nodes`.
+    /// Per equation, the start of its nodes' children in `children`
+    /// (`m + 1` bounds).
+    eq_children: Vec<usize>,
+    /// The value source of the nodes of every equation, in increasing id
+    /// order (children first), the equation's root last.
     sources: Vec<Source>,
-    /// Per entry of `nodes`, the range of its children in `children`.
-    child_start: Vec<usize>,
-    /// The children of every node, as positions within its equation's
-    /// program, in the order of [`Node::children`].
+    /// The children of every node, node after node, as positions within
+    /// its equation's program, in the order of [`Node::children`].
     children: Vec<u32>,
+    /// The node and number of children of every [`Source::Op`].
+    ops: Vec<(ExprId, u32)>,
+    /// The value of every [`Source::Const`].
+    consts: Vec<f64>,
     /// Node adjoints of one equation (scratch).
     adjoints: Vec<f64>,
     /// Prefix products of a product's factors (scratch).
@@ -225,10 +224,11 @@ impl EquationGradients {
     ) -> EquationGradients {
         let mut g = EquationGradients {
             eq_start: vec![0],
-            nodes: Vec::new(),
+            eq_children: vec![0],
             sources: Vec::new(),
-            child_start: vec![0],
             children: Vec::new(),
+            ops: Vec::new(),
+            consts: Vec::new(),
             adjoints: Vec::new(),
             prefix: Vec::new(),
             derivatives: HashMap::new(),
@@ -247,8 +247,10 @@ impl EquationGradients {
         const SEEN: u32 = 1;
         let mut stamp = vec![0u32; pool.len()];
         let mut stack: Vec<ExprId> = Vec::new();
+        // the nodes of one group, in increasing id order (scratch)
+        let mut nodes: Vec<ExprId> = Vec::new();
         for group in groups {
-            let first = g.nodes.len();
+            nodes.clear();
             let mark = SEEN;
             for &e in group {
                 if stamp[e.index()] != mark {
@@ -257,7 +259,7 @@ impl EquationGradients {
                 }
             }
             while let Some(id) = stack.pop() {
-                g.nodes.push(id);
+                nodes.push(id);
                 for c in pool.node(id).children() {
                     if stamp[c.index()] != mark {
                         stamp[c.index()] = mark;
@@ -265,41 +267,54 @@ impl EquationGradients {
                     }
                 }
             }
-            g.nodes[first..].sort_unstable();
-            for k in first..g.nodes.len() {
-                stamp[g.nodes[k].index()] = PLACE | (k - first) as u32;
-                let node = pool.node(g.nodes[k]);
-                let source = match node {
-                    Node::Const(v) => Source::Const(v),
-                    Node::Leaf(Leaf::Time) => Source::Time,
-                    Node::Leaf(Leaf::Param(p)) => Source::Param(p.0 as usize),
-                    Node::Leaf(Leaf::Var { unknown, order }) => {
-                        position(unknown, order).map_or(Source::Missing, Source::State)
-                    }
-                    Node::Call(callee, _) => {
-                        g.derivatives.entry(callee.function()).or_insert_with(|| {
-                            pool.function(callee.function()).forward_derivative()
-                        });
-                        Source::Op
-                    }
-                    Node::Add(_) => Source::Add,
-                    Node::Mul(_) => Source::Mul,
-                    Node::Powi(_, n) => Source::Powi(n),
-                    _ => Source::Op,
-                };
-                g.sources.push(source);
+            nodes.sort_unstable();
+            for (k, &id) in nodes.iter().enumerate() {
+                stamp[id.index()] = PLACE | k as u32;
+                let node = pool.node(id);
+                let before = g.children.len();
                 for c in node.children() {
                     // children have smaller ids, so they precede the node
                     // and their place is already written
                     g.children.push(stamp[c.index()] & !PLACE);
                 }
-                g.child_start.push(g.children.len());
+                let n = (g.children.len() - before) as u32;
+                let source = match node {
+                    Node::Const(v) => {
+                        g.consts.push(v);
+                        Source::Const(g.consts.len() as u32 - 1)
+                    }
+                    Node::Leaf(Leaf::Time) => Source::Time,
+                    Node::Leaf(Leaf::Param(p)) => Source::Param(p.0),
+                    Node::Leaf(Leaf::Var { unknown, order }) => position(unknown, order)
+                        .and_then(|p| u32::try_from(p).ok())
+                        .map_or(Source::Missing, Source::State),
+                    Node::Add(_) => Source::Add(n),
+                    Node::Mul(_) => Source::Mul(n),
+                    Node::Powi(_, e) => Source::Powi(e),
+                    _ => {
+                        if let Node::Call(callee, _) = node {
+                            g.derivatives.entry(callee.function()).or_insert_with(|| {
+                                pool.function(callee.function()).forward_derivative()
+                            });
+                        }
+                        g.ops.push((id, n));
+                        Source::Op(g.ops.len() as u32 - 1)
+                    }
+                };
+                g.sources.push(source);
             }
             if let Some(roots) = roots.as_mut() {
                 roots.extend(group.iter().map(|e| stamp[e.index()] & !PLACE));
             }
-            g.eq_start.push(g.nodes.len());
+            g.eq_start.push(g.sources.len());
+            g.eq_children.push(g.children.len());
         }
+        // the program is held through the iterations: no slack of the
+        // doubling growth
+        g.sources.shrink_to_fit();
+        g.children.shrink_to_fit();
+        g.eq_start.shrink_to_fit();
+        g.eq_children.shrink_to_fit();
         g
     }
 
@@ -315,7 +330,7 @@ impl EquationGradients {
     #[cfg(test)]
     fn state_leaves(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         (self.eq_start[i]..self.eq_start[i + 1]).filter_map(|k| match self.sources[k] {
-            Source::State(p) => Some(p),
+            Source::State(p) => Some(p as usize),
             _ => None,
         })
     }
@@ -360,8 +375,7 @@ impl EquationGradients {
         // one allocation of the exact size, not a doubling growth
         kept.reserve_exact(self.eq_start[eqs.end] - self.eq_start[eqs.start]);
         for i in eqs.clone() {
-            let (lo, hi) = (self.eq_start[i], self.eq_start[i + 1]);
-            self.forward_into(pool, lo, hi, x, params, t, &mut kept);
+            self.forward_into(pool, i, x, params, t, &mut kept);
             residuals.push(kept[kept.len() - 1]);
         }
         self.kept = kept;
@@ -384,46 +398,58 @@ impl EquationGradients {
         let base = self.eq_start[eqs.start];
         for i in eqs.clone() {
             let (lo, hi) = (self.eq_start[i], self.eq_start[i + 1]);
-            self.backward_from(pool, lo, hi, &kept[lo - base..hi - base]);
+            self.backward_from(pool, i, &kept[lo - base..hi - base]);
             for k in lo..hi {
                 if let Source::State(p) = self.sources[k] {
-                    visit(i - eqs.start, p, self.adjoints[k - lo]);
+                    visit(i - eqs.start, p as usize, self.adjoints[k - lo]);
                 }
             }
         }
         self.kept = kept;
     }
 
-    /// The values of the nodes `lo..hi` (one equation) appended to
-    /// `values` (a child read at its place after the length `values` had).
-    #[allow(clippy::too_many_arguments)]
+    /// The number of children of a node of source `source`.
+    #[inline]
+    fn arity(&self, source: Source) -> usize {
+        match source {
+            Source::Add(n) | Source::Mul(n) => n as usize,
+            Source::Powi(_) => 1,
+            Source::Op(o) => self.ops[o as usize].1 as usize,
+            _ => 0,
+        }
+    }
+
+    /// The values of the nodes of equation `i` appended to `values` (a
+    /// child read at its place after the length `values` had).
     fn forward_into(
         &mut self,
         pool: &ExprPool,
-        lo: usize,
-        hi: usize,
+        i: usize,
         x: &[f64],
         params: &[f64],
         t: f64,
         values: &mut Vec<f64>,
     ) {
         let base = values.len();
-        for k in lo..hi {
-            let v = match self.sources[k] {
-                Source::Const(v) => v,
-                Source::State(p) => x.get(p).copied().unwrap_or(f64::NAN),
-                Source::Param(p) => params.get(p).copied().unwrap_or(f64::NAN),
+        let mut next = self.eq_children[i];
+        for k in self.eq_start[i]..self.eq_start[i + 1] {
+            let source = self.sources[k];
+            let first = next;
+            next += self.arity(source);
+            let ch = &self.children[first..next];
+            let v = match source {
+                Source::Const(c) => self.consts[c as usize],
+                Source::State(p) => x.get(p as usize).copied().unwrap_or(f64::NAN),
+                Source::Param(p) => params.get(p as usize).copied().unwrap_or(f64::NAN),
                 Source::Time => t,
                 Source::Missing => f64::NAN,
-                source @ (Source::Add | Source::Mul | Source::Powi(_)) => {
-                    let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
+                Source::Add(_) | Source::Mul(_) | Source::Powi(_) => {
                     operation_value(source, ch, &values[base..]).unwrap_or(f64::NAN)
                 }
-                Source::Op => {
-                    let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
+                Source::Op(o) => {
                     let val = &values[base..];
                     let get = |c: usize| val[ch[c] as usize];
-                    match pool.node(self.nodes[k]) {
+                    match pool.node(self.ops[o as usize].0) {
                         Node::Call(callee, _) => {
                             self.call_args.clear();
                             self.call_args.extend((0..ch.len()).map(get));
@@ -437,24 +463,35 @@ impl EquationGradients {
         }
     }
 
-    /// The adjoints `∂F/∂node` of the nodes `lo..hi` (one equation) from
-    /// their values `val` into `adjoints`, by one backward pass.
-    fn backward_from(&mut self, pool: &ExprPool, lo: usize, hi: usize, val: &[f64]) {
+    /// The adjoints `∂F/∂node` of the nodes of equation `i` from their
+    /// values `val` into `adjoints`, by one backward pass.
+    fn backward_from(&mut self, pool: &ExprPool, i: usize, val: &[f64]) {
+        let (lo, hi) = (self.eq_start[i], self.eq_start[i + 1]);
         self.adjoints.clear();
         self.adjoints.resize(hi - lo, 0.0);
         self.adjoints[hi - lo - 1] = 1.0;
+        // the children of the nodes before `k` end at `end`
+        let mut end = self.eq_children[i + 1];
         for k in (lo..hi).rev() {
             let adj = self.adjoints[k - lo];
             let source = self.sources[k];
-            if adj == 0.0 || !source.is_operation() {
+            let last = end;
+            end -= self.arity(source);
+            let op = match source {
+                Source::Op(o) => Some(self.ops[o as usize].0),
+                Source::Add(_) | Source::Mul(_) | Source::Powi(_) => None,
+                _ => continue,
+            };
+            if adj == 0.0 {
                 continue;
             }
-            let ch = &self.children[self.child_start[k]..self.child_start[k + 1]];
-            if backward_operation(source, ch, val, adj, &mut self.adjoints, &mut self.prefix) {
+            let ch = &self.children[end..last];
+            let Some(op) = op else {
+                backward_operation(source, ch, val, adj, &mut self.adjoints, &mut self.prefix);
                 continue;
-            }
+            };
             let v = |c: usize| val[ch[c] as usize];
-            let node = pool.node(self.nodes[k]);
+            let node = pool.node(op);
             let value = val[k - lo];
             let adjoints = &mut self.adjoints;
             let mut add = |c: usize, d: f64| adjoints[ch[c] as usize] += adj * d;
@@ -512,8 +549,8 @@ impl EquationGradients {
 /// The backward step of a sum, product or integer power node (sources
 /// [`Source::Add`], [`Source::Mul`], [`Source::Powi`]): adds `adj` times
 /// the node's partial derivative by each child (`ch`, values `val`) to
-/// the child's entry of `adjoints` (`prefix` is scratch). `false`, with
-/// nothing done, for the other sources.
+/// the child's entry of `adjoints` (`prefix` is scratch); nothing for the
+/// other sources.
 fn backward_operation(
     source: Source,
     ch: &[u32],
@@ -521,12 +558,12 @@ fn backward_operation(
     adj: f64,
     adjoints: &mut [f64],
     prefix: &mut Vec<f64>,
-) -> bool {
+) {
     let v = |c: usize| val[ch[c] as usize];
     let mut add = |c: usize, d: f64| adjoints[ch[c] as usize] += adj * d;
     match source {
-        Source::Add => (0..ch.len()).for_each(|c| add(c, 1.0)),
-        Source::Mul => {
+        Source::Add(_) => (0..ch.len()).for_each(|c| add(c, 1.0)),
+        Source::Mul(_) => {
             // ∂/∂f_c = Π_{j≠c} f_j from prefix and suffix products
             prefix.clear();
             let mut p = 1.0;
@@ -548,9 +585,8 @@ fn backward_operation(
             };
             add(0, f64::from(n) * d);
         }
-        _ => return false,
+        _ => {}
     }
-    true
 }
 
 /// Output `callee.output()` of `f` called on `args` (NaN where the call
@@ -712,9 +748,9 @@ mod tests {
         let mut shared = SharedValues::new(&pool, &exprs, position);
         // a node the expressions share is one node of the program
         let distinct = pool.topo_order(&exprs).len();
-        assert_eq!(shared.program.nodes.len(), distinct);
+        assert_eq!(shared.program.sources.len(), distinct);
         let mut per_equation = EquationGradients::new(&pool, &exprs, position);
-        assert!(per_equation.nodes.len() > distinct);
+        assert!(per_equation.sources.len() > distinct);
         let (mut a, mut b) = (Vec::new(), Vec::new());
         shared.eval(&pool, &x, &[2.0], 0.5, &mut a);
         per_equation.eval_kept(&pool, 0..exprs.len(), &x, &[2.0], 0.5, &mut b);
@@ -782,6 +818,23 @@ mod tests {
         let mut compiled = EquationGradients::new(&pool, &eqs, |j, _| Some(j as usize));
         let grads = check_against_pool(&mut pool, &mut compiled, &eqs, &state, 2.0, 1e-13);
         assert_eq!(grads, 3 * eqs.len());
+    }
+
+    #[test]
+    fn a_program_node_is_an_8_byte_source_and_its_children() {
+        assert_eq!(std::mem::size_of::<super::Source>(), 8);
+        // x·y + sin(x) + 2: the sum's three children and the product's
+        // two, the sine's one, no start per node
+        let mut pool = ExprPool::new();
+        let (x, y) = (pool.var(0, 0), pool.var(1, 0));
+        let xy = pool.mul(x, y);
+        let s = pool.func(Func::Sin, x);
+        let two = pool.constant(2.0);
+        let e = pool.sum(&[two, xy, s]);
+        let compiled = EquationGradients::new(&pool, &[e], |j, _| Some(j as usize));
+        assert_eq!(compiled.sources.len(), 6);
+        assert_eq!(compiled.children.len(), 6);
+        assert_eq!((compiled.ops.len(), compiled.consts.len()), (1, 1));
     }
 
     #[test]
