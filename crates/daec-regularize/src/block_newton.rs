@@ -23,7 +23,7 @@
 //! the rounding differs (other pivots, other operations).
 
 use daec_solve::{RealLu, SparsePattern, SparseRealLu};
-use daec_structure::{SigmaMatrix, maximum_matching, strongly_connected_components};
+use daec_structure::{SigmaMatrix, Transversal, coarse_btf, maximum_matching};
 
 /// Diagonal blocks of up to this many unknowns are factorised by the dense
 /// LU with partial pivoting ([`RealLu`]), larger ones by the sparse LU.
@@ -113,9 +113,9 @@ impl BlockNewton {
         }
         drop((ptr, order));
         // a perfect matching, then the blocks: the strongly connected
-        // components of "column c's matched row holds column c′", sinks
-        // (blocks that use no other block's unknowns) first
-        let row_of_col = {
+        // components of "row i holds the column matched to row i′", in
+        // solution order (the coarse BTF of the pattern)
+        let btf = {
             let s = SigmaMatrix::from_entries(
                 n,
                 n,
@@ -125,23 +125,19 @@ impl BlockNewton {
                         .map(move |&j| (i, j as usize, 0))
                 }),
             );
-            let (_, row_of_col) = maximum_matching(&s);
-            row_of_col.into_iter().collect::<Option<Vec<usize>>>()?
+            let (col_of_row, _) = maximum_matching(&s);
+            let col_of_row = col_of_row.into_iter().collect::<Option<Vec<usize>>>()?;
+            let t = Transversal {
+                col_of_row,
+                value: 0,
+                dual_c: None,
+            };
+            coarse_btf(&s, &t)
         };
-        let mut adj_ptr = Vec::with_capacity(n + 1);
-        adj_ptr.push(0);
-        let mut adj: Vec<u32> = Vec::with_capacity(csr_cols.len());
-        for (c, &r) in row_of_col.iter().enumerate() {
-            let row = &csr_cols[csr_ptr[r] as usize..csr_ptr[r + 1] as usize];
-            adj.extend(row.iter().filter(|&&j| j as usize != c));
-            adj_ptr.push(adj.len());
-        }
-        let blocks = strongly_connected_components(n, &adj_ptr, &adj);
-        drop((adj_ptr, adj));
         let mut system = BlockNewton {
             row: Vec::with_capacity(n),
             col: Vec::with_capacity(n),
-            start: Vec::with_capacity(blocks.len() + 1),
+            start: Vec::with_capacity(btf.blocks().len() + 1),
             row_ptr: Vec::with_capacity(n + 1),
             cols: Vec::with_capacity(csr_cols.len()),
             values: vec![0.0; csr_cols.len()],
@@ -151,15 +147,15 @@ impl BlockNewton {
         };
         let mut pos_of_col = vec![0u32; n];
         system.start.push(0);
-        for block in &blocks {
-            for &c in block {
-                pos_of_col[c] = system.col.len() as u32;
-                system.col.push(c as u32);
-                system.row.push(row_of_col[c] as u32);
+        for block in btf.blocks() {
+            for (&r, &c) in block.rows.iter().zip(block.cols) {
+                pos_of_col[c as usize] = system.col.len() as u32;
+                system.col.push(c);
+                system.row.push(r);
             }
             system.start.push(system.col.len() as u32);
         }
-        drop((blocks, row_of_col));
+        drop(btf);
         // the CSR by position, and every pair's slot moved along
         let mut moved = vec![0u32; csr_cols.len()];
         system.row_ptr.push(0);
