@@ -364,7 +364,9 @@ fn pendulum_chain_with_20_links_takes_the_sparse_path_and_agrees_with_the_dense_
     assert!(sparse, "140 unknowns take the sparse path");
     assert_eq!(ss.selections, 1, "{ss:?}");
     let (zd, sd, _) = run(LinearSolver::Dense);
-    assert_eq!(sd.selections, sd.jacobian_evals);
+    // the dense path keeps a selection once two agreed on it
+    assert!(sd.selections >= 2, "{sd:?}");
+    assert!(sd.selections < sd.jacobian_evals, "{sd:?}");
     let diff = zs
         .iter()
         .zip(&zd)

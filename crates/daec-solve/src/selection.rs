@@ -4,8 +4,9 @@
 //! `E(t,z) ż = k(t,z)`, `0 = g(t,z)` with `m_d + m_c ≥ n` such that the
 //! constraints are solved exactly while the differential part holds in an
 //! "approximative sense". We realise this with a rank-revealing *selection*:
-//! at every Jacobian evaluation (the sparse path of [`crate::Radau5`] keeps
-//! a selection while the steps succeed, the dense one if asked to),
+//! at a Jacobian evaluation (the sparse path of [`crate::Radau5`] keeps
+//! a selection while the steps succeed, the dense one a confirmed one
+//! while the step size and the selected rows' pivots stay near theirs),
 //! Gaussian elimination with complete pivoting
 //! first picks a maximal set of linearly independent constraint rows of
 //! `G = ∂g/∂z` (so redundant constraints, like the repeated level-0

@@ -43,10 +43,10 @@ pub struct Stats {
     /// Changes of the equation selection of an overdetermined system
     /// (after the first Jacobian evaluation).
     pub selection_changes: usize,
-    /// Equation selections computed for an overdetermined system (at
-    /// every Jacobian on the dense path unless
-    /// [`Options::keep_selection_pivot`](crate::Options::keep_selection_pivot)
-    /// is finite; on the sparse path once, and
+    /// Equation selections computed for an overdetermined system (on the
+    /// dense path while
+    /// [`Options::keep_selection_step_ratio`](crate::Options::keep_selection_step_ratio)
+    /// lets none be kept; on the sparse path once, and
     /// again after a singular factorisation or a Newton failure).
     pub selections: usize,
     /// Accepted steps whose end point the problem projected

@@ -110,14 +110,16 @@ fn derivative_at_a_consistent_point_of_an_overdetermined_system_is_the_solutions
 }
 
 /// The pendulum HiC from rest at (1, 0) at `tol` with the dense selection
-/// kept while its pivots stay above `keep` times their value at the
-/// selection: the solution at t = 2, 4, …, 20 and the statistics.
-fn pendulum_with_kept_selection(keep: f64, tol: f64) -> daec_solve::Trajectory {
+/// kept within the step window `ratio` and while its pivots stay above
+/// `pivot` times their value at the selection: the solution at
+/// t = 2, 4, …, 20 and the statistics.
+fn pendulum_with_kept_selection(ratio: f64, pivot: f64, tol: f64) -> daec_solve::Trajectory {
     let p = pendulum_hic();
     let z0 = [1.0, 0.0, 0.0, 0.0, 0.0];
     let times: Vec<f64> = (1..=10).map(|i| 2.0 * i as f64).collect();
     let o = Options {
-        keep_selection_pivot: keep,
+        keep_selection_step_ratio: ratio,
+        keep_selection_pivot: pivot,
         ..opts(tol)
     };
     solve(&p, 0.0, &z0, 20.0, &times, o).unwrap()
@@ -125,14 +127,14 @@ fn pendulum_with_kept_selection(keep: f64, tol: f64) -> daec_solve::Trajectory {
 
 #[test]
 fn a_kept_selection_gives_the_solution_of_a_fresh_one() {
-    let fresh = pendulum_with_kept_selection(f64::INFINITY, 1e-7);
-    let kept = pendulum_with_kept_selection(0.7, 1e-7);
+    let fresh = pendulum_with_kept_selection(0.0, 0.0, 1e-7);
+    let kept = pendulum_with_kept_selection(1.5, 0.0, 1e-7);
     eprintln!("fresh: {:?}\nkept:  {:?}", fresh.stats, kept.stats);
-    // f64::INFINITY selects at every Jacobian
+    // a window below 1 selects at every Jacobian
     assert_eq!(fresh.stats.selections, fresh.stats.jacobian_evals);
-    // the default keeps it for most Jacobians
+    // the default window keeps it for most Jacobians
     assert!(
-        4 * kept.stats.selections < kept.stats.jacobian_evals,
+        2 * kept.stats.selections < kept.stats.jacobian_evals,
         "{:?}",
         kept.stats
     );
@@ -147,13 +149,35 @@ fn a_kept_selection_gives_the_solution_of_a_fresh_one() {
 }
 
 #[test]
+fn a_selection_is_kept_only_once_confirmed_and_within_its_step_window() {
+    let window = pendulum_with_kept_selection(1.5, 0.0, 1e-6);
+    let unbounded = pendulum_with_kept_selection(f64::INFINITY, 0.0, 1e-6);
+    eprintln!(
+        "window: {:?}\nunbounded: {:?}",
+        window.stats, unbounded.stats
+    );
+    // every kept selection was confirmed by a second one: at least two
+    // selections per change
+    for s in [&window.stats, &unbounded.stats] {
+        assert!(s.selections >= 2 * s.selection_changes, "{s:?}");
+    }
+    // the window re-selects where the unbounded selection stays
+    assert!(
+        window.stats.selections > unbounded.stats.selections,
+        "{:?} vs {:?}",
+        window.stats,
+        unbounded.stats
+    );
+}
+
+#[test]
 fn a_kept_selection_is_replaced_when_its_pivots_degrade() {
     // From (1, 0) the position constraint x² + y² = 1 has the gradient
     // (2, 0): it determines x, and the kinematic row of y is selected.
     // At the bottom (0, −1) that gradient is (0, −2): the selected rows
     // turn singular twice per period and must be replaced before.
-    let kept = pendulum_with_kept_selection(0.7, 1e-6);
-    let until_failure = pendulum_with_kept_selection(0.0, 1e-6);
+    let kept = pendulum_with_kept_selection(f64::INFINITY, 0.7, 1e-6);
+    let until_failure = pendulum_with_kept_selection(f64::INFINITY, 0.0, 1e-6);
     eprintln!(
         "kept: {:?}\nuntil failure: {:?}",
         kept.stats, until_failure.stats
@@ -169,6 +193,23 @@ fn a_kept_selection_is_replaced_when_its_pivots_degrade() {
         until_failure.stats,
         kept.stats
     );
+}
+
+#[test]
+fn a_negative_or_nan_step_window_is_refused() {
+    let p = pendulum_hic();
+    for ratio in [-1.0, f64::NAN] {
+        let o = Options {
+            keep_selection_step_ratio: ratio,
+            ..opts(1e-6)
+        };
+        let e = Radau5::new(&p, o).err().expect("refused");
+        assert!(
+            e.to_string()
+                .contains("keep_selection_step_ratio must be ≥ 0"),
+            "{e}"
+        );
+    }
 }
 
 /// The pendulum HiC of length `l` from rest at (l, 0) over [0, 20] at

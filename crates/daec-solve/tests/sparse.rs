@@ -179,9 +179,11 @@ fn sparse_and_dense_paths_agree_on_a_large_overdetermined_chain() {
     assert!(!dense_sparse);
     assert_eq!(sd.sparse_lu_decompositions, 0);
     eprintln!("sparse: {ss:?}\ndense:  {sd:?}");
-    // the dense path selects at every Jacobian, the sparse one keeps its
-    // selection (no Newton failure here)
-    assert_eq!(sd.selections, sd.jacobian_evals);
+    // the dense path keeps a selection once two agreed on it (and while
+    // the step size stays in its window), the sparse one keeps its first
+    // (no Newton failure here)
+    assert!(sd.selections >= 2, "{sd:?}");
+    assert!(sd.selections < sd.jacobian_evals, "{sd:?}");
     assert!(sd.jacobian_evals > 1);
     assert_eq!(ss.selections, 1, "{ss:?}");
     // Same steps (round-off does not change the step-size decisions) and

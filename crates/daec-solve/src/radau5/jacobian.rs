@@ -59,6 +59,14 @@ pub(super) struct NewtonMatrices {
     /// The smallest pivot of the selected rows when they were selected
     /// (dense path, [`selected_min_pivot`]).
     sel_pivot: f64,
+    /// The step size at which `sel` was last selected (dense path).
+    sel_h: f64,
+    /// Whether the selection before `sel` was the same rows: only a
+    /// selection two Jacobians agreed on is kept (dense path).
+    sel_confirmed: bool,
+    /// Whether `sel` was kept at the current Jacobians rather than made
+    /// from them (a Newton failure then selects anew from them at once).
+    pub(super) sel_kept: bool,
     /// Scratch factorisation of [`selected_min_pivot`].
     pivot_work: RealLu,
     /// The storage of the dense selection, kept between selections.
@@ -80,6 +88,9 @@ impl NewtonMatrices {
             sel: EquationSelection::all(n_d, n_g),
             sel_next: EquationSelection::all(n_d, n_g),
             sel_pivot: 0.0,
+            sel_h: 0.0,
+            sel_confirmed: false,
+            sel_kept: false,
             pivot_work: RealLu::new(dn),
             sel_scratch: DenseSelectionScratch::default(),
             diff_pos: vec![usize::MAX; n_d],
@@ -109,6 +120,9 @@ impl NewtonMatrices {
         self.sel.constraint_rows.clear();
         self.sel.constraint_rows.extend(0..n_g);
         self.sel_pivot = 0.0;
+        self.sel_h = 0.0;
+        self.sel_confirmed = false;
+        self.sel_kept = false;
     }
 
     /// Solves with the real iteration matrix: the sparse system when there
@@ -160,26 +174,22 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         // A selection is kept while steps succeed: selecting is an
         // elimination with complete pivoting over all rows (sparse: a
         // large share of the cost of a Jacobian evaluation of a big
-        // HiC/ADA system; dense: 12 % of Andrews' squeezer's run when
-        // done at every Jacobian), and a selection stays valid while the
+        // HiC/ADA system; dense: the largest single cost of a step of a
+        // small mechanical system), and a selection stays valid while the
         // Newton matrix it gives is regular. It is recomputed after a
         // singular factorisation or a Newton failure (an error-test
         // rejection is about the step size, not the selection). The
-        // dense path re-selects at every Jacobian unless
-        // `Options::keep_selection_pivot` is finite, then when the
-        // smallest pivot of the selected rows fell below that fraction
-        // of its value at the selection (the mechanism turned towards a
-        // configuration where the selected constraints lose rank).
-        if set.overdetermined && (st.reselect || (!self.sparse && self.selection_degraded(ws, lin)))
+        // dense path also re-selects while the selection is not
+        // confirmed or has expired ([`Self::selection_expired`]).
+        if set.overdetermined
+            && (st.reselect || (!self.sparse && self.selection_expired(ws, lin, st.h)))
         {
             st.reselect = false;
             if let Err(e) = self.select_equations(set, st, ws, lin) {
                 return self.retry_smaller(st, e);
             }
-            if !self.sparse && self.opts.keep_selection_pivot < f64::INFINITY {
-                lin.sel_pivot =
-                    selected_min_pivot(self.n, ws.e_full, ws.g_full, &lin.sel, &mut lin.pivot_work);
-            }
+        } else {
+            lin.sel_kept = set.overdetermined && !self.sparse;
         }
         if self.sparse {
             self.load_sparse(lin);
@@ -190,6 +200,27 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         }
         st.caljac = true;
         st.need_jac = false;
+        st.need_lu = true;
+        Ok(true)
+    }
+
+    /// After a Newton failure on a selection kept at the current
+    /// Jacobians (dense path): selects the equations anew from those
+    /// Jacobians, without evaluating them again, and assembles the reduced
+    /// `M` and `J`; the LU decomposition is due next (`Ok(true)`).
+    /// `Ok(false)` as in [`Self::evaluate_jacobians`].
+    pub(super) fn reselect_at_jacobians(
+        &mut self,
+        set: &Settings,
+        st: &mut StepState,
+        ws: &mut Workspace<'_>,
+        lin: &mut NewtonMatrices,
+    ) -> Result<bool, SolveError> {
+        st.reselect = false;
+        if let Err(e) = self.select_equations(set, st, ws, lin) {
+            return self.retry_smaller(st, e);
+        }
+        reduce_dense(self.n, ws, &lin.sel, &self.jd, &mut lin.diff_pos);
         st.need_lu = true;
         Ok(true)
     }
@@ -306,12 +337,25 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         }
     }
 
-    /// Whether the kept dense selection's rows of the new Jacobians are
-    /// nearer to singular than [`Options::keep_selection_pivot`](super::Options::keep_selection_pivot) times they were
-    /// when selected (also at the first Jacobian, where none is kept).
-    fn selection_degraded(&self, ws: &Workspace<'_>, lin: &mut NewtonMatrices) -> bool {
-        if self.opts.keep_selection_pivot == f64::INFINITY {
+    /// Whether the dense selection must be made anew at a Jacobian of
+    /// step size `h`. A selection is kept only once two consecutive
+    /// selections agreed on it, and only while `h` stays within
+    /// [`Options::keep_selection_step_ratio`](super::Options::keep_selection_step_ratio)
+    /// of the step it was last selected at: the rows the complete
+    /// pivoting prefers change with the configuration, and the error
+    /// estimate follows the selected rows, so a selection kept from a
+    /// configuration the step has left behind lets the error estimate
+    /// miss the rows that now determine the step. With a finite
+    /// [`Options::keep_selection_pivot`](super::Options::keep_selection_pivot)
+    /// it also expires once the smallest pivot of its rows fell below
+    /// that fraction of its value at the selection.
+    fn selection_expired(&self, ws: &Workspace<'_>, lin: &mut NewtonMatrices, h: f64) -> bool {
+        let (r, q) = (self.opts.keep_selection_step_ratio, h / lin.sel_h);
+        if !(lin.sel_confirmed && q <= r && q * r >= 1.0) {
             return true;
+        }
+        if self.opts.keep_selection_pivot == 0.0 {
+            return false;
         }
         let p = selected_min_pivot(self.n, ws.e_full, ws.g_full, &lin.sel, &mut lin.pivot_work);
         lin.sel_pivot == 0.0 || p <= self.opts.keep_selection_pivot * lin.sel_pivot
@@ -355,10 +399,17 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
         };
         match selected {
             Ok(()) => {
+                lin.sel_confirmed = lin.sel_next == lin.sel && self.stats.jacobian_evals > 1;
+                lin.sel_h = st.h;
+                lin.sel_kept = false;
                 if lin.sel_next != lin.sel && self.stats.jacobian_evals > 1 {
                     self.stats.selection_changes += 1;
                 }
                 std::mem::swap(&mut lin.sel, &mut lin.sel_next);
+                if !self.sparse && self.opts.keep_selection_pivot > 0.0 {
+                    let (e, g) = (&ws.e_full[..], &ws.g_full[..]);
+                    lin.sel_pivot = selected_min_pivot(n, e, g, &lin.sel, &mut lin.pivot_work);
+                }
                 Ok(())
             }
             Err(rank) => Err(SolveError::RankDeficient { t: st.t, rank, n }),

@@ -244,6 +244,11 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
                 "keep_selection_pivot must be ≥ 0".into(),
             ));
         }
+        if o.keep_selection_step_ratio.is_nan() || o.keep_selection_step_ratio < 0.0 {
+            return Err(SolveError::InvalidOptions(
+                "keep_selection_step_ratio must be ≥ 0".into(),
+            ));
+        }
         if o.newton_max_iter < 2 || !(o.safety > 0.0 && o.safety < 1.0) {
             return Err(SolveError::InvalidOptions(
                 "newton_max_iter must be ≥ 2 and safety in (0, 1)".into(),
@@ -373,6 +378,12 @@ impl<'p, P: QuasiLinearDae + ?Sized> Radau5<'p, P> {
         let mut st = self.start(&set, &mut ws, t0);
         loop {
             if st.need_jac && !self.evaluate_jacobians(&set, &mut st, &mut ws, &mut lin)? {
+                continue;
+            }
+            if st.reselect
+                && lin.sel_kept
+                && !self.reselect_at_jacobians(&set, &mut st, &mut ws, &mut lin)?
+            {
                 continue;
             }
             if st.need_lu && !self.factorize(&set, &mut st, &ws, &mut lin)? {

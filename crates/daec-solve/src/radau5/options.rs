@@ -85,24 +85,28 @@ pub struct Options {
     /// the components of index `k > 1` (default [`NewtonScaling::Index`],
     /// RADAU5).
     pub newton_scaling: NewtonScaling,
-    /// When the dense path selects the equations of an overdetermined
-    /// system anew (default `f64::INFINITY`: at every Jacobian). A finite
-    /// value keeps a selection at a new Jacobian while the smallest pivot
-    /// of its rows stays above this fraction of the one it had when it
-    /// was chosen, and re-selects after a Newton failure or a singular
-    /// matrix in any case (`0`: only then). Evaluations at every
-    /// Jacobian → with 0.7: the slider crank (test set) at 1e-6
-    /// 4607 → 3197, Andrews' squeezer 2881 → 2851, at 1e-4 1586 → 920
-    /// and 2046 → 1697; the oscillator with its energy as an invariant
-    /// row over [0, 1000], whose best rows change at every turning point,
-    /// 89939 → 91368 (0.3: 106733, 0: 138622 and 597 Newton failures).
-    /// Not the default: on the planar slider crank
-    /// (`models/planar/slider_crank.mo`) a kept selection costs 3–24 %
-    /// more evaluations at 1e-4 and 1e-6 in both error controls, at every
-    /// fraction from 0.7 to 0.95, with more accepted steps: the error
-    /// estimate follows the selected rows, and the freshly selected ones
-    /// (each constraint pivoted on its level's own unknowns) give the
-    /// smaller estimate there.
+    /// How long the dense path keeps the equation selection of an
+    /// overdetermined system (default 1.5). A selection is kept at a new
+    /// Jacobian once the selection before it chose the same rows, while
+    /// the step size stays within this factor (above or below) of the
+    /// step it was last selected at; it is made anew after a Newton
+    /// failure or a singular matrix in any case. Values below 1 select
+    /// at every Jacobian, `f64::INFINITY` keeps a confirmed selection
+    /// until a failure (or [`Self::keep_selection_pivot`]'s test).
+    /// Selecting is an elimination with complete
+    /// pivoting over all rows, the largest single cost of a step of a
+    /// small mechanical system; the step window keeps it from outliving
+    /// the configuration it was chosen for, since the error estimate
+    /// follows the selected rows.
+    pub keep_selection_step_ratio: f64,
+    /// A further condition on a kept dense selection (default 0.7; 0:
+    /// none): a positive value re-selects once the smallest pivot of the
+    /// selected rows (each row scaled to its largest entry) fell below
+    /// this fraction of the one they had when they were chosen: the
+    /// mechanism turned towards a configuration where the selected
+    /// constraints lose rank, as a pendulum does twice per swing. It
+    /// costs one dense LU of the selected rows per Jacobian, less than a
+    /// selection.
     pub keep_selection_pivot: f64,
     /// Threads the sparse path may use (default 1): from
     /// [`PARALLEL_LU_MIN`](crate::PARALLEL_LU_MIN) unknowns on, the real
@@ -239,7 +243,8 @@ impl Default for Options {
             linear_solver: LinearSolver::Auto,
             error_control: ErrorControl::default(),
             newton_scaling: NewtonScaling::Index,
-            keep_selection_pivot: f64::INFINITY,
+            keep_selection_step_ratio: 1.5,
+            keep_selection_pivot: 0.7,
             threads: 1,
         }
     }

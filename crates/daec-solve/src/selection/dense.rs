@@ -256,7 +256,7 @@ impl DenseSelectionScratch {
 
 /// [`super::select_equations_preferring`] in the storage of `scratch`
 /// and `sel`, kept from one selection to the next (the integrator selects
-/// at every Jacobian): the rows of `sel` are replaced (on `Err(rank)` they
+/// at many Jacobians): the rows of `sel` are replaced (on `Err(rank)` they
 /// are those selected before the rank was found short), no allocation
 /// once both have held a selection.
 #[allow(clippy::too_many_arguments)]
