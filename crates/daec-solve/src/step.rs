@@ -44,10 +44,10 @@ pub struct Stats {
     /// (after the first Jacobian evaluation).
     pub selection_changes: usize,
     /// Equation selections computed for an overdetermined system (on the
-    /// dense path while
-    /// [`Options::keep_selection_step_ratio`](crate::Options::keep_selection_step_ratio)
-    /// lets none be kept; on the sparse path once, and
-    /// again after a singular factorisation or a Newton failure).
+    /// dense path at the Jacobians where none is kept, see
+    /// [`Options::keep_selection_step_ratio`](crate::Options::keep_selection_step_ratio);
+    /// on the sparse path once, and again after a singular factorisation
+    /// or a Newton failure).
     pub selections: usize,
     /// Accepted steps whose end point the problem projected
     /// ([`QuasiLinearDae::project_step`](crate::QuasiLinearDae::project_step)).

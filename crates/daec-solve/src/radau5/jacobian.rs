@@ -345,7 +345,7 @@ impl<P: QuasiLinearDae + ?Sized> Radau5<'_, P> {
     /// pivoting prefers change with the configuration, and the error
     /// estimate follows the selected rows, so a selection kept from a
     /// configuration the step has left behind lets the error estimate
-    /// miss the rows that now determine the step. With a finite
+    /// miss the rows that now determine the step. With a positive
     /// [`Options::keep_selection_pivot`](super::Options::keep_selection_pivot)
     /// it also expires once the smallest pivot of its rows fell below
     /// that fraction of its value at the selection.
