@@ -233,6 +233,13 @@ pub struct Modes {
     raw: Vec<f64>,
     /// The crossing functions of [`Modes::crossings`].
     out: Vec<f64>,
+    /// The conditions [`Modes::scan`] watches: `(mode, side)`, `sides`
+    /// per mode (see `Kind::differs`).
+    owner: Vec<(usize, usize)>,
+    /// [`Modes::scan`]'s per-condition strictness and values before the
+    /// step (kept storage).
+    strict: Vec<bool>,
+    pre: Vec<bool>,
 }
 
 impl Modes {
@@ -284,7 +291,13 @@ impl Modes {
             Some((tape, frame))
         };
         let m = relations.len();
+        let owner = (kind.iter().enumerate())
+            .flat_map(|(k, kind)| (0..kind.sides()).map(move |s| (k, s)))
+            .collect();
         Ok(Self {
+            owner,
+            strict: Vec::new(),
+            pre: Vec::new(),
             value: vec![0.0; m],
             other: first_others(&kind),
             ahead: vec![false; m],
@@ -489,24 +502,22 @@ impl Modes {
     /// The first time on `step` at which a relation or function differs
     /// from its mode (see the module docs), with the modes changed there.
     pub fn scan(&mut self, step: &Step<'_>) -> Option<RisingEdge> {
-        let m = self.len();
         let (tape, frame) = self.phi.as_mut()?;
         // the watched conditions: `sides` per mode (see `Kind::differs`)
-        let owner: Vec<(usize, usize)> = (0..m)
-            .flat_map(|k| (0..self.kind[k].sides()).map(move |s| (k, s)))
-            .collect();
-        let (kind, value) = (&self.kind, &self.value);
-        let strict: Vec<bool> = owner
-            .iter()
-            .map(|&(k, s)| kind[k].differs(value[k], 0.0)[s].1)
-            .collect();
-        let ahead = std::mem::replace(&mut self.ahead, vec![false; m]);
-        let pre: Vec<bool> = owner.iter().map(|&(k, _)| ahead[k]).collect();
-        let n = self.n;
-        let mut raw = vec![0.0; m];
-        let edge = first_rising_edge(step, &pre, &strict, |t, z, out| {
-            tape.eval_frame(frame, t, &[&z[..n.min(z.len())]], &mut raw);
-            for (o, &(k, s)) in out.iter_mut().zip(&owner) {
+        let (kind, value, owner) = (&self.kind, &self.value, &self.owner);
+        self.strict.clear();
+        self.strict.extend(
+            owner
+                .iter()
+                .map(|&(k, s)| kind[k].differs(value[k], 0.0)[s].1),
+        );
+        self.pre.clear();
+        self.pre.extend(owner.iter().map(|&(k, _)| self.ahead[k]));
+        self.ahead.fill(false);
+        let (n, raw) = (self.n, &mut self.raw);
+        let edge = first_rising_edge(step, &self.pre, &self.strict, |t, z, out| {
+            tape.eval_frame(frame, t, &[&z[..n.min(z.len())]], raw);
+            for (o, &(k, s)) in out.iter_mut().zip(owner) {
                 *o = kind[k].differs(value[k], raw[k])[s].0;
             }
         })?;

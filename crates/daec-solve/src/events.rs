@@ -24,6 +24,9 @@ use crate::step::Step;
 /// Sub-intervals of a step at which the event functions are sampled.
 pub const EVENT_SAMPLES: usize = 8;
 
+/// One value per sample of a step ([`EVENT_SAMPLES`] intervals).
+type Samples<T> = [T; EVENT_SAMPLES + 1];
+
 /// Halvings of a sampling interval in which a parabola through the
 /// neighbouring samples suggests an excursion to the other side.
 pub const REFINE_DEPTH: u32 = 8;
@@ -71,20 +74,22 @@ where
         z: vec![0.0; step.n()],
         out: vec![0.0; m],
     };
-    let times: Vec<f64> = (0..=EVENT_SAMPLES)
-        .map(|i| {
-            if i == EVENT_SAMPLES {
-                b
-            } else {
-                a + (b - a) * i as f64 / EVENT_SAMPLES as f64
-            }
-        })
-        .collect();
-    let values: Vec<Vec<f64>> = times.iter().map(|&t| sampler.all(t).to_vec()).collect();
+    let times: Samples<f64> = std::array::from_fn(|i| {
+        if i == EVENT_SAMPLES {
+            b
+        } else {
+            a + (b - a) * i as f64 / EVENT_SAMPLES as f64
+        }
+    });
+    // the samples of every function, sample after sample
+    let mut values = Vec::with_capacity(times.len() * m);
+    for &t in &times {
+        values.extend_from_slice(&sampler.all(t)[..m]);
+    }
     let tol = edge_tolerance(a, b);
     let mut found: Vec<(f64, usize)> = Vec::new();
     for k in 0..m {
-        let series: Vec<f64> = values.iter().map(|v| v[k]).collect();
+        let series: Samples<f64> = std::array::from_fn(|i| values[i * m + k]);
         let edge = EdgeSearch {
             sampler: &mut sampler,
             k,
@@ -197,15 +202,15 @@ impl<F: FnMut(f64, &[f64], &mut [f64])> EdgeSearch<'_, '_, '_, F> {
 
     /// The first edge given the samples `values` at `times` and the value
     /// `pre` before the first sample.
-    fn first(&mut self, pre: bool, times: &[f64], values: &[f64]) -> Option<f64> {
+    fn first(&mut self, pre: bool, times: &Samples<f64>, values: &Samples<f64>) -> Option<f64> {
         // a non-finite sample keeps the value of the one before
-        let mut truth = Vec::with_capacity(values.len());
+        let mut truth: Samples<bool> = [false; EVENT_SAMPLES + 1];
         let mut last = pre;
-        for &v in values {
+        for (held, &v) in truth.iter_mut().zip(values) {
             if v.is_finite() {
                 last = self.holds(v);
             }
-            truth.push(last);
+            *held = last;
         }
         if !pre && truth[0] {
             return Some(times[0]);
