@@ -237,8 +237,11 @@ impl BlockNewton {
     /// Solves `J Δ = b` for the values `values` of the pairs given to
     /// [`new`](Self::new) (in their order; repeated pairs summed) and `b`
     /// by row: `Δ` by column. `None` when a diagonal block is singular
-    /// (a zero or non-finite pivot).
+    /// (a zero or non-finite pivot) or `values` or `b` do not fit.
     pub(crate) fn solve(&mut self, values: &[f64], b: &[f64]) -> Option<Vec<f64>> {
+        if values.len() != self.slot.len() || b.len() != self.row.len() {
+            return None;
+        }
         self.values.fill(0.0);
         for (&s, &v) in self.slot.iter().zip(values) {
             self.values[s as usize] += v;
@@ -421,6 +424,11 @@ mod tests {
         // a zero singleton
         let values = [0.0, 1.0, 2.0, 2.0, 5.0, 1.0];
         assert_eq!(system.solve(&values, &[1.0, 1.0, 1.0]), None);
+        // values or a right-hand side of another length
+        let values = [1.0, 1.0, 2.0, 2.0, 5.0, 1.0];
+        assert!(system.solve(&values, &[1.0, 1.0, 1.0]).is_some());
+        assert_eq!(system.solve(&values[..5], &[1.0, 1.0, 1.0]), None);
+        assert_eq!(system.solve(&values, &[1.0, 1.0]), None);
         // rows 1 and 2 hold column 0 alone: no perfect matching
         assert!(BlockNewton::new(3, &[(0, 0), (0, 1), (0, 2), (1, 0), (2, 0)]).is_none());
         assert!(BlockNewton::new(2, &[(0, 0), (1, 2)]).is_none());
